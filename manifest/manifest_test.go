@@ -1,0 +1,284 @@
+package manifest
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpgen/mcpgen/templates"
+)
+
+func TestLoadFull(t *testing.T) {
+	m, err := Load("testdata/full.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range m.Servers {
+		names = append(names, s.Name+":"+s.Kind.String())
+	}
+	want := []string{"memory:command", "acme-tools:command", "files:builtin", "git:declared", "docs:remote"}
+	if !reflect.DeepEqual(names, want) {
+		t.Errorf("servers in file order: got %v, want %v", names, want)
+	}
+
+	mem := m.Server("memory")
+	if mem.Command.String() != "npx" || len(mem.Args) != 2 || mem.Args[1].String() != "@modelcontextprotocol/server-memory" {
+		t.Errorf("memory command: got %q %v", mem.Command, mem.Args)
+	}
+	if mem.StartupTimeout != 30*time.Second || mem.ToolCall() != 2*time.Minute {
+		t.Errorf("memory timeouts: got %v %v", mem.StartupTimeout, mem.ToolCall())
+	}
+	if got := mem.Env[0].Name + "=" + mem.Env[0].Value.String(); got != "MEMORY_FILE_PATH=${WORKSPACE_DIR}/.memory.json" {
+		t.Errorf("memory env in file order: got %s", got)
+	}
+
+	files := m.Server("files")
+	if files.Builtin != "files" || !files.ReadOnly || files.Startup() != DefaultStartupTimeout {
+		t.Errorf("files: got %+v", files)
+	}
+
+	git := m.Server("git")
+	if len(git.Tools) != 2 || git.Tools[0].Name != "status" || git.Tools[1].Name != "log" {
+		t.Fatalf("git tools: got %v", git.Tools)
+	}
+	count := git.Tools[1].Args[0]
+	if count.Name != "count" || count.Type != TypeInteger || count.Default != int64(10) || count.Required {
+		t.Errorf("log count arg: got %+v", count)
+	}
+	if path := git.Tools[1].Args[1]; path.Required || path.Default != nil {
+		t.Errorf("log path arg: got %+v", path)
+	}
+
+	docs := m.Server("docs")
+	if docs.URL.String() != "https://mcp.example.com/mcp" || docs.BearerTokenEnv != "DOCS_TOKEN" || docs.Headers[0].Name != "X-Tenant" {
+		t.Errorf("docs: got %+v", docs)
+	}
+	if docs.Pos.Line != 45 {
+		t.Errorf("docs table position: got line %d, want 45", docs.Pos.Line)
+	}
+	if got := m.Where("servers", "docs", "headers", "X-Tenant"); got != "testdata/full.toml:48:24" {
+		t.Errorf("Where: got %s", got)
+	}
+}
+
+func TestEmbeddedManifestsAreValid(t *testing.T) {
+	for name, data := range map[string][]byte{"starter": templates.Starter, "demo": templates.Demo} {
+		if _, err := Parse(data, name, t.TempDir()); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// TestErrors checks one message per rule of the contract. Each case is a
+// manifest and the errors it must produce, in order.
+func TestErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want []string
+	}{
+		{"syntax", "version = 1\n[servers.x\n", []string{
+			`m.toml:2:11: invalid TOML: `}},
+		{"unknown top-level key", "verison = 1\n", []string{
+			`m.toml:1:1: unknown key "verison" (did you mean "version"?)`}},
+		{"unsupported version", "version = 2\n", []string{
+			`m.toml:1:11: unsupported version 2: this mcpgen reads version 1`}},
+		{"typo in kind key", "[servers.git]\ncomand = \"git\"\n", []string{
+			`m.toml:2:1: server "git": unknown key "comand" (did you mean "command"?)`}},
+		{"no kind", "[servers.git]\ndescription = \"x\"\n", []string{
+			`m.toml:1:10: server "git": no kind: set one of "command" (a stdio process), "builtin", "tools" (declared tools) or "url" (remote)`}},
+		{"two kinds", "[servers.x]\ncommand = \"a\"\nurl = \"https://x.example/mcp\"\n", []string{
+			`m.toml:3:1: server "x": "url" cannot be used with "command": a server is exactly one kind (command, builtin, tools or url)`}},
+		{"key of another kind", "[servers.docs]\nurl = \"https://x.example/mcp\"\nargs = [\"a\"]\ncwd = \"/\"\n", []string{
+			`m.toml:3:1: server "docs": "args" is not allowed with "url"`,
+			`m.toml:4:1: server "docs": "cwd" is not allowed with "url"`}},
+		{"build without command", "[servers.f]\nbuiltin = \"files\"\nbuild = [\"make\"]\n", []string{
+			`m.toml:3:1: server "f": "build" is not allowed with "builtin"`}},
+		{"reserved name", "[servers.workspace]\ncommand = \"x\"\n", []string{
+			`m.toml:1:10: server "workspace": the name is reserved by Claude Code; choose another`}},
+		{"bad name", "[servers.\"a b\"]\ncommand = \"x\"\n", []string{
+			`m.toml:1:10: server "a b": server name "a b" is not valid: use 1 to 64 letters, digits, _ or -`}},
+		{"wrong types", "[servers.x]\ncommand = 1\nargs = \"-v\"\nenv = { PORT = 8080 }\nenabled = \"yes\"\n", []string{
+			`m.toml:2:11: server "x": "command" must be a string, not an integer`,
+			`m.toml:3:8: server "x": "args" must be an array of strings: write ["-v"]`,
+			`m.toml:4:16: server "x": "env.PORT" must be a string, not an integer (write "8080")`,
+			`m.toml:5:11: server "x": "enabled" must be true or false, not a string`}},
+		{"durations", "[servers.x]\ncommand = \"a\"\nstartup_timeout = 30\ntool_timeout = \"soon\"\n", []string{
+			`m.toml:3:19: server "x": "startup_timeout" must be a duration such as "30s"`,
+			`m.toml:4:16: server "x": "tool_timeout": "soon" is not a positive duration (write "30s", "1m30s", "500ms")`}},
+		{"bad template", "[servers.x]\ncommand = \"a\"\nargs = [\"${X\", \"${1A}\"]\n", []string{
+			`m.toml:3:9: server "x": "args.[0]": unterminated "${X": close it with "}"`,
+			`m.toml:3:16: server "x": "args.[1]": "${1A}" is not a variable reference: write ${NAME} or ${NAME:-default}, NAME made of letters, digits and _`}},
+		{"unknown builtin", "[servers.f]\nbuiltin = \"file\"\nread_only = 1\n", []string{
+			`m.toml:2:11: server "f": unknown builtin "file" (did you mean "files"?); mcpgen has: files`,
+			`m.toml:3:13: server "f": "read_only" must be true or false, not an integer`}},
+		{"providers", "[servers.x]\ncommand = \"a\"\nproviders = [\"codx\", \"claude\"]\n", []string{
+			`m.toml:3:14: server "x": unknown provider "codx" (did you mean "codex"?); use claude, claude-desktop, codex`}},
+		{"context names", "[workspace.vars]\nTENANT = \"a\"\n[servers.x]\ncommand = \"a\"\ncontext = [\"TENANTS\", \"WORKSPACE_ID\"]\n", []string{
+			`m.toml:5:12: server "x": TENANTS is not a context variable (did you mean "TENANT"?); the context is WORKSPACE_ID, WORKSPACE_DIR, USER_ID, TENANT`}},
+		{"workspace var shadows context", "[workspace.vars]\nUSER_ID = \"x\"\n", []string{
+			`m.toml:2:1: "USER_ID" is set by mcpgen itself; choose another name`}},
+		{"remote url", "[servers.d]\nurl = \"mcp.example.com\"\nbearer_token_env = \"$TOKEN\"\n", []string{
+			`m.toml:2:7: server "d": "url" must be an absolute http or https URL, such as "https://mcp.example.com/mcp"`,
+			`m.toml:3:20: server "d": "bearer_token_env" names the variable that holds the token, e.g. "DOCS_TOKEN"; "$TOKEN" is not a variable name`}},
+		{"authorization twice", "[servers.d]\nurl = \"https://x.example\"\nbearer_token_env = \"T\"\nheaders = { Authorization = \"Bearer x\" }\n", []string{
+			`m.toml:4:13: server "d": an Authorization header conflicts with "bearer_token_env": keep one of them`}},
+		{"declared tools", `[servers.g.tools.log]
+run = ["git", "log", "-n", "{count}"]
+args.count = { type = "int", default = 10 }
+args.path = { type = "string" }
+args.n = { type = "integer", default = "ten" }
+args.e = { type = "string", enum = ["a", "b"], default = "c" }
+args.r = { type = "string", required = true, default = "a" }
+[servers.g.tools.bad]
+description = "no run"
+timout = "1s"
+`, []string{
+			`m.toml:3:23: server "g": unknown type "int" (did you mean "integer"?); use string, integer, number, boolean`,
+			`m.toml:4:6: server "g": argument "path" is not used: put {path} in an element of "run"`,
+			`m.toml:5:6: server "g": argument "n" is not used: put {n} in an element of "run"`,
+			`m.toml:5:40: server "g": ten is a string, but the argument's type is integer`,
+			`m.toml:6:6: server "g": argument "e" is not used: put {e} in an element of "run"`,
+			`m.toml:6:58: server "g": the default c is not one of "enum"`,
+			`m.toml:7:6: server "g": argument "r" is not used: put {r} in an element of "run"`,
+			`m.toml:7:29: server "g": required = true contradicts the default: remove one of them`,
+			`m.toml:8:18: server "g": tool "bad" has no "run": give the command to run as an argv`,
+			`m.toml:10:1: server "g": unknown key "timout" (did you mean "timeout"?)`}},
+		{"watch glob", "[servers.x]\ncommand = \"a\"\nwatch = [\"../x\", \"a/[b\"]\n", []string{
+			`m.toml:3:10: server "x": "watch": patterns are relative to the manifest's directory and stay inside it`,
+			`m.toml:3:18: server "x": "watch": malformed pattern (use *, ?, [a-z] within a name and ** for any directories)`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse([]byte(tt.in), "m.toml", "/")
+			var errs Errors
+			if !errors.As(err, &errs) {
+				t.Fatalf("got %v, want Errors", err)
+			}
+			if len(errs) != len(tt.want) {
+				t.Fatalf("got %d errors, want %d:\n%v", len(errs), len(tt.want), err)
+			}
+			for i, e := range errs {
+				got := e.Error()
+				if got != tt.want[i] && !(strings.HasSuffix(tt.want[i], ": ") && strings.HasPrefix(got, tt.want[i])) {
+					t.Errorf("error %d:\ngot  %s\nwant %s", i, got, tt.want[i])
+				}
+			}
+		})
+	}
+}
+
+func TestErrorFields(t *testing.T) {
+	_, err := Parse([]byte("[servers.git]\ncommand = \"git\"\nenv = { A = 1 }\n"), "m.toml", "/")
+	var errs Errors
+	if !errors.As(err, &errs) || len(errs) != 1 {
+		t.Fatalf("got %v", err)
+	}
+	if e := errs[0]; e.Server != "git" || e.Key != "env.A" || e.Pos != (Position{3, 13}) {
+		t.Errorf("got server %q key %q pos %v", e.Server, e.Key, e.Pos)
+	}
+}
+
+func TestContext(t *testing.T) {
+	m, err := Load("testdata/full.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"USER": "alice", "MEMORY_API_KEY": "s3cret"}
+	getenv := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+
+	c, err := m.Context(ContextOptions{WorkspaceID: "ws-1", Getenv: getenv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &Context{WorkspaceID: "ws-1", WorkspaceDir: "/srv/workspaces/ws-1", UserID: "alice", Vars: []EnvVar{{"TENANT", "acme"}}}
+	if !reflect.DeepEqual(c, want) {
+		t.Errorf("got %+v, want %+v", c, want)
+	}
+
+	// Flags win over the manifest.
+	c, err = m.Context(ContextOptions{WorkspaceID: "ws-1", Dir: "/tmp/w", User: "bob", Getenv: getenv})
+	if err != nil || c.WorkspaceDir != "/tmp/w" || c.UserID != "bob" {
+		t.Errorf("flags: got %+v, %v", c, err)
+	}
+
+	// workspace.dir needs the id.
+	_, err = m.Context(ContextOptions{Getenv: getenv})
+	if err == nil || err.Error() != `testdata/full.toml:5:8: workspace.dir: ${WORKSPACE_ID} is not set (set it, or give a default: ${WORKSPACE_ID:-value})` {
+		t.Errorf("missing id: got %v", err)
+	}
+
+	if _, err := m.Context(ContextOptions{WorkspaceID: "../etc"}); err == nil {
+		t.Error("a workspace id with .. was accepted")
+	}
+
+	// The process of a command server: context, then its env, resolved.
+	c, _ = m.Context(ContextOptions{WorkspaceID: "ws-1", Getenv: getenv})
+	p, err := m.Process(m.Server("memory"), c, getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantEnv := []EnvVar{
+		{"WORKSPACE_ID", "ws-1"}, {"WORKSPACE_DIR", "/srv/workspaces/ws-1"}, {"USER_ID", "alice"}, {"TENANT", "acme"},
+		{"MEMORY_FILE_PATH", "/srv/workspaces/ws-1/.memory.json"}, {"API_KEY", "s3cret"},
+	}
+	if p.Path != "npx" || p.Dir != "/srv/workspaces/ws-1" || !reflect.DeepEqual(p.Env, wantEnv) {
+		t.Errorf("process: got %+v", p)
+	}
+	abs, _ := filepath.Abs("testdata")
+	if p, err := m.Process(m.Server("acme-tools"), c, getenv); err != nil || p.Path != filepath.Join(abs, "bin/acme-tools") {
+		t.Errorf("relative command: got %+v, %v", p, err)
+	}
+
+	// A secret that is not set names the server, the key and the variable.
+	delete(env, "MEMORY_API_KEY")
+	_, err = m.Process(m.Server("memory"), c, getenv)
+	if err == nil || err.Error() != `testdata/full.toml:15:75: server "memory": env.API_KEY: ${MEMORY_API_KEY} is not set (set it, or give a default: ${MEMORY_API_KEY:-value})` {
+		t.Errorf("unset secret: got %v", err)
+	}
+}
+
+func TestCheckWorkspaceID(t *testing.T) {
+	for _, id := range []string{"ws1", "A.b_c-9", strings.Repeat("a", 64)} {
+		if err := CheckWorkspaceID(id); err != nil {
+			t.Errorf("%q: %v", id, err)
+		}
+	}
+	for _, id := range []string{"", ".hidden", "-x", "a/b", "a..b", "..", strings.Repeat("a", 65), "a b", "é"} {
+		if CheckWorkspaceID(id) == nil {
+			t.Errorf("%q was accepted", id)
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, name := range []string{"testdata/full.toml"} {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Add(templates.Starter)
+	f.Add(templates.Demo)
+	f.Add([]byte("[servers.x]\ncommand = \"${A:-b}\"\nargs = [1, \"${\"]\n"))
+	f.Add([]byte("servers = { x = { tools = { t = { run = [\"a\", \"{b}\"], args = { b = { enum = [1] } } } } } }"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := Parse(data, "f.toml", "/")
+		if err != nil {
+			var errs Errors
+			if errors.As(err, &errs) && len(errs) == 0 {
+				t.Fatal("empty error list")
+			}
+			return
+		}
+		for _, s := range m.Servers {
+			_ = m.Where("servers", s.Name)
+		}
+	})
+}
