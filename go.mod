@@ -3,12 +3,15 @@ module github.com/mcpgen/mcpgen
 go 1.26
 
 require (
-	github.com/fsnotify/fsnotify v1.10.1 // indirect
-	github.com/goccy/go-json v0.12.0 // indirect
+	github.com/goccy/go-json v0.12.0
+	github.com/pelletier/go-toml/v2 v2.4.3
+	github.com/rogpeppe/go-internal v1.16.0
+	github.com/spf13/cobra v1.10.2
+)
+
+require (
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
-	github.com/pelletier/go-toml/v2 v2.4.3 // indirect
-	github.com/rogpeppe/go-internal v1.16.0 // indirect
-	github.com/spf13/cobra v1.10.2 // indirect
 	github.com/spf13/pflag v1.0.9 // indirect
 	golang.org/x/sys v0.26.0 // indirect
+	golang.org/x/tools v0.26.0 // indirect
 )

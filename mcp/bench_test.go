@@ -1,0 +1,91 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// BenchmarkDecodeEncode is the hub's hot path: decode a small request and
+// encode it again (with another id, as the hub does).
+func BenchmarkDecodeEncode(b *testing.B) {
+	line := []byte(`{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello, world"}}}`)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(line)))
+	var buf []byte
+	for i := 0; b.Loop(); i++ {
+		msg, err := DecodeMessage(line)
+		if err != nil {
+			b.Fatal(err)
+		}
+		msg.ID = Int64ID(int64(i))
+		buf = msg.AppendJSON(buf[:0])
+	}
+}
+
+// BenchmarkDecodeEncodeLarge passes a 1 MiB tool result through.
+func BenchmarkDecodeEncodeLarge(b *testing.B) {
+	line := []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"%s"}]}}`,
+		strings.Repeat(`some file contents with \"quotes\" and \\n escapes `, 1<<20/50)))
+	b.ReportAllocs()
+	b.SetBytes(int64(len(line)))
+	var buf []byte
+	for b.Loop() {
+		msg, err := DecodeMessage(line)
+		if err != nil {
+			b.Fatal(err)
+		}
+		buf = msg.AppendJSON(buf[:0])
+	}
+}
+
+// BenchmarkServerEcho is one tools/call round trip from a Client to a
+// Server over in-memory pipes.
+func BenchmarkServerEcho(b *testing.B) {
+	s := testServer(b, &ServerOptions{Logger: discardLogger()})
+	p := newPipes()
+	ctx := context.Background()
+	served := serve(ctx, s, p)
+	c := NewClient(ctx, p.clientR, p.clientW, ClientOptions{})
+	defer func() {
+		c.Close()
+		<-c.Done()
+		<-served
+	}()
+	if _, err := c.Initialize(ctx); err != nil {
+		b.Fatal(err)
+	}
+	args := map[string]string{"text": "hello, world"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.CallTool(ctx, "echo", args); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkServerEchoParallel keeps many calls in flight on one connection.
+func BenchmarkServerEchoParallel(b *testing.B) {
+	s := testServer(b, &ServerOptions{Logger: discardLogger()})
+	p := newPipes()
+	ctx := context.Background()
+	served := serve(ctx, s, p)
+	c := NewClient(ctx, p.clientR, p.clientW, ClientOptions{})
+	defer func() {
+		c.Close()
+		<-c.Done()
+		<-served
+	}()
+	args := map[string]string{"text": "hello, world"}
+	b.ReportAllocs()
+	b.SetParallelism(4)
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := c.CallTool(ctx, "echo", args); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
