@@ -1,0 +1,179 @@
+// Package claude writes the mcpServers entries of Claude Code (.mcp.json,
+// ~/.claude.json) and Claude Desktop (claude_desktop_config.json), and
+// merges them into the user's file.
+package claude
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strconv"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/mcpgen/mcpgen/manifest"
+	"github.com/mcpgen/mcpgen/providers"
+)
+
+// The providers this package writes for, as named in the manifest and on
+// the command line.
+const (
+	Code    = "claude"
+	Desktop = "claude-desktop"
+)
+
+// Render returns the entry of every server of m meant for provider (Code or
+// Desktop), in the manifest's order, and warnings about servers it left out
+// on purpose. It reports every server it cannot express at once.
+func Render(m *manifest.Manifest, provider string, o providers.Options) (entries []Entry, warnings []string, err error) {
+	desktop := provider == Desktop
+	var errs []error
+	for _, s := range m.Servers {
+		switch {
+		case !s.ForProvider(provider), !s.Enabled:
+			continue
+		case desktop && s.Kind == manifest.KindRemote:
+			warnings = append(warnings, fmt.Sprintf("server %q left out: Claude Desktop runs only stdio servers from its config file", s.Name))
+			continue
+		}
+		e, err := prepare(m, s, o, desktop)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("server %q: %w", s.Name, err))
+			continue
+		}
+		entries = append(entries, Entry{Name: s.Name, Value: encode(e, desktop)})
+	}
+	return entries, warnings, errors.Join(errs...)
+}
+
+func prepare(m *manifest.Manifest, s *manifest.Server, o providers.Options, desktop bool) (*providers.Entry, error) {
+	if desktop && o.Context == nil && !s.Context.None {
+		return nil, errors.New("Claude Desktop expands no ${VAR}, so the workspace context must be written literally: pass --workspace ID (or set context = false)")
+	}
+	e := providers.Native(m, s, o)
+	switch {
+	case s.Kind == manifest.KindRemote:
+		return e, nil
+	// Claude Code has no cwd; Claude Desktop expands nothing.
+	case s.Kind == manifest.KindCommand && len(e.Cwd) == 0 && (!desktop || allLiteral(e)):
+		return e, nil
+	}
+	e = providers.Serve(m, s, o)
+	if desktop && o.Context == nil {
+		e.Env = nil // references would reach serve as literal text; it uses its defaults
+	}
+	return e, nil
+}
+
+func allLiteral(e *providers.Entry) bool {
+	ok := e.Command.IsLiteral()
+	for _, a := range e.Args {
+		ok = ok && a.IsLiteral()
+	}
+	for _, v := range e.Env {
+		ok = ok && v.Value.IsLiteral()
+	}
+	return ok
+}
+
+// encode writes the entry's JSON object, keys in the order Claude's own
+// writer uses.
+func encode(e *providers.Entry, desktop bool) []byte {
+	var o object
+	s := e.Server
+	if s.Kind == manifest.KindRemote {
+		o.add("type", str("http"))
+		o.add("url", str(value(e.URL)))
+		var headers object
+		if e.BearerTokenEnv != "" {
+			headers.add("Authorization", str("Bearer ${"+e.BearerTokenEnv+"}"))
+		}
+		for _, h := range e.Headers {
+			headers.add(h.Name, str(value(h.Value)))
+		}
+		if len(headers.keys) > 0 {
+			o.add("headers", headers.bytes())
+		}
+	} else {
+		if !desktop {
+			o.add("type", str("stdio"))
+		}
+		o.add("command", str(value(e.Command)))
+		if len(e.Args) > 0 {
+			args := make([]string, len(e.Args))
+			for i, a := range e.Args {
+				args[i] = value(a)
+			}
+			o.add("args", strs(args))
+		}
+		if len(e.Env) > 0 {
+			var env object
+			for _, v := range e.Env {
+				env.add(v.Name, str(value(v.Value)))
+			}
+			o.add("env", env.bytes())
+		}
+	}
+	if s.ToolTimeout > 0 && !desktop {
+		o.add("timeout", []byte(strconv.FormatInt(s.ToolTimeout.Milliseconds(), 10)))
+	}
+	return o.bytes()
+}
+
+// value writes a template in Claude's ${VAR} syntax. The context that
+// portable output leaves to the agent gets an empty default: an agent
+// without it then passes an empty value, as Codex's env_vars does, instead
+// of the literal text "${WORKSPACE_ID}" and a warning at every start.
+func value(t manifest.Template) string {
+	out := make(manifest.Template, len(t))
+	for i, seg := range t {
+		if seg.Ref != "" && !seg.HasDefault && providers.IsAgentContext(seg.Ref) {
+			seg.HasDefault = true
+		}
+		out[i] = seg
+	}
+	return out.String()
+}
+
+// object is a JSON object that keeps its keys in insertion order.
+type object struct {
+	keys []string
+	vals [][]byte
+}
+
+func (o *object) add(key string, val []byte) {
+	o.keys = append(o.keys, key)
+	o.vals = append(o.vals, val)
+}
+
+func (o *object) bytes() []byte {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, k := range o.keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(str(k))
+		b.WriteByte(':')
+		b.Write(o.vals[i])
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// str encodes a JSON string; URLs keep their & as is.
+func str(s string) []byte {
+	b, err := json.MarshalNoEscape(s)
+	if err != nil {
+		panic(err) // a Go string always encodes
+	}
+	return b
+}
+
+func strs(ss []string) []byte {
+	b, err := json.MarshalNoEscape(ss)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}

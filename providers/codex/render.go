@@ -1,0 +1,271 @@
+// Package codex writes Codex's MCP server tables, [mcp_servers.NAME] in
+// config.toml, and merges them into the user's file in place.
+package codex
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mcpgen/mcpgen/manifest"
+	"github.com/mcpgen/mcpgen/providers"
+)
+
+// Name is the provider's name in the manifest and on the command line.
+const Name = "codex"
+
+// Render returns the table of every server of m meant for Codex, in the
+// manifest's order. It reports every server it cannot express at once.
+func Render(m *manifest.Manifest, o providers.Options) ([]Entry, error) {
+	var entries []Entry
+	var errs []error
+	for _, s := range m.Servers {
+		if !s.ForProvider(Name) {
+			continue
+		}
+		body, err := render(m, s, o)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("server %q: %w", s.Name, err))
+			continue
+		}
+		entries = append(entries, Entry{Name: s.Name, Body: body})
+	}
+	return entries, errors.Join(errs...)
+}
+
+func render(m *manifest.Manifest, s *manifest.Server, o providers.Options) ([]byte, error) {
+	var e *providers.Entry
+	switch s.Kind {
+	case manifest.KindBuiltin, manifest.KindDeclared:
+		e = providers.Serve(m, s, o)
+	case manifest.KindCommand:
+		e = providers.Native(m, s, o)
+		if !expressible(e) {
+			e = providers.Serve(m, s, o)
+		}
+	case manifest.KindRemote:
+		e = providers.Native(m, s, o)
+	}
+	var w writer
+	if s.Kind == manifest.KindRemote {
+		if err := w.remote(e, o); err != nil {
+			return nil, err
+		}
+	} else {
+		w.stdio(e)
+	}
+	w.timeouts(s)
+	if !s.Enabled {
+		w.raw("enabled", "false")
+	}
+	return []byte(w.b.String()), nil
+}
+
+// expressible reports whether Codex can run e as it is: Codex expands no
+// ${VAR} anywhere, and copies variables from its own environment only under
+// their own names (env_vars).
+func expressible(e *providers.Entry) bool {
+	if !e.Command.IsLiteral() || !e.Cwd.IsLiteral() {
+		return false
+	}
+	for _, a := range e.Args {
+		if !a.IsLiteral() {
+			return false
+		}
+	}
+	for _, v := range e.Env {
+		if _, ok := passedThrough(v); !ok && !v.Value.IsLiteral() {
+			return false
+		}
+	}
+	return true
+}
+
+// passedThrough reports whether an env entry is NAME = "${NAME}", which
+// Codex's env_vars expresses.
+func passedThrough(v manifest.Var) (string, bool) {
+	name, ok := v.Value.SingleRef()
+	return name, ok && name == v.Name
+}
+
+func (w *writer) stdio(e *providers.Entry) {
+	cmd, _ := e.Command.Literal()
+	w.str("command", cmd)
+	if len(e.Args) > 0 {
+		args := make([]string, len(e.Args))
+		for i, a := range e.Args {
+			args[i], _ = a.Literal()
+		}
+		w.strs("args", args)
+	}
+	var env []manifest.EnvVar
+	var envVars []string
+	for _, v := range e.Env {
+		if name, ok := passedThrough(v); ok {
+			envVars = appendNew(envVars, name)
+			continue
+		}
+		val, _ := v.Value.Literal()
+		env = append(env, manifest.EnvVar{Name: v.Name, Value: val})
+	}
+	for _, name := range e.Passthrough {
+		envVars = appendNew(envVars, name)
+	}
+	if len(env) > 0 {
+		w.table("env", env)
+	}
+	if len(envVars) > 0 {
+		w.strs("env_vars", envVars)
+	}
+	if dir, _ := e.Cwd.Literal(); dir != "" {
+		w.str("cwd", dir)
+	}
+}
+
+func (w *writer) remote(e *providers.Entry, o providers.Options) error {
+	url, ok := e.URL.Literal()
+	if !ok {
+		return fmt.Errorf("\"url\" uses %s, and Codex expands no variables in a url; %s", refList(e.URL), fixFor(e.URL, o))
+	}
+	w.str("url", url)
+	if e.BearerTokenEnv != "" {
+		w.str("bearer_token_env_var", e.BearerTokenEnv)
+	}
+	var literal []manifest.EnvVar
+	var fromEnv []manifest.EnvVar
+	for _, h := range e.Headers {
+		if v, ok := h.Value.Literal(); ok {
+			literal = append(literal, manifest.EnvVar{Name: h.Name, Value: v})
+		} else if name, ok := h.Value.SingleRef(); ok {
+			fromEnv = append(fromEnv, manifest.EnvVar{Name: h.Name, Value: name})
+		} else {
+			return fmt.Errorf("header %q mixes text and %s; Codex can only send a header that is literal or exactly one ${VAR}; %s", h.Name, refList(h.Value), fixFor(h.Value, o))
+		}
+	}
+	if len(literal) > 0 {
+		w.table("http_headers", literal)
+	}
+	if len(fromEnv) > 0 {
+		w.table("env_http_headers", fromEnv)
+	}
+	return nil
+}
+
+func refList(t manifest.Template) string {
+	refs := t.Refs()
+	for i, r := range refs {
+		refs[i] = "${" + r + "}"
+	}
+	return strings.Join(refs, ", ")
+}
+
+// fixFor suggests how to make a remote value expressible.
+func fixFor(t manifest.Template, o providers.Options) string {
+	if o.Context == nil {
+		for _, r := range t.Refs() {
+			if providers.IsAgentContext(r) {
+				return "pass --workspace ID to write the workspace context literally, or leave Codex out with providers = [...]"
+			}
+		}
+	}
+	return "leave Codex out of this server with providers = [...]"
+}
+
+func (w *writer) timeouts(s *manifest.Server) {
+	if s.StartupTimeout > 0 {
+		w.raw("startup_timeout_sec", seconds(s.StartupTimeout))
+	}
+	if s.ToolTimeout > 0 {
+		w.raw("tool_timeout_sec", seconds(s.ToolTimeout))
+	}
+}
+
+func seconds(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64)
+}
+
+func appendNew(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
+}
+
+// writer writes the key/value lines of one table.
+type writer struct {
+	b strings.Builder
+}
+
+func (w *writer) raw(key, value string) {
+	w.b.WriteString(tomlKey(key))
+	w.b.WriteString(" = ")
+	w.b.WriteString(value)
+	w.b.WriteByte('\n')
+}
+
+func (w *writer) str(key, value string) { w.raw(key, tomlString(value)) }
+
+func (w *writer) strs(key string, values []string) {
+	quoted := make([]string, len(values))
+	for i, v := range values {
+		quoted[i] = tomlString(v)
+	}
+	w.raw(key, "["+strings.Join(quoted, ", ")+"]")
+}
+
+// table writes an inline table: Codex's own writer uses them for env.
+func (w *writer) table(key string, vars []manifest.EnvVar) {
+	kvs := make([]string, len(vars))
+	for i, v := range vars {
+		kvs[i] = tomlKey(v.Name) + " = " + tomlString(v.Value)
+	}
+	w.raw(key, "{ "+strings.Join(kvs, ", ")+" }")
+}
+
+// tomlKey writes a bare key when TOML allows one, else a quoted key.
+func tomlKey(k string) string {
+	if k == "" {
+		return `""`
+	}
+	for _, r := range k {
+		if !(r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return tomlString(k)
+		}
+	}
+	return k
+}
+
+// tomlString writes a TOML basic string.
+func tomlString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch r {
+		case '"':
+			b.WriteString(`\"`)
+		case '\\':
+			b.WriteString(`\\`)
+		case '\b':
+			b.WriteString(`\b`)
+		case '\t':
+			b.WriteString(`\t`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\f':
+			b.WriteString(`\f`)
+		case '\r':
+			b.WriteString(`\r`)
+		default:
+			if r < 0x20 || r == 0x7f {
+				fmt.Fprintf(&b, `\u%04X`, r)
+			} else {
+				b.WriteRune(r)
+			}
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}

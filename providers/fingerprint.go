@@ -1,0 +1,233 @@
+package providers
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	json "github.com/goccy/go-json"
+)
+
+// FingerprintPrefix starts every fingerprint; 12 lower-case hex digits follow it.
+const FingerprintPrefix = "sha256:"
+
+// Fingerprint returns "sha256:" and the first 12 hex digits of the SHA-256 of the canonical
+// JSON of v. It identifies an entry's content, not its spelling: re-indenting it, reordering
+// its keys or changing its quoting keeps the fingerprint; changing a value does not.
+//
+// v is a decoded generic value: nil, bool, string, json.Number, the integer and float types,
+// []any and map[string]any. The canonical JSON sorts map keys, has no insignificant
+// whitespace, writes a json.Number as written and other numbers in their shortest form,
+// escapes only what JSON requires (never '<', '>' or '&') and replaces invalid UTF-8 with
+// U+FFFD. Floats that JSON cannot hold become the strings "nan", "inf" and "-inf" (their TOML
+// spelling). A value implementing encoding.TextMarshaler (the times that a TOML decoder
+// returns) becomes its text; anything else goes through a JSON round trip first, and becomes
+// null if that fails.
+func Fingerprint(v any) string {
+	sum := sha256.Sum256(appendCanonical(nil, v))
+	return FingerprintPrefix + hex.EncodeToString(sum[:6])
+}
+
+// appendCanonical appends the canonical JSON of v to b.
+func appendCanonical(b []byte, v any) []byte {
+	switch v := v.(type) {
+	case nil:
+		return append(b, "null"...)
+	case bool:
+		return strconv.AppendBool(b, v)
+	case string:
+		return appendString(b, v)
+	case json.Number:
+		if v == "" {
+			return append(b, '0')
+		}
+		return append(b, v...)
+	case int:
+		return strconv.AppendInt(b, int64(v), 10)
+	case int8:
+		return strconv.AppendInt(b, int64(v), 10)
+	case int16:
+		return strconv.AppendInt(b, int64(v), 10)
+	case int32:
+		return strconv.AppendInt(b, int64(v), 10)
+	case int64:
+		return strconv.AppendInt(b, v, 10)
+	case uint:
+		return strconv.AppendUint(b, uint64(v), 10)
+	case uint8:
+		return strconv.AppendUint(b, uint64(v), 10)
+	case uint16:
+		return strconv.AppendUint(b, uint64(v), 10)
+	case uint32:
+		return strconv.AppendUint(b, uint64(v), 10)
+	case uint64:
+		return strconv.AppendUint(b, v, 10)
+	case float32:
+		return appendFloat(b, float64(v), 32)
+	case float64:
+		return appendFloat(b, v, 64)
+	case []any:
+		b = append(b, '[')
+		for i, e := range v {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendCanonical(b, e)
+		}
+		return append(b, ']')
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, k)
+			b = append(b, ':')
+			b = appendCanonical(b, v[k])
+		}
+		return append(b, '}')
+	case encoding.TextMarshaler:
+		text, err := v.MarshalText()
+		if err != nil {
+			return append(b, "null"...)
+		}
+		return appendString(b, string(text))
+	}
+	return appendCanonical(b, generic(v))
+}
+
+// generic turns any other value into nil, bool, string, json.Number, []any or map[string]any
+// through a JSON round trip; nil when v cannot be encoded.
+func generic(v any) any {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var out any
+	if err := dec.Decode(&out); err != nil {
+		return nil
+	}
+	return out
+}
+
+// appendFloat writes f the way JSON writers do (ES6 number to string): the shortest digits
+// that read back as f, in exponent form only below 1e-6 and from 1e21.
+func appendFloat(b []byte, f float64, bits int) []byte {
+	switch {
+	case math.IsNaN(f):
+		return append(b, `"nan"`...)
+	case math.IsInf(f, 1):
+		return append(b, `"inf"`...)
+	case math.IsInf(f, -1):
+		return append(b, `"-inf"`...)
+	}
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 {
+		if bits == 64 && (abs < 1e-6 || abs >= 1e21) ||
+			bits == 32 && (float32(abs) < 1e-6 || float32(abs) >= 1e21) {
+			format = 'e'
+		}
+	}
+	b = strconv.AppendFloat(b, f, format, -1, bits)
+	if format == 'e' {
+		// 1e-07 becomes 1e-7.
+		n := len(b)
+		if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
+}
+
+// appendString writes s as a JSON string, escaping only quotes, backslashes and control
+// characters.
+func appendString(b []byte, s string) []byte {
+	const hexDigits = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				b = append(b, '\\', c)
+			case c >= 0x20:
+				b = append(b, c)
+			case c == '\n':
+				b = append(b, '\\', 'n')
+			case c == '\r':
+				b = append(b, '\\', 'r')
+			case c == '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, `\ufffd`...)
+		} else {
+			b = append(b, s[i:i+size]...)
+		}
+		i += size
+	}
+	return append(b, '"')
+}
+
+// Reasons a Conflict gives.
+const (
+	// ReasonHandWritten: the file holds a server of that name that mcpgen never wrote.
+	ReasonHandWritten = "written by hand"
+	// ReasonEdited: mcpgen wrote the server, and someone changed it since.
+	ReasonEdited = "edited by hand since mcpgen wrote it"
+)
+
+// Conflict is a server that a merge would have to overwrite or delete although a person
+// wrote or changed it.
+type Conflict struct {
+	Name   string
+	Reason string // ReasonHandWritten or ReasonEdited
+	Line   int    // where the server starts in the file; 0 if unknown
+}
+
+// ConflictError is what a merge returns, without merging anything, when it would overwrite
+// or delete servers that it does not own. It lists every such server, in file order.
+type ConflictError struct {
+	Conflicts []Conflict
+}
+
+// Error lists the conflicts, each with its line, and says how to resolve them.
+func (e *ConflictError) Error() string {
+	var b strings.Builder
+	for i, c := range e.Conflicts {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		if c.Line > 0 {
+			fmt.Fprintf(&b, "%d: ", c.Line)
+		}
+		fmt.Fprintf(&b, "server %q was %s", c.Name, c.Reason)
+	}
+	if len(e.Conflicts) == 1 {
+		b.WriteString(": to keep the change, copy it into the manifest or rename the server there; to discard it, re-run with --force")
+	} else {
+		b.WriteString(": to keep the changes, copy them into the manifest or rename the servers there; to discard them, re-run with --force")
+	}
+	return b.String()
+}

@@ -1,0 +1,201 @@
+// Package providers prepares the manifest's servers for the agents' config
+// files. What the providers share lives here: which values are written
+// literally and which stay references, and the `mcpgen serve` form for
+// servers a provider cannot express. The subpackages render and merge each
+// provider's own format.
+package providers
+
+import (
+	"path/filepath"
+	"slices"
+
+	"github.com/mcpgen/mcpgen/manifest"
+)
+
+// Options say how to prepare entries.
+type Options struct {
+	// Context, when set, is written literally (emit --workspace). When nil
+	// the output is portable: WORKSPACE_ID, WORKSPACE_DIR and USER_ID stay
+	// references that the agent resolves from its own environment.
+	Context *manifest.Context
+	// Mcpgen is the program that entries running `mcpgen serve` start.
+	Mcpgen string
+}
+
+// An Entry is one server as a provider should start it, with the context
+// applied. Values are templates: what remains a reference after preparation
+// is for the agent to resolve (a secret, or the context in portable output).
+type Entry struct {
+	Server *manifest.Server
+
+	// Serve is set when the entry runs `mcpgen serve NAME`, which resolves
+	// the manifest when the agent spawns it.
+	Serve bool
+
+	// Stdio servers.
+	Command manifest.Template
+	Args    []manifest.Template
+	Env     []manifest.Var
+	Cwd     manifest.Template
+	// Passthrough names the variables of the agent's environment that a
+	// serve entry needs (its secrets); providers whose servers do not
+	// inherit the agent's environment must pass them on.
+	Passthrough []string
+
+	// Remote servers.
+	URL            manifest.Template
+	Headers        []manifest.Var
+	BearerTokenEnv string
+}
+
+// Native prepares s as written in the manifest, with the context applied.
+// The provider then decides whether it can express the result, and falls
+// back to Serve when it cannot.
+func Native(m *manifest.Manifest, s *manifest.Server, o Options) *Entry {
+	subst := substitution(m, o)
+	e := &Entry{Server: s}
+	if s.Kind == manifest.KindRemote {
+		e.URL = s.URL.Substitute(subst)
+		for _, h := range s.Headers {
+			e.Headers = append(e.Headers, manifest.Var{Name: h.Name, Value: h.Value.Substitute(subst)})
+		}
+		e.BearerTokenEnv = s.BearerTokenEnv
+		return e
+	}
+	e.Command = s.Command.Substitute(subst)
+	if p, ok := e.Command.Literal(); ok {
+		e.Command = literal(m.ResolvePath(p))
+	}
+	for _, a := range s.Args {
+		e.Args = append(e.Args, a.Substitute(subst))
+	}
+	if len(s.Cwd) > 0 {
+		e.Cwd = s.Cwd.Substitute(subst)
+		if dir, ok := e.Cwd.Literal(); ok && !filepath.IsAbs(dir) {
+			e.Cwd = literal(filepath.Join(m.Dir, dir))
+		}
+	}
+	e.Env = contextEnv(m, s, o, subst)
+	for _, v := range s.Env {
+		e.Env = setVar(e.Env, v.Name, v.Value.Substitute(subst))
+	}
+	return e
+}
+
+// Serve prepares s as `mcpgen serve NAME`: the manifest is resolved when the
+// agent spawns the server, so anything the provider cannot express works.
+// The entry carries WORKSPACE_ID, WORKSPACE_DIR and USER_ID (from which
+// serve derives the rest of the context) and names the secrets it needs.
+func Serve(m *manifest.Manifest, s *manifest.Server, o Options) *Entry {
+	e := &Entry{Server: s, Serve: true, Command: literal(o.Mcpgen)}
+	for _, a := range slices.Concat([]string{"serve"}, m.Flags(), []string{s.Name}) {
+		e.Args = append(e.Args, literal(a))
+	}
+	for _, name := range []string{manifest.VarWorkspaceID, manifest.VarWorkspaceDir, manifest.VarUserID} {
+		if o.Context != nil {
+			v, _ := o.Context.Lookup(name)
+			e.Env = append(e.Env, manifest.Var{Name: name, Value: literal(v)})
+		} else {
+			e.Env = append(e.Env, manifest.Var{Name: name, Value: reference(name)})
+		}
+	}
+	e.Passthrough = Secrets(m, s)
+	return e
+}
+
+// Secrets returns the variables that s (and the workspace context it builds
+// on) reads from the environment: every reference that is not a context
+// variable. Their values are never written into a config file.
+func Secrets(m *manifest.Manifest, s *manifest.Server) []string {
+	var ts []manifest.Template
+	ts = append(ts, m.Workspace.Dir, m.Workspace.User)
+	for _, v := range m.Workspace.Vars {
+		ts = append(ts, v.Value)
+	}
+	ts = append(ts, s.Command, s.Cwd, s.URL)
+	ts = append(ts, s.Args...)
+	for _, v := range slices.Concat(s.Env, s.Headers) {
+		ts = append(ts, v.Value)
+	}
+	for _, t := range s.Tools {
+		ts = append(ts, t.Run...)
+	}
+	var names []string
+	for _, t := range ts {
+		for _, r := range t.Refs() {
+			if !m.IsContext(r) && !slices.Contains(names, r) {
+				names = append(names, r)
+			}
+		}
+	}
+	if s.BearerTokenEnv != "" && !slices.Contains(names, s.BearerTokenEnv) {
+		names = append(names, s.BearerTokenEnv)
+	}
+	return names
+}
+
+// substitution decides what each reference becomes: with a context, every
+// context variable is its value; without one, the three variables of mcpgen
+// stay references and [workspace.vars] are replaced by their definitions.
+// Anything else is a secret and stays a reference.
+func substitution(m *manifest.Manifest, o Options) func(string) (manifest.Template, bool) {
+	var subst func(string) (manifest.Template, bool)
+	subst = func(name string) (manifest.Template, bool) {
+		if o.Context != nil {
+			if v, ok := o.Context.Lookup(name); ok {
+				return literal(v), true
+			}
+			return nil, false
+		}
+		for _, v := range m.Workspace.Vars {
+			if v.Name == name {
+				return v.Value.Substitute(subst), true
+			}
+		}
+		return nil, false
+	}
+	return subst
+}
+
+// contextEnv returns the context variables that s selects.
+func contextEnv(m *manifest.Manifest, s *manifest.Server, o Options, subst func(string) (manifest.Template, bool)) []manifest.Var {
+	var env []manifest.Var
+	for _, name := range m.ContextNames() {
+		if !s.Context.Includes(name) {
+			continue
+		}
+		t, ok := subst(name)
+		if !ok {
+			t = reference(name)
+		}
+		env = append(env, manifest.Var{Name: name, Value: t})
+	}
+	return env
+}
+
+func setVar(vars []manifest.Var, name string, value manifest.Template) []manifest.Var {
+	for i := range vars {
+		if vars[i].Name == name {
+			vars[i].Value = value
+			return vars
+		}
+	}
+	return append(vars, manifest.Var{Name: name, Value: value})
+}
+
+func literal(s string) manifest.Template {
+	if s == "" {
+		return manifest.Template{}
+	}
+	return manifest.Template{{Text: s}}
+}
+
+func reference(name string) manifest.Template {
+	return manifest.Template{{Ref: name}}
+}
+
+// IsAgentContext reports whether name is one of the variables that portable
+// output leaves for the agent's environment to provide.
+func IsAgentContext(name string) bool {
+	return name == manifest.VarWorkspaceID || name == manifest.VarWorkspaceDir || name == manifest.VarUserID
+}
