@@ -1,0 +1,224 @@
+package files
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+)
+
+func readDisk(t testing.TB, w *workspace, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(w.dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestEdit(t *testing.T) {
+	const three = "alpha\nbeta\nalpha\ngamma\n"
+	tests := []struct {
+		name     string
+		content  string
+		old, new string
+		all      bool
+		want     string // the file afterwards; the content itself when refused
+		line     int
+		count    int
+		err      string
+	}{
+		{name: "one match", content: three, old: "beta", new: "BETA", want: "alpha\nBETA\nalpha\ngamma\n", line: 2, count: 1},
+		{name: "one match with context", content: three, old: "alpha\ngamma", new: "omega", want: "alpha\nbeta\nomega\n", line: 3, count: 1},
+		{name: "delete", content: three, old: "beta\n", new: "", want: "alpha\nalpha\ngamma\n", line: 2, count: 1},
+		{name: "two matches", content: three, old: "alpha", new: "x", want: three,
+			err: `old_text occurs 2 times in "f.txt" (at lines 1 and 3); add surrounding lines to old_text so that it occurs once, or set replace_all to replace every occurrence`},
+		{name: "two matches, replace all", content: three, old: "alpha", new: "x", all: true, want: "x\nbeta\nx\ngamma\n", line: 1, count: 2},
+		{name: "no match", content: three, old: "delta", new: "x", want: three,
+			err: `old_text was not found in "f.txt"; it must match the file exactly, whitespace and indentation included: read_file the lines and copy them`},
+		{name: "no match, first line found", content: three, old: "  beta\nGAMMA", new: "x", want: three,
+			err: `old_text was not found in "f.txt", but its first line appears at line 2; the text differs after it`},
+		{name: "no match, indentation", content: "func f() {\n\treturn\n}\n", old: "func f() {\n    return\n}", new: "x", want: "func f() {\n\treturn\n}\n",
+			err: "its first line appears at line 1"},
+		{name: "empty old", content: three, old: "", new: "x", want: three, err: "old_text is empty"},
+		{name: "same texts", content: three, old: "beta", new: "beta", want: three, err: "old_text and new_text are the same"},
+		{name: "crlf file", content: "one\r\ntwo\r\nthree\r\n", old: "one\ntwo", new: "1\n2", want: "1\r\n2\r\nthree\r\n", line: 1, count: 1},
+		{name: "crlf exact", content: "one\r\ntwo\r\n", old: "one\r\n", new: "1\r\n", want: "1\r\ntwo\r\n", line: 1, count: 1},
+		{name: "many matches listed", content: strings.Repeat("x\n", 12), old: "x", new: "y", want: strings.Repeat("x\n", 12),
+			err: "occurs 12 times in \"f.txt\" (at lines 1, 2, 3, 4, 5, 6, 7, 8 and 4 more)"},
+		{name: "overlapping", content: "aaa\n", old: "aa", new: "b", want: "ba\n", line: 1, count: 1},
+		{name: "binary", content: "a\x00b", old: "a", new: "b", want: "a\x00b", err: "binary"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := workspaceWith(t, map[string]string{"f.txt": tt.content})
+			e, err := w.edit("f.txt", tt.old, tt.new, tt.all)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Errorf("edit error:\n got %v\nwant %s", err, tt.err)
+				}
+			} else if err != nil {
+				t.Fatalf("edit: %v", err)
+			} else if e.line != tt.line || e.count != tt.count {
+				t.Errorf("edit = line %d count %d, want line %d count %d", e.line, e.count, tt.line, tt.count)
+			}
+			if got := readDisk(t, w, "f.txt"); got != tt.want {
+				t.Errorf("file = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestEditTooLarge(t *testing.T) {
+	w := workspaceWith(t, map[string]string{"big.txt": strings.Repeat("x", MaxEditBytes+1)})
+	_, err := w.edit("big.txt", "x", "y", false)
+	if err == nil || !strings.Contains(err.Error(), "more than edit_file's limit of 1.0 MiB; use write_file") {
+		t.Errorf("edit of a large file = %v", err)
+	}
+}
+
+// TestWriteKeepsMode checks that replacing a file, by write or edit, keeps
+// its permission bits, and that a new file gets the usual ones.
+func TestWriteKeepsMode(t *testing.T) {
+	w := workspaceWith(t, map[string]string{"script.sh": "#!/bin/sh\n", "secret": "s\n", "group": "g\n"})
+	modes := map[string]fs.FileMode{"script.sh": 0o755, "secret": 0o600, "group": 0o640 | fs.ModeSetgid}
+	for name, mode := range modes {
+		if err := os.Chmod(filepath.Join(w.dir, name), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, mode := range modes {
+		if _, err := w.write(name, []byte("replaced\n")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.edit(name, "replaced", "edited", false); err != nil {
+			t.Fatal(err)
+		}
+		fi, err := os.Stat(filepath.Join(w.dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fi.Mode() & (fs.ModePerm | fs.ModeSetgid); got != mode {
+			t.Errorf("%s: mode %v after write and edit, want %v", name, got, mode)
+		}
+		if got := readDisk(t, w, name); got != "edited\n" {
+			t.Errorf("%s = %q", name, got)
+		}
+	}
+
+	umask := syscall.Umask(0o022)
+	syscall.Umask(umask)
+	if _, err := w.write("new/file.txt", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(filepath.Join(w.dir, "new/file.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fs.FileMode(0o666) &^ fs.FileMode(umask); fi.Mode().Perm() != want {
+		t.Errorf("new file mode %v, want %v", fi.Mode().Perm(), want)
+	}
+
+	// No temporary file is left behind.
+	for _, dir := range []string{".", "new"} {
+		entries, err := os.ReadDir(filepath.Join(w.dir, dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), ".mcpgen-write-") {
+				t.Errorf("temporary file %s left in %s", e.Name(), dir)
+			}
+		}
+	}
+}
+
+// TestWriteAtomic reads a file while it is being replaced: every read must
+// see one whole version, never a mix or a truncated file.
+func TestWriteAtomic(t *testing.T) {
+	versions := [][]byte{bytes.Repeat([]byte("a"), 256<<10), bytes.Repeat([]byte("b"), 128<<10)}
+	w := workspaceWith(t, map[string]string{"f": string(versions[0])})
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var bad []int
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			got, err := os.ReadFile(filepath.Join(w.dir, "f"))
+			if err != nil {
+				bad = append(bad, -1)
+				continue
+			}
+			if !bytes.Equal(got, versions[0]) && !bytes.Equal(got, versions[1]) {
+				bad = append(bad, len(got))
+			}
+		}
+	})
+	for i := range 40 {
+		if _, err := w.write("f", versions[i%2]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	if len(bad) > 0 {
+		t.Errorf("readers saw %d partial versions (sizes %v)", len(bad), bad[:min(len(bad), 5)])
+	}
+}
+
+func TestWriteRefuses(t *testing.T) {
+	w := workspaceWith(t, map[string]string{"file": "x", "dir/inner": "y"})
+	if err := syscall.Mkfifo(filepath.Join(w.dir, "fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ path, want string }{
+		{".", `path "." is the workspace root, a directory; name a file in it`},
+		{"dir", `path "dir" is a directory; name a file`},
+		{"dir/", `path "dir/" is a directory; name a file`},
+		{"fifo", `path "fifo" is a named pipe; only regular files can be written`},
+		{"file/sub", `path "file/sub": a component of it is a file, not a directory`},
+		{"file/a/b", `path "file/a/b": a component of it is a file, not a directory`},
+	}
+	for _, tt := range tests {
+		before := snapshot(t, w.dir)
+		_, err := w.write(tt.path, []byte("new"))
+		if err == nil || err.Error() != tt.want {
+			t.Errorf("write(%q) error:\n got %v\nwant %s", tt.path, err, tt.want)
+		}
+		if diff := diffSnapshots(before, snapshot(t, w.dir)); len(diff) > 0 {
+			t.Errorf("write(%q) changed the tree: %v", tt.path, diff)
+		}
+	}
+}
+
+// TestEditsInParallel edits one file from many goroutines, as a model
+// calling tools in parallel does: no edit may be lost.
+func TestEditsInParallel(t *testing.T) {
+	const n = 20
+	var content strings.Builder
+	for i := range n {
+		fmt.Fprintf(&content, "slot %02d\n", i)
+	}
+	w := workspaceWith(t, map[string]string{"f": content.String()})
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			if _, err := w.edit("f", fmt.Sprintf("slot %02d", i), fmt.Sprintf("done %02d", i), false); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if got, want := readDisk(t, w, "f"), strings.ReplaceAll(content.String(), "slot", "done"); got != want {
+		t.Errorf("after parallel edits:\n%s\nwant\n%s", got, want)
+	}
+}
