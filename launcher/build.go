@@ -1,0 +1,152 @@
+package launcher
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/mcpgen/mcpgen/manifest"
+)
+
+// BuildState says what Build did.
+type BuildState string
+
+const (
+	NoBuild  BuildState = "none"       // the server has no build step
+	UpToDate BuildState = "up to date" // its output is newer than its inputs
+	Built    BuildState = "built"
+)
+
+// A BuildError is a build step that failed, with the tail of its output.
+type BuildError struct {
+	Server string
+	Err    error
+	Output []byte
+}
+
+func (e *BuildError) Error() string {
+	msg := fmt.Sprintf("server %q: build failed: %v", e.Server, e.Err)
+	if len(e.Output) > 0 {
+		msg += "\n" + indent(string(e.Output))
+	}
+	return msg
+}
+
+func indent(s string) string {
+	s = strings.TrimRight(s, "\n")
+	return "    " + strings.ReplaceAll(s, "\n", "\n    ")
+}
+
+// Build runs s's build step in the manifest's directory, unless its output
+// (the command) is newer than every file its watch patterns match; force
+// builds anyway. Without watch patterns there is nothing to compare, and it
+// always builds (build tools such as go build are incremental themselves).
+func Build(ctx context.Context, m *manifest.Manifest, s *manifest.Server, env []string, force bool) (BuildState, time.Duration, error) {
+	if len(s.Build) == 0 {
+		return NoBuild, 0, nil
+	}
+	if !force && upToDate(m, s) {
+		return UpToDate, 0, nil
+	}
+	start := time.Now()
+	cmd := exec.CommandContext(ctx, s.Build[0], s.Build[1:]...)
+	cmd.Dir = m.Dir
+	cmd.Env = env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = time.Second
+	out := NewTail(8 << 10)
+	cmd.Stdout, cmd.Stderr = out, out
+	err := cmd.Run()
+	if cmd.Process != nil {
+		signalGroup(cmd.Process.Pid, syscall.SIGKILL)
+	}
+	if err != nil {
+		if se := StartError(s.Build[0], err); se != err {
+			err = se
+		}
+		return Built, time.Since(start), &BuildError{Server: s.Name, Err: err, Output: out.Bytes()}
+	}
+	return Built, time.Since(start), nil
+}
+
+// upToDate reports whether the command s runs exists and is newer than every
+// file its watch patterns match.
+func upToDate(m *manifest.Manifest, s *manifest.Server) bool {
+	cmd, ok := s.Command.Literal()
+	if !ok || len(s.Watch) == 0 {
+		return false
+	}
+	out, err := os.Stat(m.ResolvePath(cmd))
+	if err != nil {
+		return false
+	}
+	newer := false
+	_ = WalkWatched(m, s, func(path string, info fs.FileInfo) bool {
+		if info.ModTime().After(out.ModTime()) {
+			newer = true
+			return false
+		}
+		return true
+	})
+	return !newer
+}
+
+// WalkWatched calls fn for every regular file under the manifest's
+// directory that one of s's watch patterns matches, until fn returns false.
+// Each pattern is walked from its longest literal directory, and hidden
+// directories are skipped unless a pattern names them.
+func WalkWatched(m *manifest.Manifest, s *manifest.Server, fn func(path string, info fs.FileInfo) bool) error {
+	for _, g := range s.Watch {
+		root := filepath.Join(m.Dir, literalDir(g))
+		stop := false
+		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil // unreadable or missing: nothing to watch there
+			}
+			rel, _ := filepath.Rel(m.Dir, path)
+			rel = filepath.ToSlash(rel)
+			if d.IsDir() {
+				if path != root && strings.HasPrefix(d.Name(), ".") {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if !d.Type().IsRegular() || !manifest.MatchGlob(g, rel) {
+				return nil
+			}
+			info, err := d.Info()
+			if err != nil {
+				return nil
+			}
+			if !fn(path, info) {
+				stop = true
+				return filepath.SkipAll
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if stop {
+			return nil
+		}
+	}
+	return nil
+}
+
+// literalDir is the directory part of a pattern before its first wildcard.
+func literalDir(g string) string {
+	elems := strings.Split(g, "/")
+	n := 0
+	for n < len(elems)-1 && !strings.ContainsAny(elems[n], "*?[") {
+		n++
+	}
+	return filepath.FromSlash(strings.Join(elems[:n], "/"))
+}
