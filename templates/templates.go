@@ -4,7 +4,9 @@
 package templates
 
 import (
-	_ "embed"
+	"bytes"
+	"embed"
+	"text/template"
 )
 
 // Starter is the commented manifest that `mcpgen init` writes.
@@ -20,3 +22,58 @@ var Demo []byte
 
 // DemoName is how messages refer to the demo manifest.
 const DemoName = "embedded demo manifest"
+
+//go:embed scaffold
+var scaffold embed.FS
+
+// SDKVersion is the official Go MCP SDK that scaffolds use.
+const SDKVersion = "v1.8.0"
+
+// ScaffoldData fills the scaffold's templates.
+type ScaffoldData struct {
+	Name       string // the server's name in the manifest
+	Dir        string // its directory, relative to the manifest
+	Module     string // its Go module path
+	SDKVersion string
+	Entry      string // its manifest entry, for the README
+}
+
+// Entry returns the [servers.NAME] table that `mcpgen new` adds to the
+// manifest.
+func Entry(d ScaffoldData) ([]byte, error) {
+	return execute("scaffold/entry.toml.tmpl", d)
+}
+
+// Scaffold returns the files of a new Go MCP server, by path relative to
+// its directory.
+func Scaffold(d ScaffoldData) (map[string][]byte, error) {
+	if d.SDKVersion == "" {
+		d.SDKVersion = SDKVersion
+	}
+	entry, err := Entry(d)
+	if err != nil {
+		return nil, err
+	}
+	d.Entry = string(entry)
+	files := map[string][]byte{}
+	for _, name := range []string{"go.mod", "main.go", "main_test.go", "README.md"} {
+		b, err := execute("scaffold/"+name+".tmpl", d)
+		if err != nil {
+			return nil, err
+		}
+		files[name] = b
+	}
+	return files, nil
+}
+
+func execute(name string, d ScaffoldData) ([]byte, error) {
+	t, err := template.ParseFS(scaffold, name)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	if err := t.Execute(&b, d); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}

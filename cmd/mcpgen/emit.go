@@ -1,0 +1,299 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcpgen/mcpgen/manifest"
+	"github.com/mcpgen/mcpgen/providers"
+	"github.com/mcpgen/mcpgen/providers/claude"
+	"github.com/mcpgen/mcpgen/providers/codex"
+)
+
+type emitOptions struct {
+	provider             string
+	workspace, dir, user string
+	output               string
+	write                bool
+	scope                string
+	check, diff, force   bool
+	mcpgenPath           string
+}
+
+var providerNames = []string{codex.Name, claude.Code, claude.Desktop}
+
+func (a *app) emitCommand() *cobra.Command {
+	var o emitOptions
+	cmd := &cobra.Command{
+		Use:   "emit --provider codex|claude|claude-desktop",
+		Short: "Write the MCP server config of Codex, Claude Code or Claude Desktop",
+		Long: `Emit renders the manifest's servers for one provider: Codex's
+[mcp_servers.NAME] tables, or the mcpServers entries of Claude Code and
+Claude Desktop.
+
+By default it prints them. With -o FILE or --write it merges them into the
+file: only the entries mcpgen wrote are replaced, servers that left the
+manifest are removed, everything else in the file is kept (in TOML, byte
+for byte, comments and Codex's own approval tables included). The write is
+atomic, the replaced content is kept in FILE.bak, and nothing is written
+when nothing changed. An entry written by hand under a manifest server's
+name is an error unless --force.
+
+Without --workspace the output is portable: WORKSPACE_ID, WORKSPACE_DIR and
+USER_ID are left for the agent's environment to provide. With --workspace
+ID they are written literally. Other ${VAR}s are secrets: they stay
+references in every mode, and never reach the file.
+
+--write targets:
+  codex           $CODEX_HOME/config.toml (default ~/.codex/config.toml);
+                  --scope project: ./.codex/config.toml
+  claude          ./.mcp.json; --scope user: ~/.claude.json
+  claude-desktop  Claude Desktop's claude_desktop_config.json`,
+		Example: `  mcpgen emit --provider codex
+  mcpgen emit --provider codex --workspace ws-42 --write
+  mcpgen emit --provider claude -o .mcp.json
+  mcpgen emit --provider claude --write --check      # in CI: exit 1 when .mcp.json is out of date
+  mcpgen emit --provider claude-desktop --workspace ws-42 --write --diff`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.emit(o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.provider, "provider", "p", "", "codex, claude or claude-desktop (required)")
+	f.StringVarP(&o.workspace, "workspace", "w", "", "write the context of workspace `ID` literally")
+	f.StringVar(&o.dir, "dir", "", "WORKSPACE_DIR (default: the manifest's workspace.dir, else the current directory)")
+	f.StringVar(&o.user, "user", "", "USER_ID (default: the manifest's workspace.user, else $USER)")
+	f.StringVarP(&o.output, "output", "o", "", "merge into `FILE` instead of printing")
+	f.BoolVar(&o.write, "write", false, "merge into the provider's own config file")
+	f.StringVar(&o.scope, "scope", "", "with --write: user or project (default: user for codex, project for claude)")
+	f.BoolVar(&o.check, "check", false, "write nothing; exit 1 with a diff when the file is out of date")
+	f.BoolVar(&o.diff, "diff", false, "write nothing; show what would change")
+	f.BoolVar(&o.force, "force", false, "replace entries written or edited by hand (the old file is kept in FILE.bak)")
+	f.StringVar(&o.mcpgenPath, "mcpgen-path", "", "the mcpgen binary that entries run (default: this one)")
+	_ = cmd.MarkFlagRequired("provider")
+	_ = cmd.RegisterFlagCompletionFunc("provider", cobra.FixedCompletions(providerNames, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("scope", cobra.FixedCompletions([]string{"user", "project"}, cobra.ShellCompDirectiveNoFileComp))
+	cmd.MarkFlagsMutuallyExclusive("output", "write")
+	cmd.MarkFlagsMutuallyExclusive("check", "diff")
+	return cmd
+}
+
+func (a *app) emit(o emitOptions) error {
+	if err := o.checkFlags(); err != nil {
+		return err
+	}
+	m, err := a.loadManifest(true)
+	if err != nil {
+		return err
+	}
+	po := providers.Options{Mcpgen: a.mcpgenPath(o.mcpgenPath)}
+	if o.workspace != "" {
+		po.Context, err = m.Context(manifest.ContextOptions{WorkspaceID: o.workspace, Dir: o.dir, User: o.user})
+		if err != nil {
+			return err
+		}
+	}
+
+	target, private, err := o.target()
+	if err != nil {
+		return err
+	}
+	var old []byte
+	if target != "" {
+		target, err = resolveLinks(target)
+		if err != nil {
+			return err
+		}
+		old, err = os.ReadFile(target)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	out, n, err := a.render(m, o, po, old)
+	if err != nil {
+		if target != "" {
+			return fmt.Errorf("%s: %w", target, err)
+		}
+		return err
+	}
+
+	switch {
+	case target == "":
+		_, err := a.stdout.Write(out)
+		return err
+	case o.diff:
+		_, err := a.stdout.Write(unifiedDiff(target, old, out))
+		return err
+	case o.check:
+		if bytes.Equal(old, out) {
+			fmt.Fprintf(a.stderr, "%s is up to date\n", target)
+			return nil
+		}
+		a.stdout.Write(unifiedDiff(target, old, out))
+		return &exitError{code: exitFail, err: fmt.Errorf("%s is out of date: run the same mcpgen emit without --check to update it", target)}
+	case bytes.Equal(old, out):
+		fmt.Fprintf(a.stderr, "%s is up to date (%d server%s)\n", target, n, plural(n))
+		return nil
+	}
+	mode := os.FileMode(0o644)
+	if private {
+		mode = 0o600
+	}
+	backup, err := writeFile(target, out, mode)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stderr, "wrote %d server%s to %s", n, plural(n), target)
+	if backup != "" {
+		fmt.Fprintf(a.stderr, " (previous content in %s)", backup)
+	}
+	fmt.Fprintln(a.stderr)
+	if o.provider == codex.Name && o.scope == "project" {
+		fmt.Fprintf(a.stderr, "note: Codex reads %s only in a trusted project: add [projects.%q] trust_level = \"trusted\" to ~/.codex/config.toml\n", target, filepath.Dir(filepath.Dir(target)))
+	}
+	return nil
+}
+
+func (o *emitOptions) checkFlags() error {
+	switch {
+	case !slices.Contains(providerNames, o.provider):
+		return usageError("unknown provider %q: use %s", o.provider, strings.Join(providerNames, ", "))
+	case o.workspace == "" && (o.dir != "" || o.user != ""):
+		return usageError("--dir and --user set the context that --workspace writes: pass --workspace ID too")
+	case o.scope != "" && !o.write:
+		return usageError("--scope goes with --write")
+	case o.scope != "" && o.scope != "user" && o.scope != "project":
+		return usageError("unknown scope %q: use user or project", o.scope)
+	case o.scope != "" && o.provider == claude.Desktop:
+		return usageError("claude-desktop has one config file: drop --scope")
+	case (o.check || o.diff || o.force) && o.output == "" && !o.write:
+		return usageError("--check, --diff and --force work on a file: add -o FILE or --write")
+	}
+	if o.workspace != "" {
+		if err := manifest.CheckWorkspaceID(o.workspace); err != nil {
+			return usageError("%v", err)
+		}
+	}
+	return nil
+}
+
+// render returns the provider's file content: old with the manifest's
+// entries merged in, and how many servers it holds.
+func (a *app) render(m *manifest.Manifest, o emitOptions, po providers.Options, old []byte) ([]byte, int, error) {
+	switch o.provider {
+	case codex.Name:
+		entries, err := codex.Render(m, po)
+		if err != nil {
+			return nil, 0, err
+		}
+		out, err := codex.Merge(old, entries, codex.MergeOptions{Force: o.force})
+		return out, len(entries), err
+	default:
+		entries, warnings, err := claude.Render(m, o.provider, po)
+		for _, w := range warnings {
+			fmt.Fprintf(a.stderr, "mcpgen: %s\n", w)
+		}
+		if err != nil {
+			return nil, 0, err
+		}
+		out, err := claude.Merge(old, entries, claude.MergeOptions{Force: o.force})
+		return out, len(entries), err
+	}
+}
+
+// target returns the file to merge into ("" for stdout) and whether it is a
+// private file of the user's home, created with mode 0600.
+func (o *emitOptions) target() (path string, private bool, err error) {
+	if o.output != "" {
+		return o.output, false, nil
+	}
+	if !o.write {
+		return "", false, nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil && !(o.provider != claude.Desktop && o.scope == "project") {
+		return "", false, fmt.Errorf("finding the home directory: %w (use -o FILE)", err)
+	}
+	switch o.provider {
+	case codex.Name:
+		if o.scope == "project" {
+			return filepath.Join(".codex", "config.toml"), false, nil
+		}
+		dir := os.Getenv("CODEX_HOME")
+		if dir == "" {
+			return filepath.Join(home, ".codex", "config.toml"), true, nil
+		}
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			return "", false, fmt.Errorf("CODEX_HOME=%s is not a directory: Codex requires it to exist; create it or unset CODEX_HOME", dir)
+		}
+		return filepath.Join(dir, "config.toml"), true, nil
+	case claude.Code:
+		if o.scope == "user" {
+			if dir := os.Getenv("CLAUDE_CONFIG_DIR"); dir != "" {
+				return filepath.Join(dir, ".claude.json"), true, nil
+			}
+			return filepath.Join(home, ".claude.json"), true, nil
+		}
+		return ".mcp.json", false, nil
+	default:
+		return claudeDesktopConfig(home), true, nil
+	}
+}
+
+// claudeDesktopConfig is where Claude Desktop keeps its config on this OS.
+func claudeDesktopConfig(home string) string {
+	switch runtime.GOOS {
+	case "darwin":
+		return filepath.Join(home, "Library", "Application Support", "Claude", "claude_desktop_config.json")
+	case "windows":
+		if appData := os.Getenv("APPDATA"); appData != "" {
+			return filepath.Join(appData, "Claude", "claude_desktop_config.json")
+		}
+		return filepath.Join(home, "AppData", "Roaming", "Claude", "claude_desktop_config.json")
+	default:
+		dir := os.Getenv("XDG_CONFIG_HOME")
+		if dir == "" {
+			dir = filepath.Join(home, ".config")
+		}
+		return filepath.Join(dir, "Claude", "claude_desktop_config.json")
+	}
+}
+
+// mcpgenPath returns the program that `mcpgen serve` entries run: --mcpgen-path,
+// else this binary. A binary that `go run` built lives in a temporary
+// directory that is gone when it exits, so then mcpgen on PATH is used, with
+// a warning.
+func (a *app) mcpgenPath(flag string) string {
+	if flag != "" {
+		return flag
+	}
+	self, err := os.Executable()
+	if err == nil {
+		self, err = filepath.EvalSymlinks(self)
+	}
+	if err == nil && !isGoRunBinary(self) {
+		return self
+	}
+	if p, err := exec.LookPath("mcpgen"); err == nil {
+		fmt.Fprintf(a.stderr, "mcpgen: this binary was built by go run and will be gone; entries run %s instead (set --mcpgen-path to choose)\n", p)
+		return p
+	}
+	fmt.Fprintln(a.stderr, "mcpgen: this binary was built by go run and will be gone, and there is no mcpgen on PATH: entries run \"mcpgen\"; install it with go install github.com/mcpgen/mcpgen/cmd/mcpgen@latest, or set --mcpgen-path")
+	return "mcpgen"
+}
+
+// isGoRunBinary reports whether path is where go run puts its binaries:
+// $GOTMPDIR or the temp dir, go-buildNNN/bNNN/exe/NAME.
+func isGoRunBinary(path string) bool {
+	return strings.Contains(path, string(filepath.Separator)+"go-build") && filepath.Base(filepath.Dir(path)) == "exe"
+}

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcpgen/mcpgen/templates"
+)
+
+func (a *app) initCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "init",
+		Short: "Write a commented starter mcpgen.toml",
+		Long: `Init writes a starter manifest with every kind of server explained. It
+never overwrites an existing file.`,
+		Example: `  mcpgen init
+  mcpgen init --manifest config/mcpgen.toml`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			path := a.manifestPath
+			if path == "" {
+				path = defaultManifest
+			}
+			f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+			if errors.Is(err, os.ErrExist) {
+				return fmt.Errorf("%s already exists: mcpgen init never overwrites it; edit it, or remove it first", path)
+			}
+			if err != nil {
+				return err
+			}
+			if _, err := f.Write(templates.Starter); err != nil {
+				f.Close()
+				os.Remove(path)
+				return err
+			}
+			if err := f.Close(); err != nil {
+				os.Remove(path)
+				return err
+			}
+			fmt.Fprintf(a.stderr, "wrote %s: check it with mcpgen validate, then mcpgen emit --provider codex|claude\n", path)
+			return nil
+		},
+	}
+}

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcpgen/mcpgen/manifest"
+	"github.com/mcpgen/mcpgen/mcp"
+	"github.com/mcpgen/mcpgen/servers/commands"
+	"github.com/mcpgen/mcpgen/servers/files"
+)
+
+func (a *app) serveCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "serve NAME",
+		Short: "Run one server of the manifest as a standalone stdio MCP server",
+		Long: `Serve runs the manifest's server NAME on stdin and stdout: what emitted
+configs and the launcher start. The workspace context comes from the
+environment (WORKSPACE_ID, WORKSPACE_DIR, USER_ID), with the manifest's
+defaults for what is missing.
+
+Built-in and declared servers run inside mcpgen. A command server has its
+${VAR}s resolved and then replaces this process (exec), so nothing stays
+between the agent and the server.`,
+		Example: `  mcpgen serve files
+  WORKSPACE_ID=ws-42 mcpgen serve --manifest /srv/mcpgen.toml git`,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: a.completeServers,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.serve(args[0])
+		},
+	}
+}
+
+// completeServers completes the names of the manifest's servers.
+func (a *app) completeServers(_ *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
+	m, err := a.loadManifest(false)
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var names []string
+	for _, s := range m.Servers {
+		names = append(names, s.Name+"\t"+s.Kind.String())
+	}
+	return names, cobra.ShellCompDirectiveNoFileComp
+}
+
+// findServer returns the manifest's server called name, or an error that
+// lists the servers there are.
+func findServer(m *manifest.Manifest, name string) (*manifest.Server, error) {
+	if s := m.Server(name); s != nil {
+		return s, nil
+	}
+	names := make([]string, len(m.Servers))
+	for i, s := range m.Servers {
+		names[i] = s.Name
+	}
+	return nil, fmt.Errorf("%s has no server %q; it has: %s", m.File, name, strings.Join(names, ", "))
+}
+
+// envContext reads the workspace context from the environment, as the
+// agent or the launcher passed it.
+func envContext(m *manifest.Manifest) (*manifest.Context, error) {
+	return m.Context(manifest.ContextOptions{
+		WorkspaceID: os.Getenv(manifest.VarWorkspaceID),
+		Dir:         os.Getenv(manifest.VarWorkspaceDir),
+		User:        os.Getenv(manifest.VarUserID),
+	})
+}
+
+func (a *app) serve(name string) error {
+	m, err := a.loadManifest(true)
+	if err != nil {
+		return err
+	}
+	s, err := findServer(m, name)
+	if err != nil {
+		return err
+	}
+	if !s.Kind.Stdio() {
+		return fmt.Errorf("server %q is remote (url): agents connect to it directly, there is nothing to serve", name)
+	}
+	c, err := envContext(m)
+	if err != nil {
+		return err
+	}
+
+	if s.Kind == manifest.KindCommand {
+		return execServer(m, s, c)
+	}
+	env, err := m.ProcessEnv(s, c, os.Environ())
+	if err != nil {
+		return err
+	}
+	var srv *mcp.Server
+	switch s.Kind {
+	case manifest.KindBuiltin:
+		srv, err = files.New(files.Options{Root: c.WorkspaceDir, ReadOnly: s.ReadOnly, Version: versionString()})
+	case manifest.KindDeclared:
+		dir, derr := m.WorkDir(s, c, nil)
+		if derr != nil {
+			return derr
+		}
+		srv, err = commands.New(m, s, commands.Options{Dir: dir, Env: env, Version: versionString()})
+	}
+	if err != nil {
+		return fmt.Errorf("server %q: %w", name, err)
+	}
+
+	// SIGINT and SIGTERM end the server gracefully: requests in flight are
+	// cancelled and answered, then it exits 0.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err = srv.Serve(ctx, a.stdin, a.stdout)
+	if err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil
+}
+
+// execServer replaces mcpgen with a command server, its manifest resolved:
+// the agent talks to the server itself, and no mcpgen process stays behind.
+func execServer(m *manifest.Manifest, s *manifest.Server, c *manifest.Context) error {
+	base := os.Environ()
+	p, err := m.Process(s, c, manifest.EnvLookup(base))
+	if err != nil {
+		return err
+	}
+	env, err := m.ProcessEnv(s, c, base)
+	if err != nil {
+		return err
+	}
+	path, err := lookPathIn(p.Path, env)
+	if err != nil {
+		return fmt.Errorf("server %q: %w", s.Name, err)
+	}
+	if err := os.Chdir(p.Dir); err != nil {
+		return fmt.Errorf("server %q: working directory: %w", s.Name, err)
+	}
+	err = syscall.Exec(path, append([]string{p.Path}, p.Args...), env)
+	return fmt.Errorf("server %q: exec %s: %w", s.Name, path, err)
+}
+
+// lookPathIn finds a program the way the server's own environment would:
+// with its PATH, which the manifest may have changed.
+func lookPathIn(file string, env []string) (string, error) {
+	if strings.Contains(file, "/") {
+		return exec.LookPath(file)
+	}
+	for _, kv := range slices.Backward(env) {
+		if path, ok := strings.CutPrefix(kv, "PATH="); ok {
+			for _, dir := range strings.Split(path, ":") {
+				if dir == "" {
+					dir = "."
+				}
+				if p, err := exec.LookPath(dir + "/" + file); err == nil {
+					return p, nil
+				}
+			}
+			return "", fmt.Errorf("command %q not found on PATH (%s)", file, path)
+		}
+	}
+	return exec.LookPath(file)
+}

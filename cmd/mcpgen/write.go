@@ -1,0 +1,76 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// resolveLinks follows a symlinked config file (a dotfiles checkout, say)
+// so that writing it replaces the file the link points to, not the link.
+func resolveLinks(path string) (string, error) {
+	real, err := filepath.EvalSymlinks(path)
+	if errors.Is(err, os.ErrNotExist) {
+		if _, lerr := os.Lstat(path); lerr == nil {
+			return "", fmt.Errorf("%s is a symlink to a file that does not exist: fix the link or remove it", path)
+		}
+		return path, nil
+	}
+	return real, err
+}
+
+// writeFile replaces path with data atomically: a temporary file in the same
+// directory, synced, then renamed over it, so a crash leaves the old file or
+// the new one, never half of one. An existing file keeps its mode and its
+// content is kept in path.bak, whose name it returns; a new file gets mode
+// and, if needed, its directory (0700).
+func writeFile(path string, data []byte, mode os.FileMode) (backup string, err error) {
+	old, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		if fi, err := os.Stat(path); err == nil {
+			mode = fi.Mode().Perm()
+		}
+		backup = path + ".bak"
+		if err := writeAtomic(backup, old, mode); err != nil {
+			return "", fmt.Errorf("keeping a backup of %s: %w", path, err)
+		}
+	case errors.Is(err, os.ErrNotExist):
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return "", err
+		}
+	default:
+		return "", err
+	}
+	return backup, writeAtomic(path, data, mode)
+}
+
+func writeAtomic(path string, data []byte, mode os.FileMode) error {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp) // a no-op once renamed
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Chmod(mode); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
