@@ -6,6 +6,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -197,7 +198,7 @@ func (m *Manifest) errorAt(path []string, err error) *Error {
 	if len(path) >= 2 && path[0] == "servers" {
 		e.Server, path = path[1], path[2:]
 	}
-	e.Key = strings.Join(path, ".")
+	e.Key = dotted(path)
 	e.Msg = e.Key + ": " + err.Error()
 	return e
 }
@@ -243,6 +244,44 @@ func (m *Manifest) lookup(c *Context, getenv Lookup) Lookup {
 			return v, true
 		}
 		return getenv(name)
+	}
+}
+
+// ProcessEnv returns the whole environment a stdio server of m runs with:
+// base (the inherited environment) without the context variables, plus the
+// context the server selects and its own env, resolved from the context
+// and, failing that, from base.
+func (m *Manifest) ProcessEnv(s *Server, c *Context, base []string) ([]string, error) {
+	extra, err := m.Environ(s, c, EnvLookup(base))
+	if err != nil {
+		return nil, err
+	}
+	env := make([]string, 0, len(base)+len(extra))
+	for _, kv := range base {
+		k, _, _ := strings.Cut(kv, "=")
+		if m.IsContext(k) || slices.ContainsFunc(extra, func(v EnvVar) bool { return v.Name == k }) {
+			continue
+		}
+		env = append(env, kv)
+	}
+	for _, v := range extra {
+		env = append(env, v.Name+"="+v.Value)
+	}
+	return env, nil
+}
+
+// EnvLookup looks variables up in a "K=V" environment; the last one wins,
+// as in the process that receives it.
+func EnvLookup(env []string) Lookup {
+	vars := make(map[string]string, len(env))
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			vars[k] = v
+		}
+	}
+	return func(name string) (string, bool) {
+		v, ok := vars[name]
+		return v, ok
 	}
 }
 

@@ -72,9 +72,9 @@ type decoder struct {
 func (d *decoder) errorAt(at Position, path []string, format string, args ...any) {
 	e := &Error{File: d.file, Pos: at, Msg: fmt.Sprintf(format, args...)}
 	if len(path) >= 2 && path[0] == "servers" {
-		e.Server, e.Key = path[1], strings.Join(path[2:], ".")
+		e.Server, e.Key = path[1], dotted(path[2:])
 	} else {
-		e.Key = strings.Join(path, ".")
+		e.Key = dotted(path)
 	}
 	d.errs = append(d.errs, e)
 }
@@ -94,7 +94,7 @@ func name(path []string) string {
 	if len(path) >= 2 && path[0] == "servers" {
 		path = path[2:]
 	}
-	return strings.Join(path, ".")
+	return dotted(path)
 }
 
 func child(path []string, key string) []string {

@@ -64,6 +64,15 @@ func (m *Manifest) Server(name string) *Server {
 	return nil
 }
 
+// Flags are the mcpgen flags that make another mcpgen process read this
+// manifest: --manifest PATH, or --demo for the embedded one.
+func (m *Manifest) Flags() []string {
+	if m.Path == "" {
+		return []string{"--demo"}
+	}
+	return []string{"--manifest", m.Path}
+}
+
 // Where returns "file:line:col" of a dotted key path such as
 // servers.git.env.TOKEN, for errors found after loading (an unset variable
 // at launch, say).

@@ -112,8 +112,8 @@ func TestErrors(t *testing.T) {
 			`m.toml:3:19: server "x": "startup_timeout" must be a duration such as "30s"`,
 			`m.toml:4:16: server "x": "tool_timeout": "soon" is not a positive duration (write "30s", "1m30s", "500ms")`}},
 		{"bad template", "[servers.x]\ncommand = \"a\"\nargs = [\"${X\", \"${1A}\"]\n", []string{
-			`m.toml:3:9: server "x": "args.[0]": unterminated "${X": close it with "}"`,
-			`m.toml:3:16: server "x": "args.[1]": "${1A}" is not a variable reference: write ${NAME} or ${NAME:-default}, NAME made of letters, digits and _`}},
+			`m.toml:3:9: server "x": "args[0]": unterminated "${X": close it with "}"`,
+			`m.toml:3:16: server "x": "args[1]": "${1A}" is not a variable reference: write ${NAME} or ${NAME:-default}, NAME made of letters, digits and _`}},
 		{"unknown builtin", "[servers.f]\nbuiltin = \"file\"\nread_only = 1\n", []string{
 			`m.toml:2:11: server "f": unknown builtin "file" (did you mean "files"?); mcpgen has: files`,
 			`m.toml:3:13: server "f": "read_only" must be true or false, not an integer`}},

@@ -27,6 +27,11 @@ type Reader struct {
 // NewReader returns a Reader that reads lines from r.
 func NewReader(r io.Reader) *Reader { return newReader(r, MaxLineSize, 64<<10) }
 
+// NewReaderSize returns a Reader whose read buffer holds size bytes. Lines
+// of any length up to MaxLineSize are still read; a small buffer suits a
+// process that holds many mostly idle connections.
+func NewReaderSize(r io.Reader, size int) *Reader { return newReader(r, MaxLineSize, size) }
+
 func newReader(r io.Reader, maxLine, bufSize int) *Reader {
 	return &Reader{br: bufio.NewReaderSize(r, bufSize), max: maxLine}
 }

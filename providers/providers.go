@@ -20,6 +20,9 @@ type Options struct {
 	Context *manifest.Context
 	// Mcpgen is the program that entries running `mcpgen serve` start.
 	Mcpgen string
+	// Launcher makes stdio servers go through `mcpgen connect`, so that
+	// every agent of the workspace shares the launcher's processes.
+	Launcher bool
 }
 
 // An Entry is one server as a provider should start it, with the context
@@ -100,6 +103,30 @@ func Serve(m *manifest.Manifest, s *manifest.Server, o Options) *Entry {
 		}
 	}
 	e.Passthrough = Secrets(m, s)
+	return e
+}
+
+// LauncherEnv names the variables that `mcpgen connect` reads to find the
+// workspace's launcher: agents that do not pass their environment on
+// (Codex) must pass these.
+var LauncherEnv = []string{"MCPGEN_WORKSPACE", "MCPGEN_RUNTIME_DIR", "XDG_RUNTIME_DIR", "MCPGEN_STATE_DIR", "XDG_STATE_HOME"}
+
+// Connect prepares s as `mcpgen connect NAME`: the agent reaches the
+// workspace launcher's process, shared with every other agent, and the
+// launcher is started if none runs. With a context the workspace is
+// written into the entry, with the directory and user that emit resolved,
+// so that a launcher that connect starts has the same context; without
+// one, connect reads MCPGEN_WORKSPACE from the agent's environment.
+func Connect(m *manifest.Manifest, s *manifest.Server, o Options) *Entry {
+	e := &Entry{Server: s, Serve: true, Command: literal(o.Mcpgen)}
+	args := []string{"connect"}
+	if o.Context != nil {
+		args = append(args, "--workspace", o.Context.WorkspaceID, "--dir", o.Context.WorkspaceDir, "--user", o.Context.UserID)
+	}
+	for _, a := range slices.Concat(args, m.Flags(), []string{s.Name}) {
+		e.Args = append(e.Args, literal(a))
+	}
+	e.Passthrough = LauncherEnv
 	return e
 }
 

@@ -50,6 +50,14 @@ func prepare(m *manifest.Manifest, s *manifest.Server, o providers.Options, desk
 	if desktop && o.Context == nil && !s.Context.None {
 		return nil, errors.New("Claude Desktop expands no ${VAR}, so the workspace context must be written literally: pass --workspace ID (or set context = false)")
 	}
+	if o.Launcher && s.Kind.Stdio() {
+		if desktop && o.Context == nil {
+			return nil, errors.New("Claude Desktop expands no ${VAR}: pass --workspace ID with --launcher")
+		}
+		e := providers.Connect(m, s, o)
+		e.Passthrough = nil // Claude's servers inherit its environment
+		return e, nil
+	}
 	e := providers.Native(m, s, o)
 	switch {
 	case s.Kind == manifest.KindRemote:

@@ -38,15 +38,17 @@ func Render(m *manifest.Manifest, o providers.Options) ([]Entry, error) {
 
 func render(m *manifest.Manifest, s *manifest.Server, o providers.Options) ([]byte, error) {
 	var e *providers.Entry
-	switch s.Kind {
-	case manifest.KindBuiltin, manifest.KindDeclared:
+	switch {
+	case o.Launcher && s.Kind.Stdio():
+		e = providers.Connect(m, s, o)
+	case s.Kind == manifest.KindBuiltin, s.Kind == manifest.KindDeclared:
 		e = providers.Serve(m, s, o)
-	case manifest.KindCommand:
+	case s.Kind == manifest.KindCommand:
 		e = providers.Native(m, s, o)
 		if !expressible(e) {
 			e = providers.Serve(m, s, o)
 		}
-	case manifest.KindRemote:
+	default:
 		e = providers.Native(m, s, o)
 	}
 	var w writer
