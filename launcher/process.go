@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
+	"slices"
 	"syscall"
 	"time"
 
@@ -33,38 +35,65 @@ type Process struct {
 	stdin  *os.File
 	stdout *os.File
 	exited chan struct{} // closed when the child has been waited for
+	copied chan struct{} // closed when its stderr has all been copied
 	err    error         // how it exited; read after exited is closed
 }
 
 // Start starts the process in its own process group, so that stopping it
 // reaches everything it starts (npx, sh -c and the like).
+//
+// The child's stdio are os pipes: Wait then returns when the child exits,
+// even if a grandchild still holds them. When Stderr is not a file, a
+// goroutine of the Process copies the pipe into it; it ends when every
+// process that holds the pipe has exited, which Stop and Kill make sure of.
 func Start(spec *Spec) (*Process, error) {
+	var files []*os.File // the child's ends, closed once it has them
+	var ours []*os.File  // our ends, closed if the start fails
+	pipe := func() (r, w *os.File, err error) {
+		r, w, err = os.Pipe()
+		if err == nil {
+			files, ours = append(files, w), append(ours, r)
+		}
+		return r, w, err
+	}
+	fail := func(err error) (*Process, error) {
+		for _, f := range slices.Concat(files, ours) {
+			f.Close()
+		}
+		return nil, err
+	}
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
-	outR, outW, err := os.Pipe()
+	files, ours = append(files, inR), append(ours, inW)
+	outR, outW, err := pipe()
 	if err != nil {
-		inR.Close()
-		inW.Close()
-		return nil, err
+		return fail(err)
 	}
 	cmd := exec.Command(spec.Path, spec.Args...)
 	cmd.Dir = spec.Dir
 	cmd.Env = spec.Env
 	cmd.Stdin, cmd.Stdout = inR, outW
-	cmd.Stderr = spec.Stderr // exec copies it in a goroutine that Wait ends
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	// A grandchild may keep stderr open after the child exits; Wait then
-	// gives up on it after this delay rather than hang.
-	cmd.WaitDelay = time.Second
-	err = cmd.Start()
-	inR.Close()
-	outW.Close()
-	if err != nil {
-		inW.Close()
-		outR.Close()
+	var errR *os.File
+	switch w := spec.Stderr.(type) {
+	case nil:
+	case *os.File:
+		cmd.Stderr = w
+	default:
+		r, errW, err := pipe()
+		if err != nil {
+			return fail(err)
+		}
+		errR, cmd.Stderr = r, errW
+	}
+	if err := cmd.Start(); err != nil {
+		_, _ = fail(nil)
 		return nil, StartError(spec.Path, err)
+	}
+	for _, f := range files {
+		f.Close()
 	}
 	p := &Process{
 		Pid:     cmd.Process.Pid,
@@ -73,6 +102,17 @@ func Start(spec *Spec) (*Process, error) {
 		stdin:   inW,
 		stdout:  outR,
 		exited:  make(chan struct{}),
+		copied:  make(chan struct{}),
+	}
+	if errR != nil {
+		go func() {
+			// Ends at EOF: when the whole group has let go of stderr.
+			defer close(p.copied)
+			_, _ = io.Copy(spec.Stderr, errR)
+			errR.Close()
+		}()
+	} else {
+		close(p.copied)
 	}
 	go func() {
 		// The one Wait of the child; it ends when the child exits.
@@ -107,16 +147,22 @@ const (
 // with a SIGKILL so that no grandchild outlives it. ctx cuts the graces
 // short (a second signal to the launcher, say).
 func (p *Process) Stop(ctx context.Context) error {
+	return p.stop(ctx, StdinGrace, TermGrace)
+}
+
+// stop is Stop with the grace periods given (a session's Timing).
+func (p *Process) stop(ctx context.Context, stdinGrace, termGrace time.Duration) error {
 	p.stdin.Close()
-	if !p.waitFor(ctx, StdinGrace) {
+	if !p.waitFor(ctx, stdinGrace) {
 		signalGroup(p.Pid, syscall.SIGTERM)
-		if !p.waitFor(ctx, TermGrace) {
+		if !p.waitFor(ctx, termGrace) {
 			signalGroup(p.Pid, syscall.SIGKILL)
 			<-p.exited
 		}
 	}
 	signalGroup(p.Pid, syscall.SIGKILL) // grandchildren the child left
 	p.stdout.Close()
+	p.waitCopied()
 	return p.err
 }
 
@@ -126,6 +172,22 @@ func (p *Process) Kill() {
 	<-p.exited
 	p.stdin.Close()
 	p.stdout.Close()
+	p.waitCopied()
+}
+
+// copyGrace bounds the wait for the last of a dead group's stderr: a
+// process that left the group (setsid) may hold the pipe open forever.
+const copyGrace = time.Second
+
+// waitCopied waits until what the group wrote to stderr has been copied,
+// so that the last words of a crashed server are in its log and its error.
+func (p *Process) waitCopied() {
+	t := time.NewTimer(copyGrace)
+	defer t.Stop()
+	select {
+	case <-p.copied:
+	case <-t.C:
+	}
 }
 
 func (p *Process) waitFor(ctx context.Context, d time.Duration) bool {
@@ -170,36 +232,6 @@ func StartError(path string, err error) error {
 	return err
 }
 
-// Ready is what a server said when it became ready.
-type Ready struct {
-	Init  *mcp.InitializeResult
-	Tools []*mcp.Tool
-}
-
-// Handshake makes p ready as the launcher defines it: initialize, then
-// notifications/initialized, then every page of tools/list. It fails when
-// that takes longer than timeout, or when the process exits first.
-func Handshake(ctx context.Context, c *mcp.Client, timeout time.Duration) (*Ready, error) {
-	ctx, cancel := context.WithTimeoutCause(ctx, timeout, fmt.Errorf("not ready within %s", timeout))
-	defer cancel()
-	init, err := c.Initialize(ctx)
-	if err != nil {
-		return nil, handshakeError("initialize", ctx, err)
-	}
-	tools, err := c.ListTools(ctx)
-	if err != nil {
-		return nil, handshakeError("tools/list", ctx, err)
-	}
-	return &Ready{Init: init, Tools: tools}, nil
-}
-
-func handshakeError(step string, ctx context.Context, err error) error {
-	if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil {
-		return fmt.Errorf("%s: %w", step, cause)
-	}
-	return fmt.Errorf("%s: %w", step, err)
-}
-
 // A ServerError is a server that failed to start or to become ready, with
 // the tail of what it wrote to stderr.
 type ServerError struct {
@@ -217,27 +249,38 @@ func (e *ServerError) Error() string {
 func (e *ServerError) Unwrap() error { return e.Err }
 
 // Probe starts a server, makes it ready and stops it: how mcpgen build
-// checks that a server works. It returns what the server offered and how
-// long it took from spawn to ready.
-func Probe(ctx context.Context, spec *Spec, timeout time.Duration) (*Ready, time.Duration, error) {
+// checks that a server works. It returns the tools the server offered and
+// how long it took from spawn to ready; root is the workspace dir, which
+// the server's roots/list is answered with.
+func Probe(ctx context.Context, name, root string, spec *Spec, timeout time.Duration) ([]*mcp.Tool, time.Duration, error) {
 	stderr := NewTail(4 << 10)
 	spec.Stderr = stderr
 	p, err := Start(spec)
 	if err != nil {
 		return nil, 0, err
 	}
-	c := mcp.NewClient(ctx, p.Stdout(), p.Stdin(), mcp.ClientOptions{Info: clientInfo})
-	ready, err := Handshake(ctx, c, timeout)
+	up := NewHub(name, root, slog.New(slog.DiscardHandler)).newUpstream(p.Stdout(), p.Stdin())
+	go up.run() // ends when the process exits
+	hctx, cancel := context.WithTimeoutCause(ctx, timeout, fmt.Errorf("not ready within %s (startup_timeout)", timeout))
+	_, tools, err := up.initialize(hctx)
+	cancel()
 	elapsed := time.Since(p.Started)
 	stopErr := p.Stop(ctx)
-	c.Close()
+	<-up.done
 	if err != nil {
-		if stopErr != nil && !isSignal(stopErr) {
-			err = fmt.Errorf("%w (the server exited: %v)", err, stopErr)
-		}
-		return nil, elapsed, &ServerError{Err: err, Stderr: stderr.Bytes()}
+		return nil, elapsed, &ServerError{Err: handshakeError(err, stopErr), Stderr: stderr.Bytes()}
 	}
-	return ready, elapsed, nil
+	return tools, elapsed, nil
+}
+
+// handshakeError explains a failed handshake: when the server exited with
+// a failure status, that is the news, not the broken pipe it left.
+func handshakeError(err, exit error) error {
+	var ee *exec.ExitError
+	if errors.As(exit, &ee) && !isSignal(exit) && ee.ExitCode() > 0 {
+		return fmt.Errorf("it %v before it was ready", exitError(exit))
+	}
+	return err
 }
 
 // isSignal reports whether a process exited because we signalled it.
@@ -252,4 +295,4 @@ func isSignal(err error) bool {
 }
 
 // clientInfo is how the launcher introduces itself to servers.
-var clientInfo = mcp.Implementation{Name: "mcpgen-launcher", Version: "1"}
+var clientInfo = mcp.Implementation{Name: "mcpgen", Version: "launcher"}

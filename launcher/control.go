@@ -1,0 +1,228 @@
+package launcher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"syscall"
+	"time"
+
+	json "github.com/goccy/go-json"
+)
+
+// The control socket speaks one JSON request line, then one JSON answer
+// line. After a successful connect, the connection carries the client's
+// MCP messages to the server's hub, and back.
+type controlRequest struct {
+	Op     string `json:"op"` // status, connect, reload
+	Server string `json:"server,omitempty"`
+}
+
+type controlAnswer struct {
+	OK     bool    `json:"ok"`
+	Error  string  `json:"error,omitempty"`
+	Status *Status `json:"status,omitempty"`
+}
+
+// maxRequestLine bounds the request line.
+const maxRequestLine = 4 << 10
+
+// serveControl accepts control connections until ln is closed. Each
+// connection has a goroutine, which ends with the connection (a connect
+// ends when its client or the hub closes it).
+func (s *Session) serveControl(ctx context.Context, ln net.Listener) {
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			return // closed at shutdown
+		}
+		go s.control(ctx, conn)
+	}
+}
+
+func (s *Session) control(ctx context.Context, conn net.Conn) {
+	if err := checkPeer(conn); err != nil {
+		s.log.Warn("control socket: connection refused", "error", err)
+		conn.Close()
+		return
+	}
+	// The request line is read a byte at a time: anything after it is the
+	// client's first MCP message, which must not be swallowed by a buffer.
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	line, err := readLine(conn, maxRequestLine)
+	_ = conn.SetReadDeadline(time.Time{})
+	var req controlRequest
+	if err == nil {
+		err = json.Unmarshal(line, &req)
+	}
+	if err != nil {
+		answer(conn, controlAnswer{Error: fmt.Sprintf("bad control request: %v", err)})
+		conn.Close()
+		return
+	}
+	switch req.Op {
+	case "status":
+		answer(conn, controlAnswer{OK: true, Status: s.Status()})
+		conn.Close()
+	case "reload":
+		s.Reload(true)
+		st := s.Status()
+		a := controlAnswer{OK: st.Reload.OK, Status: st}
+		if !st.Reload.OK {
+			a.Error = st.Reload.Error
+		}
+		answer(conn, a)
+		conn.Close()
+	case "connect":
+		h, err := s.hub(req.Server)
+		if err != nil {
+			answer(conn, controlAnswer{Error: err.Error()})
+			conn.Close()
+			return
+		}
+		if err := answer(conn, controlAnswer{OK: true}); err != nil {
+			conn.Close()
+			return
+		}
+		h.Serve(ctx, conn)
+	default:
+		answer(conn, controlAnswer{Error: fmt.Sprintf("unknown control request %q", req.Op)})
+		conn.Close()
+	}
+}
+
+func answer(w io.Writer, a controlAnswer) error {
+	b, err := json.MarshalNoEscape(a)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+func readLine(r io.Reader, max int) ([]byte, error) {
+	var line []byte
+	var b [1]byte
+	for len(line) <= max {
+		if _, err := r.Read(b[:]); err != nil {
+			return nil, err
+		}
+		if b[0] == '\n' {
+			return line, nil
+		}
+		line = append(line, b[0])
+	}
+	return nil, errors.New("request line too long")
+}
+
+// checkPeer accepts only processes of this user: the runtime dir is
+// private already (0700), and this holds even if someone loosened it.
+func checkPeer(conn net.Conn) error {
+	uc, ok := conn.(*net.UnixConn)
+	if !ok {
+		return errors.New("not a unix socket")
+	}
+	raw, err := uc.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var cred *syscall.Ucred
+	var credErr error
+	if err := raw.Control(func(fd uintptr) {
+		cred, credErr = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
+	}); err != nil {
+		return err
+	}
+	if credErr != nil {
+		return credErr
+	}
+	if int(cred.Uid) != os.Getuid() {
+		return fmt.Errorf("peer pid %d runs as uid %d, not %d", cred.Pid, cred.Uid, os.Getuid())
+	}
+	return nil
+}
+
+// NotRunningError says that a workspace has no launcher.
+type NotRunningError struct{ Workspace string }
+
+func (e *NotRunningError) Error() string {
+	return fmt.Sprintf("no launcher is running for workspace %q (start one with mcpgen launch --workspace %s)", e.Workspace, e.Workspace)
+}
+
+// dialControl connects to a workspace's control socket and sends a request.
+func dialControl(workspace string, req controlRequest) (net.Conn, *controlAnswer, error) {
+	dir, err := RuntimeDir(workspace)
+	if err != nil {
+		return nil, nil, err
+	}
+	path, err := SocketPath(dir, ControlSocket)
+	if err != nil {
+		return nil, nil, err
+	}
+	conn, err := net.DialTimeout("unix", path, 5*time.Second)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED) {
+			return nil, nil, &NotRunningError{workspace}
+		}
+		return nil, nil, err
+	}
+	b, _ := json.Marshal(req)
+	if _, err := conn.Write(append(b, '\n')); err != nil {
+		conn.Close()
+		return nil, nil, err
+	}
+	line, err := readLine(conn, 64<<20)
+	if err != nil {
+		conn.Close()
+		return nil, nil, fmt.Errorf("the launcher of workspace %q did not answer: %v", workspace, err)
+	}
+	var a controlAnswer
+	if err := json.Unmarshal(line, &a); err != nil {
+		conn.Close()
+		return nil, nil, err
+	}
+	return conn, &a, nil
+}
+
+// QueryStatus asks the launcher of workspace for its status.
+func QueryStatus(workspace string) (*Status, error) {
+	conn, a, err := dialControl(workspace, controlRequest{Op: "status"})
+	if err != nil {
+		return nil, err
+	}
+	conn.Close()
+	if !a.OK || a.Status == nil {
+		return nil, errors.New(a.Error)
+	}
+	return a.Status, nil
+}
+
+// RequestReload asks the launcher of workspace to reload its manifest.
+func RequestReload(workspace string) (*Status, error) {
+	conn, a, err := dialControl(workspace, controlRequest{Op: "reload"})
+	if err != nil {
+		return nil, err
+	}
+	conn.Close()
+	if !a.OK {
+		return a.Status, errors.New(a.Error)
+	}
+	return a.Status, nil
+}
+
+// Connect opens an MCP connection to a server of workspace, through its
+// launcher's hub.
+func Connect(workspace, server string) (net.Conn, error) {
+	conn, a, err := dialControl(workspace, controlRequest{Op: "connect", Server: server})
+	if err != nil {
+		return nil, err
+	}
+	if !a.OK {
+		conn.Close()
+		return nil, errors.New(a.Error)
+	}
+	return conn, nil
+}

@@ -1,0 +1,399 @@
+package launcher
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/mcpgen/mcpgen/mcp"
+)
+
+// hang guards: generous, never a timing assertion.
+const (
+	waitLong  = 20 * time.Second
+	waitQuiet = 300 * time.Millisecond // how long "nothing arrives" is watched
+)
+
+// testHub is a hub with a test server process behind it.
+type testHub struct {
+	t    *testing.T
+	hub  *Hub
+	proc *Process
+	up   *upstream
+	root string
+}
+
+func newTestHub(t *testing.T, mode string, extra ...string) *testHub {
+	t.Helper()
+	root := t.TempDir()
+	th := &testHub{t: t, hub: NewHub("test", root, slog.New(slog.DiscardHandler)), root: root}
+	th.start(mode, extra...)
+	t.Cleanup(func() {
+		th.hub.Close()
+		th.proc.Kill()
+	})
+	return th
+}
+
+// start runs a server process and makes it the hub's.
+func (th *testHub) start(mode string, extra ...string) {
+	th.t.Helper()
+	p, err := Start(testServerSpec(th.t, mode, extra...))
+	if err != nil {
+		th.t.Fatal(err)
+	}
+	up := th.hub.newUpstream(p.Stdout(), p.Stdin())
+	go up.run()
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	init, tools, err := up.initialize(ctx)
+	if err != nil {
+		th.t.Fatal(err)
+	}
+	th.proc, th.up = p, up
+	th.hub.attach(up, init, tools)
+}
+
+// crash kills the server as a crash would, and detaches it.
+func (th *testHub) crash() {
+	th.proc.Kill()
+	<-th.up.done
+	th.hub.detach(th.up)
+}
+
+// rawClient speaks to a hub line by line, so that tests choose ids and
+// tokens freely and see every message.
+type rawClient struct {
+	t    *testing.T
+	conn net.Conn
+	w    *mcp.Writer
+	in   chan *mcp.Message // everything the hub sends
+}
+
+func (th *testHub) client(name string, caps string) *rawClient {
+	th.t.Helper()
+	ours, theirs := net.Pipe()
+	served := make(chan struct{})
+	go func() { defer close(served); th.hub.Serve(context.Background(), theirs) }()
+	c := &rawClient{t: th.t, conn: ours, w: mcp.NewWriter(ours), in: make(chan *mcp.Message, 1000)}
+	go func() {
+		defer close(c.in)
+		r := mcp.NewReader(ours)
+		for {
+			msg, err := r.Read()
+			if err != nil {
+				return
+			}
+			c.in <- msg
+		}
+	}()
+	th.t.Cleanup(func() { ours.Close(); <-served })
+	if caps == "" {
+		caps = "{}"
+	}
+	c.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":` + caps + `,"clientInfo":{"name":"` + name + `","version":"1.0"}}}`)
+	if m := c.next(); m.Error != nil {
+		th.t.Fatalf("initialize: %v", m.Error)
+	}
+	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return c
+}
+
+func (c *rawClient) send(line string) {
+	c.t.Helper()
+	if err := c.w.WriteLine([]byte(line)); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+func (c *rawClient) call(id, tool, args string) {
+	c.t.Helper()
+	c.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"` + tool + `","arguments":` + args + `}}`)
+}
+
+// next returns the next message from the hub.
+func (c *rawClient) next() *mcp.Message {
+	c.t.Helper()
+	select {
+	case m, ok := <-c.in:
+		if !ok {
+			c.t.Fatal("the hub closed the connection")
+		}
+		return m
+	case <-time.After(waitLong):
+		c.t.Fatal("nothing from the hub")
+	}
+	return nil
+}
+
+// quiet fails if the hub sends anything within waitQuiet.
+func (c *rawClient) quiet() {
+	c.t.Helper()
+	select {
+	case m := <-c.in:
+		c.t.Errorf("unexpected message: %s", m.AppendJSON(nil))
+	case <-time.After(waitQuiet):
+	}
+}
+
+func resultText(t *testing.T, m *mcp.Message) string {
+	t.Helper()
+	if m.Error != nil {
+		t.Fatalf("error response: %v", m.Error)
+	}
+	var r mcp.CallToolResult
+	if err := json.Unmarshal(m.Result, &r); err != nil || len(r.Content) == 0 {
+		t.Fatalf("not a tool result: %s", m.Result)
+	}
+	return r.Content[0].Text
+}
+
+func TestHubInitialize(t *testing.T) {
+	th := newTestHub(t, "echo")
+	c := th.client("a", "")
+	_ = c
+	// A second client asking a version the server does not speak gets the
+	// server's; listChanged is advertised whatever the server said.
+	ours, theirs := net.Pipe()
+	go th.hub.Serve(context.Background(), theirs)
+	defer ours.Close()
+	w, r := mcp.NewWriter(ours), mcp.NewReader(ours)
+	_ = w.WriteLine([]byte(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2099-01-01","capabilities":{},"clientInfo":{"name":"b","version":"2"}}}`))
+	m, err := r.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		ProtocolVersion string `json:"protocolVersion"`
+		Capabilities    struct {
+			Tools struct {
+				ListChanged bool `json:"listChanged"`
+			} `json:"tools"`
+		} `json:"capabilities"`
+		ServerInfo mcp.Implementation `json:"serverInfo"`
+	}
+	if err := json.Unmarshal(m.Result, &res); err != nil {
+		t.Fatal(err)
+	}
+	if m.ID.String() != `"init"` || res.ProtocolVersion != mcp.LatestVersion || !res.Capabilities.Tools.ListChanged || res.ServerInfo.Name != "testserver" {
+		t.Errorf("got id %s, %+v", m.ID, res)
+	}
+	if got := th.hub.Clients(); len(got) != 2 || got[0] != "a 1.0" || got[1] != "b 2" {
+		t.Errorf("clients: got %v", got)
+	}
+}
+
+// TestHubIDs: clients using the same ids, of both types, each get their
+// own answers, under their ids exactly as sent.
+func TestHubIDs(t *testing.T) {
+	th := newTestHub(t, "echo")
+	a, b := th.client("a", ""), th.client("b", "")
+	for i, id := range []string{`1`, `"1"`, `-5`, `"x y"`, `9007199254740993`} {
+		a.call(id, "echo", fmt.Sprintf(`{"text":"a%d"}`, i))
+		b.call(id, "echo", fmt.Sprintf(`{"text":"b%d"}`, i))
+		for _, c := range []*rawClient{a, b} {
+			m := c.next()
+			who := map[*rawClient]string{a: "a", b: "b"}[c]
+			if m.ID.String() != id || resultText(t, m) != fmt.Sprint(who, i) {
+				t.Errorf("client %s, id %s: got id %s, %s", who, id, m.ID, m.AppendJSON(nil))
+			}
+		}
+	}
+}
+
+// TestHubConcurrentClients: 8 clients with many requests in flight each get
+// exactly their own answers.
+func TestHubConcurrentClients(t *testing.T) {
+	th := newTestHub(t, "echo")
+	const clients, calls = 8, 200
+	var wg sync.WaitGroup
+	for i := range clients {
+		c := th.client(fmt.Sprint("c", i), "")
+		wg.Go(func() {
+			for n := range calls {
+				c.call(fmt.Sprint(n), "echo", fmt.Sprintf(`{"text":"%d-%d"}`, i, n))
+			}
+			seen := map[string]bool{}
+			for range calls {
+				m := c.next()
+				want := fmt.Sprintf("%d-%s", i, m.ID)
+				if got := resultText(t, m); got != want {
+					t.Errorf("client %d: id %s answered %q", i, m.ID, got)
+				}
+				seen[m.ID.String()] = true
+			}
+			if len(seen) != calls {
+				t.Errorf("client %d: %d distinct answers, want %d", i, len(seen), calls)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// TestHubCancel: two clients with the same id; one cancels, and only its
+// request stops.
+func TestHubCancel(t *testing.T) {
+	th := newTestHub(t, "echo")
+	a, b := th.client("a", ""), th.client("b", "")
+	a.call("7", "slow", `{"ms":20000}`)
+	b.call("7", "slow", `{"ms":200}`)
+	a.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"no longer needed"}}`)
+	if m := b.next(); m.ID.String() != "7" || resultText(t, m) != "slept" {
+		t.Errorf("b: got %s", m.AppendJSON(nil))
+	}
+	a.quiet() // a cancelled request gets no response
+	a.call("8", "echo", `{"text":"still here"}`)
+	if m := a.next(); resultText(t, m) != "still here" {
+		t.Errorf("a after cancel: got %s", m.AppendJSON(nil))
+	}
+}
+
+// TestHubProgress: two clients with the same progress token each get their
+// own progress, under their own token.
+func TestHubProgress(t *testing.T) {
+	th := newTestHub(t, "echo")
+	a, b := th.client("a", ""), th.client("b", "")
+	for _, c := range []*rawClient{a, b} {
+		c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"progress","arguments":{"steps":3},"_meta":{"progressToken":"tok"}}}`)
+	}
+	for _, c := range []*rawClient{a, b} {
+		var progress []float64
+		for {
+			m := c.next()
+			if m.IsResponse() {
+				if resultText(t, m) != "done" {
+					t.Errorf("result: %s", m.AppendJSON(nil))
+				}
+				break
+			}
+			var p struct {
+				Token    string  `json:"progressToken"`
+				Progress float64 `json:"progress"`
+			}
+			if err := json.Unmarshal(m.Params, &p); err != nil || m.Method != "notifications/progress" || p.Token != "tok" {
+				t.Fatalf("got %s", m.AppendJSON(nil))
+			}
+			progress = append(progress, p.Progress)
+		}
+		if fmt.Sprint(progress) != "[1 2 3]" {
+			t.Errorf("progress: got %v", progress)
+		}
+	}
+}
+
+// TestHubServerRequests: the hub answers ping and roots/list itself, routes
+// sampling to a client that can answer, and rejects what nobody can.
+func TestHubServerRequests(t *testing.T) {
+	th := newTestHub(t, "echo")
+	plain := th.client("plain", "")
+	plain.call("1", "roots", `{}`)
+	if got := resultText(t, plain.next()); !strings.Contains(got, `"uri":"file://`+th.root+`"`) {
+		t.Errorf("roots: got %s", got)
+	}
+	plain.call("2", "sample", `{}`)
+	if got := resultText(t, plain.next()); !strings.HasPrefix(got, "error -32601: no client") {
+		t.Errorf("sampling without a capable client: got %s", got)
+	}
+
+	sampler := th.client("sampler", `{"sampling":{}}`)
+	plain.call("3", "sample", `{}`)
+	req := sampler.next()
+	if req.Method != "sampling/createMessage" || !req.ID.IsValid() {
+		t.Fatalf("sampler got %s", req.AppendJSON(nil))
+	}
+	sampler.send(`{"jsonrpc":"2.0","id":` + req.ID.String() + `,"result":{"role":"assistant","content":{"type":"text","text":"from the sampler"}}}`)
+	if got := resultText(t, plain.next()); !strings.Contains(got, "from the sampler") {
+		t.Errorf("sampling answered by another client: got %s", got)
+	}
+}
+
+// TestHubRestart: a crash answers the requests in flight with an error, the
+// clients stay, and they learn that the new process has other tools.
+func TestHubRestart(t *testing.T) {
+	th := newTestHub(t, "echo")
+	c := th.client("a", "")
+	c.call("1", "slow", `{"ms":20000}`)
+	time.Sleep(50 * time.Millisecond) // let it reach the server; not a timing assertion
+	th.crash()
+	m := c.next()
+	if m.ID.String() != "1" || m.Error == nil || m.Error.Code != CodeUnavailable {
+		t.Fatalf("in flight at the crash: got %s", m.AppendJSON(nil))
+	}
+
+	// Same tools: no list_changed. Other tools: list_changed.
+	th.start("echo")
+	c.call("2", "echo", `{"text":"back"}`)
+	if m := c.next(); resultText(t, m) != "back" {
+		t.Errorf("after restart: got %s", m.AppendJSON(nil))
+	}
+	th.crash()
+	th.start("echo", "MCPGEN_TESTSERVER_TOOLS=echo")
+	if m := c.next(); m.Method != "notifications/tools/list_changed" {
+		t.Errorf("after a restart with other tools: got %s", m.AppendJSON(nil))
+	}
+	if got := th.hub.Tools(); fmt.Sprint(got) != "[echo]" {
+		t.Errorf("tools: got %v", got)
+	}
+}
+
+// TestHubWaitsForRestart: a request made while the server is down waits for
+// the next one.
+func TestHubWaitsForRestart(t *testing.T) {
+	th := newTestHub(t, "echo")
+	c := th.client("a", "")
+	th.crash()
+	c.call("1", "echo", `{"text":"waited"}`)
+	time.Sleep(50 * time.Millisecond)
+	th.start("echo")
+	if m := c.next(); resultText(t, m) != "waited" {
+		t.Errorf("got %s", m.AppendJSON(nil))
+	}
+
+	th.crash()
+	th.hub.fail(fmt.Errorf("server %q failed: test", "test"))
+	c.call("2", "echo", `{"text":"x"}`)
+	if m := c.next(); m.Error == nil || !strings.Contains(m.Error.Message, "failed: test") {
+		t.Errorf("while failed: got %s", m.AppendJSON(nil))
+	}
+}
+
+// TestHubListChanged: the server's list_changed is re-listed and passed on.
+func TestHubListChanged(t *testing.T) {
+	th := newTestHub(t, "echo")
+	a, b := th.client("a", ""), th.client("b", "")
+	a.call("1", "add", `{}`)
+	var sawResult, sawChange bool
+	for !(sawResult && sawChange) {
+		m := a.next()
+		sawResult = sawResult || m.IsResponse()
+		sawChange = sawChange || m.Method == "notifications/tools/list_changed"
+	}
+	if m := b.next(); m.Method != "notifications/tools/list_changed" {
+		t.Errorf("b: got %s", m.AppendJSON(nil))
+	}
+	if got := th.hub.Tools(); !strings.Contains(fmt.Sprint(got), "extra") {
+		t.Errorf("tools after list_changed: %v", got)
+	}
+}
+
+// TestHubClose: removing the server disconnects its clients.
+func TestHubClose(t *testing.T) {
+	th := newTestHub(t, "echo")
+	c := th.client("a", "")
+	th.hub.Close()
+	select {
+	case _, ok := <-c.in:
+		if ok {
+			t.Error("a message after Close")
+		}
+	case <-time.After(waitLong):
+		t.Fatal("the client was not disconnected")
+	}
+}

@@ -1,0 +1,178 @@
+package launcher
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// lockFile is the name of the session lock in a runtime dir. It holds the
+// pid of the launcher that holds the lock.
+const lockFile = "lock"
+
+// A SessionLock makes its holder the one launcher of a workspace. It is an
+// flock on runtimeDir/lock, held through an open descriptor for the
+// session's life, so the kernel releases it when the launcher dies however
+// it dies (kill -9 included): there is no stale lock to clean up. The
+// descriptor is close-on-exec, so the servers the launcher starts never
+// hold the lock on its behalf.
+//
+// The lock file is never removed: a file removed while another launcher has
+// it open but not yet locked would let two launchers lock two different
+// files of the same name.
+type SessionLock struct {
+	f *os.File
+}
+
+// A LockedError is a workspace whose lock another launcher holds.
+type LockedError struct {
+	Workspace string
+	Pid       int // the holder's pid; 0 when it could not be read
+}
+
+func (e *LockedError) Error() string {
+	who := "pid unknown"
+	if e.Pid > 0 {
+		who = "pid " + strconv.Itoa(e.Pid)
+	}
+	return fmt.Sprintf("workspace %q already has a launcher (%s); stop it first, or use mcpgen status --workspace %s", e.Workspace, who, e.Workspace)
+}
+
+// Lock takes the session lock of the workspace whose runtime dir this is
+// (as RuntimeDir returns it: its last element is the workspace id), without
+// waiting, and writes the caller's pid into it. When another launcher holds
+// it, the error is a *LockedError.
+func Lock(runtimeDir string) (*SessionLock, error) {
+	path := filepath.Join(runtimeDir, lockFile)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("session lock: %w", err)
+	}
+	pid, held, err := tryLock(f, syscall.LOCK_EX)
+	if err != nil || held {
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("session lock: %w", err)
+		}
+		return nil, &LockedError{Workspace: filepath.Base(runtimeDir), Pid: pid}
+	}
+	// Write the pid, then cut what is left of a longer one: a reader sees
+	// the old pid, or the new one, or the new one followed by debris after
+	// its newline, never a blend.
+	b := strconv.AppendInt(nil, int64(os.Getpid()), 10)
+	b = append(b, '\n')
+	if _, err := f.WriteAt(b, 0); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("session lock: %w", err)
+	}
+	if err := f.Truncate(int64(len(b))); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("session lock: %w", err)
+	}
+	return &SessionLock{f: f}, nil
+}
+
+// Unlock releases the lock and clears the pid it holds. Call it once, after
+// everything the session started has ended.
+func (l *SessionLock) Unlock() error {
+	if l == nil || l.f == nil {
+		return nil
+	}
+	terr := l.f.Truncate(0)
+	cerr := l.f.Close() // releases the flock
+	l.f = nil
+	if cerr != nil {
+		return fmt.Errorf("session lock: %w", cerr)
+	}
+	if terr != nil {
+		return fmt.Errorf("session lock: %w", terr)
+	}
+	return nil
+}
+
+// Holder reports whether a launcher holds the lock in runtimeDir, and its
+// pid (0 when it could not be read). It tests the lock with a shared lock
+// that it drops at once: two callers of Holder never disturb each other, and
+// a launcher starting at that instant retries rather than fail (see
+// tryLock).
+func Holder(runtimeDir string) (pid int, running bool) {
+	f, err := os.OpenFile(filepath.Join(runtimeDir, lockFile), os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return 0, false // no lock file: no launcher ever ran here
+	}
+	defer f.Close() // drops the shared lock, if we took it
+	pid, held, err := tryLock(f, syscall.LOCK_SH)
+	if err != nil {
+		return 0, false
+	}
+	return pid, held
+}
+
+// How long a lock attempt keeps trying when the lock is held but its pid is
+// missing or dead. That is the case for an instant after another launcher
+// locks and before it writes its pid, and while a Holder probe holds its
+// shared lock: waiting a little turns both into a clear answer.
+const (
+	lockRetries    = 20
+	lockRetryDelay = 10 * time.Millisecond
+)
+
+// tryLock takes an flock of kind how on f without blocking. When another
+// holds it, it returns held and the holder's pid, read from f.
+func tryLock(f *os.File, how int) (pid int, held bool, err error) {
+	for attempt := 0; ; attempt++ {
+		err := flock(f, how|syscall.LOCK_NB)
+		if err == nil {
+			return 0, false, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			return 0, false, &os.PathError{Op: "flock", Path: f.Name(), Err: err}
+		}
+		pid = readLockPid(f)
+		if (pid > 0 && alive(pid)) || attempt == lockRetries {
+			return pid, true, nil
+		}
+		time.Sleep(lockRetryDelay)
+	}
+}
+
+// flock calls flock(2) through the descriptor without f.Fd, which would put
+// it in blocking mode.
+func flock(f *os.File, how int) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var ferr error
+	if err := rc.Control(func(fd uintptr) { ferr = syscall.Flock(int(fd), how) }); err != nil {
+		return err
+	}
+	return ferr
+}
+
+// readLockPid reads the pid on the first line of a lock file, or 0.
+func readLockPid(f *os.File) int {
+	var b [32]byte
+	n, _ := f.ReadAt(b[:], 0)
+	line, _, ok := bytes.Cut(b[:n], []byte{'\n'})
+	if !ok {
+		return 0
+	}
+	pid, err := strconv.Atoi(string(line))
+	if err != nil || pid <= 0 {
+		return 0
+	}
+	return pid
+}
+
+// alive reports whether a process with this pid exists (EPERM: it exists,
+// but is another user's).
+func alive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}

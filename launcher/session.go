@@ -1,0 +1,577 @@
+package launcher
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/mcpgen/mcpgen/manifest"
+)
+
+// Options configure a session.
+type Options struct {
+	Workspace string
+	// Load reads the manifest: at the start and at every reload.
+	Load func() (*manifest.Manifest, error)
+	// Context holds --dir and --user; WorkspaceID is set from Workspace.
+	Context manifest.ContextOptions
+	// Self is the mcpgen binary, which runs built-in and declared servers.
+	Self string
+	// Env is the environment servers inherit (default: this process's).
+	Env []string
+	// Log receives one record per event: a server's state, a reload.
+	Log *slog.Logger
+	// Changed, if set, is called after every event (to redraw a table).
+	Changed func()
+	// Reload delivers requests to reload (SIGHUP); failed servers are
+	// retried too.
+	Reload <-chan struct{}
+	// Debounce is the quiet time the watcher waits for after a change.
+	Debounce time.Duration
+	Timing   Timing
+}
+
+// A Session is one workspace's launcher: it holds the workspace's lock,
+// runs a supervisor and a hub per stdio server, follows the manifest, and
+// answers the control socket (status, connect).
+type Session struct {
+	opts       Options
+	timing     Timing
+	log        *slog.Logger
+	runtimeDir string
+	stateDir   string
+	started    time.Time
+	record     *Record
+
+	// reloading serializes reloads: the watcher's, SIGHUP's and the
+	// control socket's, so that a manifest read earlier is never applied
+	// after one read later.
+	reloading sync.Mutex
+	// rebuilds are the goroutines of rebuild; shutdown waits for them.
+	rebuilds sync.WaitGroup
+
+	mu       sync.Mutex
+	m        *manifest.Manifest
+	ctx      *manifest.Context
+	servers  map[string]*supervisor
+	logs     map[string]*LogFile
+	reload   ReloadStatus
+	building map[string]bool // servers being rebuilt after a source change
+	again    map[string]bool // ... whose sources changed again meanwhile
+	closing  bool            // shutdown has begun: nothing starts any more
+	sessCtx  context.Context
+}
+
+// ControlSocket is the name of the session's socket in its runtime dir.
+const ControlSocket = "control"
+
+// NewSession prepares a session; Run starts it.
+func NewSession(opts Options) *Session {
+	if opts.Env == nil {
+		opts.Env = os.Environ()
+	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	if opts.Debounce <= 0 {
+		opts.Debounce = 200 * time.Millisecond
+	}
+	opts.Context.WorkspaceID = opts.Workspace
+	return &Session{
+		opts:     opts,
+		timing:   opts.Timing.withDefaults(),
+		log:      opts.Log,
+		servers:  make(map[string]*supervisor),
+		logs:     make(map[string]*LogFile),
+		building: make(map[string]bool),
+		again:    make(map[string]bool),
+	}
+}
+
+// Run runs the session until ctx ends, then stops every server in parallel
+// and returns. When hurry ends too (a second signal), the servers' grace
+// periods are skipped. Run fails before starting anything when the
+// workspace already has a launcher or the manifest is invalid.
+func (s *Session) Run(ctx, hurry context.Context) error {
+	var err error
+	if s.runtimeDir, err = RuntimeDir(s.opts.Workspace); err != nil {
+		return err
+	}
+	if s.stateDir, err = StateDir(s.opts.Workspace); err != nil {
+		return err
+	}
+	lock, err := Lock(s.runtimeDir)
+	if err != nil {
+		return err
+	}
+	defer lock.Unlock()
+
+	// What a launcher killed with -9 left behind goes first.
+	reaped, err := Reap(s.runtimeDir)
+	if err != nil {
+		s.log.Warn("reaping what an earlier launcher left", "error", err)
+	}
+	if len(reaped) > 0 {
+		s.log.Info("ended processes an earlier launcher left behind", "pids", reaped)
+	}
+	if s.record, err = NewRecord(s.runtimeDir); err != nil {
+		return err
+	}
+
+	m, c, err := s.load()
+	if err != nil {
+		return err
+	}
+	sockPath, err := SocketPath(s.runtimeDir, ControlSocket)
+	if err != nil {
+		return err
+	}
+	os.Remove(sockPath) // a stale socket: the lock says nobody uses it
+	ln, err := net.Listen("unix", sockPath)
+	if err != nil {
+		return fmt.Errorf("control socket: %w", err)
+	}
+	if err := os.Chmod(sockPath, 0o600); err != nil {
+		ln.Close()
+		return err
+	}
+	defer os.Remove(sockPath)
+
+	s.mu.Lock()
+	s.started = time.Now()
+	s.sessCtx = ctx
+	s.mu.Unlock()
+	s.apply(m, c, false)
+	s.log.Info("session started", "workspace", s.opts.Workspace, "manifest", m.File, "servers", len(s.servers), "control", sockPath)
+
+	served := make(chan struct{})
+	go func() { defer close(served); s.serveControl(ctx, ln) }()
+
+	var events <-chan WatchEvent
+	var watchErrs <-chan error
+	var watcher *Watcher
+	if m.Path != "" {
+		if watcher, err = NewWatcher(m.Path, s.opts.Debounce); err != nil {
+			s.log.Warn("not watching the manifest", "error", err)
+		} else {
+			defer watcher.Close()
+			events, watchErrs = watcher.Events(), watcher.Errors()
+			s.watchSources(watcher)
+		}
+	}
+
+	for {
+		select {
+		case <-ctx.Done():
+			ln.Close()
+			s.shutdown(hurry)
+			<-served
+			s.log.Info("session stopped", "workspace", s.opts.Workspace)
+			return nil
+		case ev, ok := <-events:
+			if !ok {
+				events = nil
+				continue
+			}
+			if ev.Manifest {
+				s.Reload(false)
+				if watcher != nil {
+					s.watchSources(watcher)
+				}
+			}
+			for _, name := range ev.Sources {
+				s.rebuild(name)
+			}
+		case err, ok := <-watchErrs:
+			if !ok {
+				watchErrs = nil
+				continue
+			}
+			s.log.Warn("watching files", "error", err)
+		case <-s.opts.Reload:
+			s.Reload(true)
+			if watcher != nil {
+				s.watchSources(watcher)
+			}
+		}
+	}
+}
+
+// load reads the manifest and resolves the workspace context.
+func (s *Session) load() (*manifest.Manifest, *manifest.Context, error) {
+	m, err := s.opts.Load()
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := m.Context(s.opts.Context)
+	if err != nil {
+		return nil, nil, err
+	}
+	return m, c, nil
+}
+
+// Reload reads the manifest again and applies it. An invalid manifest
+// changes nothing: the error is logged and shown by status. retryFailed
+// restarts failed servers even when their configuration did not change.
+func (s *Session) Reload(retryFailed bool) {
+	s.reloading.Lock()
+	defer s.reloading.Unlock()
+	m, c, err := s.load()
+	now := time.Now().UTC()
+	s.mu.Lock()
+	s.reload = ReloadStatus{At: &now, OK: err == nil}
+	if err != nil {
+		s.reload.Error = err.Error()
+	}
+	s.mu.Unlock()
+	if err != nil {
+		s.log.Error("reload failed: keeping the running servers", "error", err)
+		s.changed()
+		return
+	}
+	s.apply(m, c, retryFailed)
+	s.log.Info("reloaded", "manifest", m.File)
+}
+
+// apply makes the running servers match m: removed servers stop, added ones
+// start, changed ones restart, and the others keep their process.
+func (s *Session) apply(m *manifest.Manifest, c *manifest.Context, retryFailed bool) {
+	want := map[string]*serverConfig{}
+	for _, srv := range m.Servers {
+		if srv.Enabled && srv.Kind.Stdio() {
+			want[srv.Name] = s.configure(m, c, srv)
+		}
+	}
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock() // a reload that raced the shutdown: start nothing
+		return
+	}
+	s.m, s.ctx = m, c
+	var stop []*supervisor
+	var restart []func()
+	for name, v := range s.servers {
+		cfg, keep := want[name]
+		if !keep {
+			stop = append(stop, v)
+			delete(s.servers, name)
+			continue
+		}
+		v.hub.setRoot(c.WorkspaceDir)
+		old := v.config()
+		if cfg.key != old.key || retryFailed && v.currentState() == Failed {
+			restart = append(restart, func() { v.restart(cfg) })
+		} else {
+			v.adopt(cfg) // descriptions, providers: nothing to restart
+		}
+	}
+	var start []*supervisor
+	for _, name := range slices.Sorted(maps.Keys(want)) {
+		if _, ok := s.servers[name]; !ok {
+			v := newSupervisor(s, want[name], NewHub(name, c.WorkspaceDir, s.log))
+			s.servers[name] = v
+			start = append(start, v)
+		}
+	}
+	s.mu.Unlock()
+
+	var wg sync.WaitGroup
+	for _, v := range stop {
+		wg.Go(func() {
+			v.stop(context.Background())
+			v.hub.Close()
+			s.log.Info("server removed", "server", v.name)
+		})
+	}
+	for _, r := range restart {
+		wg.Go(r)
+	}
+	wg.Wait()
+	for _, v := range start {
+		go v.run()
+	}
+	s.changed()
+}
+
+// configure resolves how to run srv; a reference that cannot be resolved
+// leaves the server failed with that reason.
+func (s *Session) configure(m *manifest.Manifest, c *manifest.Context, srv *manifest.Server) *serverConfig {
+	cfg := &serverConfig{server: srv, m: m}
+	cfg.spec, cfg.err = ServerSpec(m, srv, c, s.opts.Self, s.opts.Env)
+	cfg.key = restartKey(srv, cfg.spec, cfg.err)
+	return cfg
+}
+
+// restartKey sums up what a server's process depends on: its resolved
+// command line and environment, and for servers mcpgen runs itself, their
+// definition. Descriptions and provider filters are left out: changing
+// them restarts nothing.
+func restartKey(srv *manifest.Server, spec *Spec, err error) string {
+	def := *srv
+	def.Description, def.Providers, def.Pos, def.Watch = "", nil, manifest.Position{}, nil
+	tools := make([]manifest.Tool, len(def.Tools))
+	for i, t := range def.Tools {
+		tools[i] = *t
+		tools[i].Pos = manifest.Position{}
+	}
+	var env []string
+	var path, dir string
+	var args []string
+	if spec != nil {
+		env = slices.Sorted(slices.Values(spec.Env))
+		path, dir, args = spec.Path, spec.Dir, spec.Args
+	}
+	errText := ""
+	if err != nil {
+		errText = err.Error()
+	}
+	b, _ := json.Marshal(struct {
+		Def   manifest.Server
+		Tools []manifest.Tool
+		Path  string
+		Args  []string
+		Dir   string
+		Env   []string
+		Err   string
+	}{def, tools, path, args, dir, env, errText})
+	return string(b)
+}
+
+func (v *supervisor) config() *serverConfig {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.cfg
+}
+
+func (v *supervisor) currentState() State {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.state
+}
+
+// watchSources tells the watcher which files each server is built from.
+func (s *Session) watchSources(w *Watcher) {
+	s.mu.Lock()
+	m := s.m
+	sources := map[string][]string{}
+	for name, v := range s.servers {
+		if srv := v.config().server; len(srv.Build) > 0 && len(srv.Watch) > 0 {
+			sources[name] = srv.Watch
+		}
+	}
+	s.mu.Unlock()
+	if err := w.SetSources(m.Dir, sources); err != nil {
+		s.log.Warn("watching sources", "error", err)
+	}
+}
+
+// rebuild runs a server's build after its sources changed, then restarts
+// it. A failed build keeps the running process and reports the error.
+// Sources that change again during a build make it build once more when
+// it is done: that build may have read them before the change.
+func (s *Session) rebuild(name string) {
+	s.mu.Lock()
+	v := s.servers[name]
+	if v == nil || s.closing {
+		s.mu.Unlock()
+		return
+	}
+	if s.building[name] {
+		s.again[name] = true
+		s.mu.Unlock()
+		return
+	}
+	s.building[name] = true
+	ctx := s.sessCtx
+	s.mu.Unlock()
+	s.rebuilds.Go(func() {
+		for {
+			s.rebuildOnce(ctx, v)
+			s.mu.Lock()
+			again := s.again[name] && ctx.Err() == nil
+			delete(s.again, name)
+			if !again {
+				delete(s.building, name)
+			}
+			s.mu.Unlock()
+			if !again {
+				return
+			}
+		}
+	})
+}
+
+func (s *Session) rebuildOnce(ctx context.Context, v *supervisor) {
+	cfg := v.config()
+	s.log.Info("sources changed: rebuilding", "server", v.name)
+	_, took, err := Build(ctx, cfg.m, cfg.server, s.opts.Env, true)
+	if ctx.Err() != nil {
+		return // the session is ending
+	}
+	if err != nil {
+		v.mu.Lock()
+		v.lastError = err.Error()
+		v.mu.Unlock()
+		s.log.Error("rebuild failed: keeping the running process", "server", v.name, "error", err)
+		s.changed()
+		return
+	}
+	s.log.Info("rebuilt", "server", v.name, "took", took.Round(time.Millisecond).String())
+	// The configuration of now: a reload during the build may have
+	// changed it, and must not be undone.
+	v.restart(v.config())
+}
+
+// build runs a server's build step before it starts, unless its output is
+// up to date.
+func (s *Session) build(ctx context.Context, cfg *serverConfig) error {
+	state, took, err := Build(ctx, cfg.m, cfg.server, s.opts.Env, false)
+	if state == Built && err == nil {
+		s.log.Info("built", "server", cfg.server.Name, "took", took.Round(time.Millisecond).String())
+	}
+	return err
+}
+
+// serverLog returns the server's stderr log, opened once per session.
+func (s *Session) serverLog(name string) (io.Writer, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if l := s.logs[name]; l != nil {
+		return l, nil
+	}
+	l, err := OpenLog(s.logPath(name), DefaultLogMaxBytes, DefaultLogKeep)
+	if err != nil {
+		return nil, err
+	}
+	s.logs[name] = l
+	return l, nil
+}
+
+// logPath is where a server's stderr goes.
+func (s *Session) logPath(name string) string {
+	return filepath.Join(s.stateDir, name+".log")
+}
+
+// recordGroup notes a process group as started (or gone), so that the next
+// launcher can end it if this one is killed.
+func (s *Session) recordGroup(pid int, started bool) {
+	var err error
+	if started {
+		err = s.record.Add(pid)
+	} else {
+		err = s.record.Remove(pid)
+	}
+	if err != nil {
+		s.log.Warn("recording process groups", "error", err)
+	}
+}
+
+// event logs a server's state change.
+func (s *Session) event(server string, state State, detail string, err error) {
+	attrs := []any{"server", server, "state", string(state)}
+	if detail != "" {
+		attrs = append(attrs, "detail", detail)
+	}
+	level := slog.LevelInfo
+	if err != nil {
+		attrs = append(attrs, "error", err.Error())
+		if state == Failed || state == Backoff {
+			level = slog.LevelWarn
+		}
+	}
+	s.log.Log(context.Background(), level, "server "+string(state), attrs...)
+	s.changed()
+}
+
+func (s *Session) changed() {
+	if s.opts.Changed != nil {
+		s.opts.Changed()
+	}
+}
+
+// shutdown stops every server in parallel and disconnects their clients.
+func (s *Session) shutdown(hurry context.Context) {
+	s.mu.Lock()
+	s.closing = true
+	s.mu.Unlock()
+	s.rebuilds.Wait() // the session's context has ended: they end too
+	s.mu.Lock()
+	servers := slices.Collect(maps.Values(s.servers))
+	s.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, v := range servers {
+		wg.Go(func() {
+			v.stop(hurry)
+			v.hub.Close()
+		})
+	}
+	wg.Wait()
+	s.mu.Lock()
+	for _, l := range s.logs {
+		l.Close()
+	}
+	s.mu.Unlock()
+}
+
+// Status returns the session's status.
+func (s *Session) Status() *Status {
+	s.mu.Lock()
+	st := &Status{
+		Workspace: s.opts.Workspace,
+		Pid:       os.Getpid(),
+		StartedAt: s.started.UTC(),
+		Reload:    s.reload,
+	}
+	if s.m != nil {
+		st.Manifest = s.m.File
+		if s.m.Path != "" {
+			st.Manifest = s.m.Path
+		}
+	}
+	if s.ctx != nil {
+		st.Dir = s.ctx.WorkspaceDir
+	}
+	servers := slices.Collect(maps.Values(s.servers))
+	order := map[string]int{}
+	if s.m != nil {
+		for i, srv := range s.m.Servers {
+			order[srv.Name] = i
+		}
+	}
+	s.mu.Unlock()
+	for _, v := range servers {
+		st.Servers = append(st.Servers, v.status())
+	}
+	sort.Slice(st.Servers, func(i, j int) bool { return order[st.Servers[i].Name] < order[st.Servers[j].Name] })
+	return st
+}
+
+// hub returns the hub of a server, or an error naming the servers there are.
+func (s *Session) hub(name string) (*Hub, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if v := s.servers[name]; v != nil {
+		return v.hub, nil
+	}
+	names := slices.Sorted(maps.Keys(s.servers))
+	return nil, fmt.Errorf("workspace %q has no server %q; it has: %s", s.opts.Workspace, name, joinOr(names, "none"))
+}
+
+func joinOr(names []string, none string) string {
+	if len(names) == 0 {
+		return none
+	}
+	return strings.Join(names, ", ")
+}

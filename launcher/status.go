@@ -1,0 +1,108 @@
+package launcher
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Status is what `mcpgen status` shows: the session and each server.
+type Status struct {
+	Workspace string         `json:"workspace"`
+	Pid       int            `json:"pid"`
+	Manifest  string         `json:"manifest"`
+	Dir       string         `json:"dir"`
+	StartedAt time.Time      `json:"started_at"`
+	Reload    ReloadStatus   `json:"reload"`
+	Servers   []ServerStatus `json:"servers"`
+}
+
+// ReloadStatus is the outcome of the last reload of the manifest.
+type ReloadStatus struct {
+	At    *time.Time `json:"at"` // nil before the first reload
+	OK    bool       `json:"ok"`
+	Error string     `json:"error,omitempty"`
+}
+
+// ServerStatus is one server of the session.
+type ServerStatus struct {
+	Name      string        `json:"name"`
+	Kind      string        `json:"kind"`
+	State     State         `json:"state"`
+	Pid       int           `json:"pid"`
+	Restarts  int           `json:"restarts"`
+	Tools     []string      `json:"tools"`
+	StartedAt *time.Time    `json:"started_at"`
+	RetryAt   *time.Time    `json:"retry_at,omitempty"`
+	LastError string        `json:"last_error"`
+	Log       string        `json:"log"`
+	Clients   ClientsStatus `json:"clients"`
+}
+
+// ClientsStatus lists the clients connected to a server.
+type ClientsStatus struct {
+	Count int      `json:"count"`
+	Names []string `json:"names"`
+}
+
+// WriteTable writes the status as an aligned table.
+func (st *Status) WriteTable(w io.Writer, now time.Time) {
+	fmt.Fprintf(w, "workspace %s  pid %d  up %s  manifest %s\n", st.Workspace, st.Pid, since(now, st.StartedAt), st.Manifest)
+	if st.Reload.At != nil {
+		if st.Reload.OK {
+			fmt.Fprintf(w, "last reload: ok, %s ago\n", since(now, *st.Reload.At))
+		} else {
+			fmt.Fprintf(w, "last reload: FAILED %s ago, still running the previous manifest:\n  %s\n",
+				since(now, *st.Reload.At), strings.ReplaceAll(st.Reload.Error, "\n", "\n  "))
+		}
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SERVER\tKIND\tSTATE\tPID\tUP\tRESTARTS\tTOOLS\tCLIENTS\tLAST ERROR")
+	for _, s := range st.Servers {
+		pid, up := "-", "-"
+		if s.Pid != 0 {
+			pid = fmt.Sprint(s.Pid)
+		}
+		if s.StartedAt != nil && s.State == Ready {
+			up = since(now, *s.StartedAt)
+		}
+		state := string(s.State)
+		if s.RetryAt != nil {
+			state += " (" + since(*s.RetryAt, now) + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n", s.Name, s.Kind, state, pid, up, s.Restarts, len(s.Tools), s.Clients.Count, oneLine(s.LastError, 80))
+	}
+	tw.Flush()
+}
+
+func since(now, t time.Time) string {
+	d := now.Sub(t)
+	if d < 0 {
+		d = 0
+	}
+	switch {
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	case d < time.Hour:
+		return d.Round(time.Second).String()
+	}
+	return d.Round(time.Minute).String()
+}
+
+func oneLine(s string, max int) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i] + " ..."
+	}
+	if len(s) > max {
+		s = s[:max-3] + "..."
+	}
+	return s
+}
+
+// lastLine returns the last non-empty line of b.
+func lastLine(b []byte) string {
+	lines := strings.Split(strings.TrimRight(string(b), "\n \t\r"), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
+}

@@ -1,0 +1,522 @@
+package launcher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/mcpgen/mcpgen/manifest"
+	"github.com/mcpgen/mcpgen/mcp"
+)
+
+// A State is where a server is in its life under the launcher.
+type State string
+
+const (
+	Starting State = "starting" // spawned, not ready yet
+	Ready    State = "ready"    // initialized and listed its tools
+	Backoff  State = "backoff"  // crashed; waiting before the next start
+	Failed   State = "failed"   // given up: a reload (or SIGHUP) tries again
+	Stopped  State = "stopped"
+)
+
+// Timing holds the supervisor's delays and limits. The zero value of a
+// field means its default; tests shorten them.
+type Timing struct {
+	BackoffBase   time.Duration // first delay after a crash (1s), doubled each time
+	BackoffMax    time.Duration // longest delay (60s)
+	StableAfter   time.Duration // a run this long resets the delay (30s)
+	FailureLimit  int           // this many crashes (5) ...
+	FailureWindow time.Duration // ... within this window (5m) make the server failed
+	PingInterval  time.Duration // how often a ready server is pinged (30s)
+	PingTimeout   time.Duration // how long a ping may take (10s)
+	PingMisses    int           // unanswered pings in a row that count as a crash (2)
+	StdinGrace    time.Duration // a stopping server's time to exit after its stdin closes (2s)
+	TermGrace     time.Duration // ... and then after SIGTERM, before SIGKILL (3s)
+}
+
+func (t Timing) withDefaults() Timing {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&t.BackoffBase, time.Second)
+	def(&t.BackoffMax, time.Minute)
+	def(&t.StableAfter, 30*time.Second)
+	def(&t.FailureWindow, 5*time.Minute)
+	def(&t.PingInterval, 30*time.Second)
+	def(&t.PingTimeout, 10*time.Second)
+	def(&t.StdinGrace, StdinGrace)
+	def(&t.TermGrace, TermGrace)
+	if t.FailureLimit <= 0 {
+		t.FailureLimit = 5
+	}
+	if t.PingMisses <= 0 {
+		t.PingMisses = 2
+	}
+	return t
+}
+
+// backoff returns the delay before start number attempt+1 after a crash:
+// exponential, capped, with jitter so that servers that crashed together do
+// not restart in lockstep.
+func (t Timing) backoff(attempt int) time.Duration {
+	d := t.BackoffBase << min(attempt, 30)
+	if d <= 0 || d > t.BackoffMax {
+		d = t.BackoffMax
+	}
+	jitter := time.Duration(rand.Int64N(int64(d)/5 + 1)) // up to +20%
+	return d + jitter
+}
+
+// serverConfig is what a supervisor needs to run one server of a manifest.
+type serverConfig struct {
+	server *manifest.Server
+	m      *manifest.Manifest
+	spec   *Spec  // nil when err is set
+	err    error  // why the server cannot be started: no retry can fix it
+	key    string // what a restart depends on: when it changes, restart
+}
+
+// A supervisor keeps one server running: it starts the process, makes it
+// ready through its hub, pings it, restarts it after a crash with backoff,
+// and gives up after too many crashes. Its goroutine (run) ends after stop.
+type supervisor struct {
+	name    string
+	hub     *Hub
+	session *Session
+	timing  Timing
+	cmds    chan supervisorCmd
+	done    chan struct{}
+	// stopping is cancelled by stop, to cut a build or a handshake short.
+	stopping context.Context
+	cancel   context.CancelFunc
+
+	mu        sync.Mutex
+	cfg       *serverConfig
+	state     State
+	pid       int
+	restarts  int
+	startedAt time.Time
+	lastError string
+	retryAt   time.Time
+}
+
+type supervisorCmd struct {
+	stop  bool
+	hurry context.Context // for stop: when done, skip the grace periods
+	cfg   *serverConfig   // for restart: the new configuration
+	ack   chan struct{}   // closed once handled
+}
+
+func newSupervisor(s *Session, cfg *serverConfig, hub *Hub) *supervisor {
+	stopping, cancel := context.WithCancel(context.Background())
+	return &supervisor{
+		stopping: stopping,
+		cancel:   cancel,
+		name:     cfg.server.Name,
+		hub:      hub,
+		session:  s,
+		timing:   s.timing,
+		cmds:     make(chan supervisorCmd),
+		done:     make(chan struct{}),
+		cfg:      cfg,
+		state:    Starting,
+	}
+}
+
+// restart replaces the server's process, with a new configuration; it
+// returns once the old process is gone (or there was none).
+func (v *supervisor) restart(cfg *serverConfig) {
+	ack := make(chan struct{})
+	select {
+	case v.cmds <- supervisorCmd{cfg: cfg, ack: ack}:
+		<-ack
+	case <-v.done:
+	}
+}
+
+// stop stops the server and waits for its goroutine to end.
+func (v *supervisor) stop(hurry context.Context) {
+	v.cancel()
+	select {
+	case v.cmds <- supervisorCmd{stop: true, hurry: hurry}:
+	case <-v.done:
+	}
+	<-v.done
+}
+
+// run is the supervisor's life: start, watch, restart, until stopped.
+func (v *supervisor) run() {
+	defer close(v.done)
+	var crashes []time.Time
+	attempt := 0
+	for {
+		cmd, crash := v.runOnce()
+		switch {
+		case cmd != nil && cmd.stop:
+			v.setState(Stopped, "")
+			return
+		case cmd != nil:
+			attempt, crashes = 0, nil
+			v.mu.Lock()
+			v.restarts++
+			v.mu.Unlock()
+			v.adopt(cmd.cfg)
+			close(cmd.ack)
+			continue
+		}
+
+		// A crash, or a start that failed.
+		var permanent *PermanentError
+		if errors.As(crash.err, &permanent) {
+			if v.failUntilCommand(crash.err.Error()) {
+				return
+			}
+			attempt, crashes = 0, nil
+			continue
+		}
+		if crash.stable {
+			attempt, crashes = 0, nil
+		}
+		now := time.Now()
+		crashes = append(recent(crashes, now.Add(-v.timing.FailureWindow)), now)
+		if len(crashes) >= v.timing.FailureLimit {
+			msg := fmt.Sprintf("%d crashes within %s, giving up (a reload or SIGHUP tries again); last: %v", len(crashes), v.timing.FailureWindow, crash.err)
+			if v.failUntilCommand(msg) {
+				return
+			}
+			attempt, crashes = 0, nil
+			continue
+		}
+		// Counted here, where a restart is decided: a crash that gives up
+		// restarts nothing.
+		delay := v.timing.backoff(attempt)
+		attempt++
+		v.mu.Lock()
+		v.restarts++
+		v.state, v.pid, v.lastError, v.retryAt = Backoff, 0, crash.err.Error(), now.Add(delay)
+		v.mu.Unlock()
+		v.session.event(v.name, Backoff, "restarting in "+delay.Round(time.Millisecond).String(), crash.err)
+		if stop := v.waitOrCommand(delay); stop {
+			return
+		}
+	}
+}
+
+// recent returns the times after since.
+func recent(times []time.Time, since time.Time) []time.Time {
+	out := times[:0]
+	for _, t := range times {
+		if t.After(since) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// waitOrCommand waits out a backoff delay; a command cuts it short. It
+// reports whether the supervisor was stopped.
+func (v *supervisor) waitOrCommand(d time.Duration) (stopped bool) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return false
+	case cmd := <-v.cmds:
+		if cmd.stop {
+			v.setState(Stopped, "")
+			return true
+		}
+		v.adopt(cmd.cfg)
+		close(cmd.ack)
+		return false
+	}
+}
+
+// failUntilCommand marks the server failed and waits for a restart (a
+// reload) or a stop. It reports whether the supervisor was stopped.
+func (v *supervisor) failUntilCommand(reason string) (stopped bool) {
+	v.setState(Failed, reason)
+	v.hub.fail(fmt.Errorf("server %q failed: %s", v.name, reason))
+	if v.stopping.Err() != nil {
+		<-v.cmds // the stop that cancelled it
+		v.setState(Stopped, "")
+		return true
+	}
+	cmd := <-v.cmds
+	if cmd.stop {
+		v.setState(Stopped, "")
+		return true
+	}
+	v.adopt(cmd.cfg)
+	close(cmd.ack)
+	return false
+}
+
+func (v *supervisor) adopt(cfg *serverConfig) {
+	v.mu.Lock()
+	v.cfg = cfg
+	v.mu.Unlock()
+}
+
+// crashInfo says how a run ended when no command ended it.
+type crashInfo struct {
+	err    error
+	stable bool // it had run long enough to reset the backoff
+}
+
+// runOnce starts the server, makes it ready and watches it until it
+// crashes or a command comes.
+func (v *supervisor) runOnce() (*supervisorCmd, crashInfo) {
+	v.mu.Lock()
+	cfg := v.cfg
+	v.mu.Unlock()
+	if cfg.err != nil {
+		return nil, crashInfo{err: &PermanentError{cfg.err}}
+	}
+	v.setState(Starting, "")
+	if err := v.session.build(v.stopping, cfg); err != nil {
+		return v.commandOr(crashInfo{err: &PermanentError{err}})
+	}
+
+	spec := *cfg.spec
+	log, err := v.session.serverLog(v.name)
+	if err != nil {
+		return nil, crashInfo{err: err}
+	}
+	tail := NewTail(2 << 10)
+	spec.Stderr = io.MultiWriter(log, tail)
+	proc, err := Start(&spec)
+	if err != nil {
+		return nil, crashInfo{err: err}
+	}
+	v.session.recordGroup(proc.Pid, true)
+	defer v.session.recordGroup(proc.Pid, false)
+	v.mu.Lock()
+	v.pid, v.startedAt = proc.Pid, proc.Started
+	v.mu.Unlock()
+
+	up := v.hub.newUpstream(proc.Stdout(), proc.Stdin())
+	go up.run() // ends when the process closes its stdout
+
+	// The handshake runs aside, so that a stop or a restart need not wait
+	// for a slow server's startup timeout.
+	type handshake struct {
+		init  *mcp.InitializeResult
+		tools []*mcp.Tool
+		err   error
+	}
+	ctx, cancel := context.WithTimeoutCause(v.stopping, cfg.server.Startup(),
+		fmt.Errorf("not ready within %s (startup_timeout)", cfg.server.Startup()))
+	defer cancel()
+	hs := make(chan handshake, 1)
+	go func() {
+		init, tools, err := up.initialize(ctx)
+		hs <- handshake{init, tools, err}
+	}()
+	var r handshake
+	select {
+	case r = <-hs:
+	case cmd := <-v.cmds:
+		cancel()
+		<-hs
+		return v.end(&cmd, proc, up), crashInfo{}
+	}
+	init, tools := r.init, r.tools
+	if err := r.err; err != nil {
+		err = fmt.Errorf("handshake: %w", err)
+		if ctx.Err() == nil {
+			// Neither the startup timeout nor a stop: most likely the
+			// server exited, which says more than what became of the
+			// request it left unanswered.
+			if exit := exitWithin(proc, exitWait); exit != nil {
+				err = fmt.Errorf("%v before it was ready", exit)
+			}
+		}
+		proc.Kill()
+		<-up.done
+		return v.commandOr(crashInfo{err: withStderr(err, proc, tail)})
+	}
+	v.hub.attach(up, init, tools)
+	names := v.hub.Tools()
+	v.mu.Lock()
+	v.state, v.lastError = Ready, ""
+	v.mu.Unlock()
+	v.session.event(v.name, Ready, fmt.Sprintf("pid %d, %d tools", proc.Pid, len(names)), nil)
+
+	cmd, err := v.watch(proc, up)
+	v.hub.detach(up)
+	if cmd != nil {
+		return v.end(cmd, proc, up), crashInfo{}
+	}
+	proc.Kill() // the group: what the crashed server left behind
+	<-up.done
+	return nil, crashInfo{err: withStderr(err, proc, tail), stable: time.Since(proc.Started) >= v.timing.StableAfter}
+}
+
+// end stops the process for a command: gracefully (stdin, SIGTERM, SIGKILL),
+// so that the server can answer what it already read.
+func (v *supervisor) end(cmd *supervisorCmd, proc *Process, up *upstream) *supervisorCmd {
+	hurry := cmd.hurry
+	if hurry == nil {
+		hurry = context.Background()
+	}
+	_ = proc.stop(context.Background(), v.timing.StdinGrace, v.timing.TermGrace)
+	<-up.done
+	return cmd
+}
+
+// commandOr returns the command that interrupted a start (a stop cancels
+// v.stopping before it sends), else the crash.
+func (v *supervisor) commandOr(c crashInfo) (*supervisorCmd, crashInfo) {
+	if v.stopping.Err() != nil {
+		cmd := <-v.cmds
+		return &cmd, crashInfo{}
+	}
+	select {
+	case cmd := <-v.cmds:
+		return &cmd, crashInfo{}
+	default:
+		return nil, c
+	}
+}
+
+// watch waits for the ready server to exit, to stop answering pings, or
+// for a command.
+func (v *supervisor) watch(proc *Process, up *upstream) (*supervisorCmd, error) {
+	ping := time.NewTicker(v.timing.PingInterval)
+	defer ping.Stop()
+	pong := make(chan error, 1)
+	pinging, misses := false, 0
+	for {
+		select {
+		case <-proc.Exited():
+			return nil, exitError(proc.ExitErr())
+		case <-up.done:
+			// Its output closed: it is exiting, most likely.
+			if exit := exitWithin(proc, exitWait); exit != nil {
+				return nil, exit
+			}
+			return nil, up.err
+		case cmd := <-v.cmds:
+			return &cmd, nil
+		case <-ping.C:
+			if pinging {
+				continue
+			}
+			pinging = true
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), v.timing.PingTimeout)
+				defer cancel()
+				pong <- up.call(ctx, "ping", nil, nil)
+			}()
+		case err := <-pong:
+			pinging = false
+			if err == nil {
+				misses = 0
+				continue
+			}
+			misses++
+			if misses >= v.timing.PingMisses {
+				return nil, fmt.Errorf("no answer to %d pings in a row: %v", misses, err)
+			}
+		}
+	}
+}
+
+// exitWait is how long a server whose output closed has to exit before it
+// is taken for one that closed its output and lives on.
+const exitWait = time.Second
+
+// exitWithin says how the process exited if it does within d, else nil.
+func exitWithin(proc *Process, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-proc.Exited():
+		return exitError(proc.ExitErr())
+	case <-t.C:
+		return nil
+	}
+}
+
+// exitError says how a process ended.
+func exitError(err error) error {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return fmt.Errorf("killed by signal %s", ws.Signal())
+		}
+		return fmt.Errorf("exited with status %d", ee.ExitCode())
+	}
+	if err == nil {
+		return errors.New("exited with status 0")
+	}
+	return err
+}
+
+// withStderr adds the last line the server wrote to stderr, which usually
+// says why it failed.
+func withStderr(err error, proc *Process, tail *Tail) error {
+	<-proc.Exited()
+	last := lastLine(tail.Bytes())
+	if last == "" {
+		return err
+	}
+	return fmt.Errorf("%w; stderr: %s", err, last)
+}
+
+func (v *supervisor) setState(state State, lastError string) {
+	v.mu.Lock()
+	v.state = state
+	if state != Ready && state != Starting {
+		v.pid = 0
+	}
+	if lastError != "" {
+		v.lastError = lastError
+	}
+	v.mu.Unlock()
+	var err error
+	if lastError != "" {
+		err = errors.New(lastError)
+	}
+	v.session.event(v.name, state, "", err)
+}
+
+// status returns the supervisor's part of mcpgen status.
+func (v *supervisor) status() ServerStatus {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	st := ServerStatus{
+		Name:      v.name,
+		Kind:      v.cfg.server.Kind.String(),
+		State:     v.state,
+		Pid:       v.pid,
+		Restarts:  v.restarts,
+		LastError: v.lastError,
+		Tools:     v.hub.Tools(),
+		Log:       v.session.logPath(v.name),
+	}
+	st.Clients.Names = v.hub.Clients()
+	st.Clients.Count = len(st.Clients.Names)
+	if st.Clients.Names == nil {
+		st.Clients.Names = []string{} // [] in JSON, as tools are
+	}
+	if !v.startedAt.IsZero() && v.pid != 0 {
+		t := v.startedAt.UTC()
+		st.StartedAt = &t
+	}
+	if v.state == Backoff {
+		t := v.retryAt.UTC()
+		st.RetryAt = &t
+	}
+	return st
+}
