@@ -91,6 +91,7 @@ func (a *app) build(ctx context.Context, names []string, o buildOptions) error {
 		state, took, err := launcher.Build(ctx, m, s, base, o.force)
 		r.Build, r.BuildMs = string(state), took.Milliseconds()
 		if err != nil {
+			r.Build = "failed"
 			r.Error = err.Error()
 			failed = append(failed, err)
 		} else if state == launcher.Built && !o.json {
@@ -133,12 +134,12 @@ func probe(ctx context.Context, m *manifest.Manifest, s *manifest.Server, c *man
 	if err != nil {
 		return err
 	}
-	ready, took, err := launcher.Probe(ctx, spec, s.Startup())
+	tools, took, err := launcher.Probe(ctx, s.Name, c.WorkspaceDir, spec, s.Startup())
 	r.StartupMs = took.Milliseconds()
 	if err != nil {
 		return err
 	}
-	for _, t := range ready.Tools {
+	for _, t := range tools {
 		r.Tools = append(r.Tools, t.Name)
 	}
 	return nil

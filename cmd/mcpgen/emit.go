@@ -27,6 +27,7 @@ type emitOptions struct {
 	scope                string
 	check, diff, force   bool
 	mcpgenPath           string
+	launcher             bool
 }
 
 var providerNames = []string{codex.Name, claude.Code, claude.Desktop}
@@ -53,6 +54,11 @@ USER_ID are left for the agent's environment to provide. With --workspace
 ID they are written literally. Other ${VAR}s are secrets: they stay
 references in every mode, and never reach the file.
 
+With --launcher, stdio servers run as mcpgen connect NAME: every agent of
+the workspace shares the processes of its launcher (mcpgen launch), which
+connect starts when none runs. The workspace is --workspace, or the
+agent's MCPGEN_WORKSPACE.
+
 --write targets:
   codex           $CODEX_HOME/config.toml (default ~/.codex/config.toml);
                   --scope project: ./.codex/config.toml
@@ -60,6 +66,7 @@ references in every mode, and never reach the file.
   claude-desktop  Claude Desktop's claude_desktop_config.json`,
 		Example: `  mcpgen emit --provider codex
   mcpgen emit --provider codex --workspace ws-42 --write
+  mcpgen emit --provider codex --launcher            # agents share the launcher's servers
   mcpgen emit --provider claude -o .mcp.json
   mcpgen emit --provider claude --write --check      # in CI: exit 1 when .mcp.json is out of date
   mcpgen emit --provider claude-desktop --workspace ws-42 --write --diff`,
@@ -80,6 +87,7 @@ references in every mode, and never reach the file.
 	f.BoolVar(&o.diff, "diff", false, "write nothing; show what would change")
 	f.BoolVar(&o.force, "force", false, "replace entries written or edited by hand (the old file is kept in FILE.bak)")
 	f.StringVar(&o.mcpgenPath, "mcpgen-path", "", "the mcpgen binary that entries run (default: this one)")
+	f.BoolVar(&o.launcher, "launcher", false, "stdio servers go through mcpgen connect: every agent of the workspace shares the launcher's processes")
 	_ = cmd.MarkFlagRequired("provider")
 	_ = cmd.RegisterFlagCompletionFunc("provider", cobra.FixedCompletions(providerNames, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("scope", cobra.FixedCompletions([]string{"user", "project"}, cobra.ShellCompDirectiveNoFileComp))
@@ -96,7 +104,7 @@ func (a *app) emit(o emitOptions) error {
 	if err != nil {
 		return err
 	}
-	po := providers.Options{Mcpgen: a.mcpgenPath(o.mcpgenPath)}
+	po := providers.Options{Mcpgen: a.mcpgenPath(o.mcpgenPath), Launcher: o.launcher}
 	if o.workspace != "" {
 		po.Context, err = m.Context(manifest.ContextOptions{WorkspaceID: o.workspace, Dir: o.dir, User: o.user})
 		if err != nil {
@@ -122,7 +130,7 @@ func (a *app) emit(o emitOptions) error {
 	out, n, err := a.render(m, o, po, old)
 	if err != nil {
 		if target != "" {
-			return fmt.Errorf("%s: %w", target, err)
+			return inFile(target, err)
 		}
 		return err
 	}
@@ -159,9 +167,25 @@ func (a *app) emit(o emitOptions) error {
 	}
 	fmt.Fprintln(a.stderr)
 	if o.provider == codex.Name && o.scope == "project" {
-		fmt.Fprintf(a.stderr, "note: Codex reads %s only in a trusted project: add [projects.%q] trust_level = \"trusted\" to ~/.codex/config.toml\n", target, filepath.Dir(filepath.Dir(target)))
+		// Codex keys projects by absolute path.
+		userConfig := "~/.codex/config.toml"
+		if dir := os.Getenv("CODEX_HOME"); dir != "" {
+			userConfig = filepath.Join(dir, "config.toml")
+		}
+		fmt.Fprintf(a.stderr, "note: Codex reads %s only in a trusted project: add [projects.%q] trust_level = \"trusted\" to %s\n", target, absPath(filepath.Dir(filepath.Dir(target))), userConfig)
 	}
 	return nil
+}
+
+// inFile puts the file that a merge error is about in front of it, as
+// FILE:LINE:COL: when the error starts with a position in the file (the
+// form editors and terminals link), else as FILE: .
+func inFile(path string, err error) error {
+	sep := ": "
+	if msg := err.Error(); msg != "" && msg[0] >= '0' && msg[0] <= '9' {
+		sep = ":"
+	}
+	return fmt.Errorf("%s%s%w", path, sep, err)
 }
 
 func (o *emitOptions) checkFlags() error {

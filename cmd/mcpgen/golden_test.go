@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -30,6 +31,32 @@ var goldenCases = []struct {
 // files, so that they do not depend on where the repository is.
 const goldenDirToken = "$GOLDEN_DIR"
 
+// fingerprintRE matches the fingerprints of managed entries. They hash an
+// entry's content, absolute paths included, so they depend on where the
+// repository is checked out: golden files compare them masked, and
+// checkUpToDate makes sure that emit recognises its own entries instead (a
+// wrong fingerprint makes an entry look edited by hand).
+var fingerprintRE = regexp.MustCompile(`sha256:[0-9a-f]{12}`)
+
+func maskFingerprints(b []byte) []byte {
+	return fingerprintRE.ReplaceAll(b, []byte("sha256:<fingerprint>"))
+}
+
+// checkUpToDate runs the same emit with --check on a file holding what it
+// produced: it must find the file up to date.
+func checkUpToDate(t *testing.T, dir string, args []string, out []byte) {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "emitted")
+	if err := os.WriteFile(file, out, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args = append([]string{"emit", "--manifest", filepath.Join(dir, "mcpgen.toml"), "--mcpgen-path", "/usr/local/bin/mcpgen", "-o", file, "--check"}, args...)
+	var o, e bytes.Buffer
+	if code := run(args, strings.NewReader(""), &o, &e); code != 0 {
+		t.Errorf("mcpgen %s: exit %d, want 0: emit does not recognise its own output\n%s%s", strings.Join(args, " "), code, o.String(), e.String())
+	}
+}
+
 func TestGolden(t *testing.T) {
 	dir, err := filepath.Abs("testdata/golden")
 	if err != nil {
@@ -38,8 +65,9 @@ func TestGolden(t *testing.T) {
 	t.Setenv("USER", "tester")
 	for _, tc := range goldenCases {
 		t.Run(tc.golden, func(t *testing.T) {
-			got, stderr := emitGolden(t, dir, tc.args, tc.existing)
-			got = bytes.ReplaceAll(got, []byte(dir), []byte(goldenDirToken))
+			raw, stderr := emitGolden(t, dir, tc.args, tc.existing)
+			checkUpToDate(t, dir, tc.args, raw)
+			got := bytes.ReplaceAll(raw, []byte(dir), []byte(goldenDirToken))
 			path := filepath.Join("testdata/golden/want", tc.golden)
 			if *update {
 				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -54,7 +82,7 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%v (run go test -run TestGolden -update)", err)
 			}
-			if !bytes.Equal(got, want) {
+			if !bytes.Equal(maskFingerprints(got), maskFingerprints(want)) {
 				t.Errorf("emit %s differs from %s (-want +got):\n%s\nstderr: %s", strings.Join(tc.args, " "), path, unifiedDiff(path, want, got), stderr)
 			}
 		})

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -23,6 +24,11 @@ never overwrites an existing file.`,
 			path := a.manifestPath
 			if path == "" {
 				path = defaultManifest
+			}
+			// The example's config/mcpgen.toml: a directory that does not
+			// exist yet is made, as an editor would.
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				return err
 			}
 			f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 			if errors.Is(err, os.ErrExist) {

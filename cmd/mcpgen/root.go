@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -66,6 +67,7 @@ type app struct {
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
 	root := a.rootCommand()
+	usageChecks(root)
 	root.SetArgs(args)
 	err := root.ExecuteContext(context.Background())
 	if err == nil {
@@ -82,6 +84,48 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "Run 'mcpgen --help' for usage.")
 	}
 	return ee.code
+}
+
+// usageChecks makes the checks that cobra does itself on a command line
+// (the number of arguments, unknown commands, required flags, flags that
+// exclude each other) usage errors, exit 2, like the flag errors: cobra
+// returns them as plain errors, which would exit 1.
+func usageChecks(c *cobra.Command) {
+	switch {
+	case c.Runnable():
+		check := c.Args
+		if check == nil {
+			check = cobra.ArbitraryArgs
+		}
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			for _, err := range []error{check(cmd, args), cmd.ValidateRequiredFlags(), cmd.ValidateFlagGroups()} {
+				if err != nil {
+					return &exitError{code: exitUsage, err: err}
+				}
+			}
+			return nil
+		}
+	case !c.HasParent():
+		// A root that runs nothing shows its help; given an argument that
+		// names no command, it says so.
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return nil
+			}
+			msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+			if cmd.SuggestionsMinimumDistance <= 0 {
+				cmd.SuggestionsMinimumDistance = 2 // cobra's own default
+			}
+			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+				msg += fmt.Sprintf(" (did you mean %s?)", strings.Join(s, " or "))
+			}
+			return usageError("%s", msg)
+		}
+		c.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+	}
+	for _, sub := range c.Commands() {
+		usageChecks(sub)
+	}
 }
 
 func (a *app) rootCommand() *cobra.Command {
@@ -122,6 +166,10 @@ embedded demo manifest, and say so.`,
 		a.serveCommand(),
 		a.buildCommand(),
 		a.newCommand(),
+		a.launchCommand(),
+		a.statusCommand(),
+		a.logsCommand(),
+		a.connectCommand(),
 	)
 	return root
 }

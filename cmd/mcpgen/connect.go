@@ -1,0 +1,191 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcpgen/mcpgen/launcher"
+	"github.com/mcpgen/mcpgen/manifest"
+)
+
+type connectOptions struct {
+	workspace string
+	noStart   bool
+	dir, user string
+}
+
+func (a *app) connectCommand() *cobra.Command {
+	var o connectOptions
+	cmd := &cobra.Command{
+		Use:   "connect [--workspace ID] SERVER",
+		Short: "Connect an agent to a server of the workspace's session (stdio bridge)",
+		Long: `Connect is what an agent runs instead of the server itself: it bridges its
+stdin and stdout to the server's process in the workspace's launcher, which
+every agent of the workspace shares. It exits when either side closes.
+
+When no launcher runs for the workspace, connect starts one in the
+background (with the manifest given to connect, or ./mcpgen.toml, or the
+demo) and waits for the server, unless --no-start. mcpgen emit --launcher
+writes entries that run it.`,
+		Example: `  mcpgen connect --workspace ws-42 memory
+  MCPGEN_WORKSPACE=ws-42 mcpgen connect --manifest /srv/mcpgen.toml files`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.connect(o, args[0])
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.workspace, "workspace", "w", os.Getenv("MCPGEN_WORKSPACE"), "the workspace `ID` (default $MCPGEN_WORKSPACE)")
+	f.BoolVar(&o.noStart, "no-start", false, "fail instead of starting a launcher when none runs")
+	f.StringVar(&o.dir, "dir", "", "for a launcher it starts: WORKSPACE_DIR")
+	f.StringVar(&o.user, "user", "", "for a launcher it starts: USER_ID")
+	return cmd
+}
+
+func (a *app) connect(o connectOptions, server string) error {
+	if o.workspace == "" {
+		return usageError("no workspace: pass --workspace ID or set MCPGEN_WORKSPACE")
+	}
+	if err := manifest.CheckWorkspaceID(o.workspace); err != nil {
+		return usageError("%v", err)
+	}
+	conn, err := launcher.Connect(o.workspace, server)
+	var notRunning *launcher.NotRunningError
+	if errors.As(err, &notRunning) && !o.noStart {
+		conn, err = a.autostart(o, server)
+	}
+	if err != nil {
+		return err
+	}
+	// The bridge is two copies that wait on I/O and need no parallelism.
+	// With one P the runtime stops waking idle threads to look for work at
+	// every message, which cost as much CPU as the copies themselves: with
+	// eight agents on two cores, a third less CPU per call and 50% more
+	// calls/s in all (e2e/testdata/share/bench.sh). Any launcher started
+	// above keeps the default: the variable is not changed.
+	runtime.GOMAXPROCS(1)
+	return bridge(conn, a.stdin, a.stdout)
+}
+
+// bridge copies the agent's stdin to the hub and the hub's answers to the
+// agent's stdout. When the agent closes stdin, the hub is told (half
+// close) and its last answers still come back; when the hub closes, the
+// bridge ends at once.
+func bridge(conn net.Conn, in io.Reader, out io.Writer) error {
+	defer conn.Close()
+	go func() {
+		// Ends at stdin's EOF, or when conn is closed under it.
+		_, _ = io.Copy(conn, in)
+		if uc, ok := conn.(*net.UnixConn); ok {
+			_ = uc.CloseWrite()
+		}
+	}()
+	_, err := io.Copy(out, conn)
+	if errors.Is(err, net.ErrClosed) {
+		err = nil
+	}
+	return err
+}
+
+// autostartWait bounds how long connect waits for a launcher it started.
+const autostartWait = 30 * time.Second
+
+// autostart starts a launcher for the workspace in the background and
+// connects once it answers. A lock in the runtime dir makes racing connects
+// start one launcher: the others wait for it.
+func (a *app) autostart(o connectOptions, server string) (net.Conn, error) {
+	m, err := a.loadManifestQuiet()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := launcher.RuntimeDir(o.workspace)
+	if err != nil {
+		return nil, err
+	}
+	unlock, err := lockFile(filepath.Join(dir, "start.lock"))
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	// Another connect may have started it while we waited for the lock.
+	if conn, err := launcher.Connect(o.workspace, server); !isNotRunning(err) {
+		return conn, err
+	}
+	if _, running := launcher.Holder(dir); !running {
+		if err := a.startLauncher(o, m); err != nil {
+			return nil, err
+		}
+	}
+	deadline := time.Now().Add(autostartWait)
+	for {
+		conn, err := launcher.Connect(o.workspace, server)
+		if !isNotRunning(err) || time.Now().After(deadline) {
+			return conn, err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func isNotRunning(err error) bool {
+	var nr *launcher.NotRunningError
+	return errors.As(err, &nr)
+}
+
+// startLauncher starts `mcpgen launch` detached from the agent: its own
+// session (no terminal signals), stdio to /dev/null, events in its log.
+func (a *app) startLauncher(o connectOptions, m *manifest.Manifest) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	args := append([]string{"launch", "--workspace", o.workspace, "--log-format", "text"}, m.Flags()...)
+	if o.dir != "" {
+		args = append(args, "--dir", o.dir)
+	}
+	if o.user != "" {
+		args = append(args, "--user", o.user)
+	}
+	state, err := launcher.StateDir(o.workspace)
+	if err != nil {
+		return err
+	}
+	logf, err := os.OpenFile(filepath.Join(state, "autostart.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	cmd := exec.Command(self, args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting a launcher: %w", err)
+	}
+	fmt.Fprintf(a.stderr, "mcpgen: started a launcher for workspace %q (pid %d; events in %s)\n", o.workspace, cmd.Process.Pid, logf.Name())
+	// The launcher outlives connect (init adopts it then); while connect
+	// lives, this goroutine reaps it if it exits first.
+	go func() { _ = cmd.Wait() }()
+	return nil
+}
+
+// lockFile takes an exclusive lock on path, waiting for it.
+func lockFile(path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { f.Close() }, nil
+}
