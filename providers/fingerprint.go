@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -230,4 +231,19 @@ func (e *ConflictError) Error() string {
 		b.WriteString(": to keep the changes, copy them into the manifest or rename the servers there; to discard them, re-run with --force")
 	}
 	return b.String()
+}
+
+// CheckEntryName checks the name of an entry to merge: not empty, valid
+// UTF-8, and not seen before (seen records it).
+func CheckEntryName(name string, seen map[string]bool) error {
+	switch {
+	case name == "":
+		return errors.New("entry with an empty name: give every server a name")
+	case !utf8.ValidString(name):
+		return fmt.Errorf("entry %q: the name is not valid UTF-8", name)
+	case seen[name]:
+		return fmt.Errorf("entry %q appears twice: give each server its own name", name)
+	}
+	seen[name] = true
+	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"unicode/utf8"
 
 	json "github.com/goccy/go-json"
 
@@ -85,16 +84,9 @@ func prepareValues(entries []Entry) ([]entryValue, error) {
 	values := make([]entryValue, 0, len(entries))
 	seen := make(map[string]bool, len(entries))
 	for _, e := range entries {
-		if e.Name == "" {
-			return nil, errors.New("entry with an empty name: give every server a name")
+		if err := providers.CheckEntryName(e.Name, seen); err != nil {
+			return nil, err
 		}
-		if !utf8.ValidString(e.Name) {
-			return nil, fmt.Errorf("entry %q: the name is not valid UTF-8", e.Name)
-		}
-		if seen[e.Name] {
-			return nil, fmt.Errorf("entry %q appears twice: give each server its own name", e.Name)
-		}
-		seen[e.Name] = true
 		raw := trimSpace(e.Value)
 		if err := validate(raw); err != nil {
 			return nil, fmt.Errorf("entry %q: value %w", e.Name, err)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	json "github.com/goccy/go-json"
+	"github.com/rogpeppe/go-internal/diff"
 	"github.com/rogpeppe/go-internal/txtar"
 
 	"github.com/mcpgen/mcpgen/providers"
@@ -60,7 +61,7 @@ func TestMergeGolden(t *testing.T) {
 				t.Fatalf("Merge succeeded, want error %q; got:\n%s", c.wantErr, got)
 			}
 			if !bytes.Equal(got, c.want) {
-				t.Errorf("Merge: (-want +got)\n%s", lineDiff(c.want, got))
+				t.Errorf("Merge: (-want +got)\n%s", diff.Diff("want", c.want, "got", got))
 			}
 			assertValid(t, got)
 			assertFixedPoint(t, got, c.entries, c.opts)
@@ -168,45 +169,8 @@ func assertFixedPoint(t *testing.T, first []byte, entries []Entry, opts MergeOpt
 		t.Fatalf("second Merge: %v\ninput:\n%s", err, first)
 	}
 	if !bytes.Equal(first, second) {
-		t.Fatalf("second Merge changed the file: (-first +second)\n%s", lineDiff(first, second))
+		t.Fatalf("second Merge changed the file:\n%s", diff.Diff("first", first, "second", second))
 	}
-}
-
-// lineDiff returns a line diff of a and b: "-" lines only in a, "+" lines only in b.
-func lineDiff(a, b []byte) string {
-	x := strings.SplitAfter(string(a), "\n")
-	y := strings.SplitAfter(string(b), "\n")
-	// lcs[i][j] is the length of the longest common subsequence of x[i:] and y[j:].
-	lcs := make([][]int, len(x)+1)
-	for i := range lcs {
-		lcs[i] = make([]int, len(y)+1)
-	}
-	for i := len(x) - 1; i >= 0; i-- {
-		for j := len(y) - 1; j >= 0; j-- {
-			if x[i] == y[j] {
-				lcs[i][j] = lcs[i+1][j+1] + 1
-			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
-			}
-		}
-	}
-	var out strings.Builder
-	i, j := 0, 0
-	for i < len(x) || j < len(y) {
-		switch {
-		case i < len(x) && j < len(y) && x[i] == y[j]:
-			fmt.Fprintf(&out, "  %q\n", x[i])
-			i++
-			j++
-		case j < len(y) && (i == len(x) || lcs[i][j+1] >= lcs[i+1][j]):
-			fmt.Fprintf(&out, "+ %q\n", y[j])
-			j++
-		default:
-			fmt.Fprintf(&out, "- %q\n", x[i])
-			i++
-		}
-	}
-	return out.String()
 }
 
 var sampleEntries = []Entry{
@@ -247,7 +211,7 @@ func TestMergeEmptyIsFreshRender(t *testing.T) {
 			t.Fatal(err)
 		}
 		if string(got) != want {
-			t.Errorf("Merge(%q): (-want +got)\n%s", existing, lineDiff([]byte(want), got))
+			t.Errorf("Merge(%q): (-want +got)\n%s", existing, diff.Diff("want", []byte(want), "got", got))
 		}
 	}
 	got, err := Merge(nil, nil, MergeOptions{})

@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/pelletier/go-toml/v2"
 	"github.com/pelletier/go-toml/v2/unstable"
@@ -102,16 +101,9 @@ func prepareBlocks(entries []Entry, eol string) ([]block, error) {
 	var p unstable.Parser
 	p.KeepComments = true
 	for _, e := range entries {
-		if e.Name == "" {
-			return nil, errors.New("entry with an empty name: give every server a name")
+		if err := providers.CheckEntryName(e.Name, seen); err != nil {
+			return nil, err
 		}
-		if !utf8.ValidString(e.Name) {
-			return nil, fmt.Errorf("entry %q: the name is not valid UTF-8", e.Name)
-		}
-		if seen[e.Name] {
-			return nil, fmt.Errorf("entry %q appears twice: give each server its own name", e.Name)
-		}
-		seen[e.Name] = true
 		b, err := prepareEntry(&p, e, eol)
 		if err != nil {
 			return nil, err
