@@ -369,7 +369,7 @@ func (v *supervisor) end(cmd *supervisorCmd, proc *Process, up *upstream) *super
 	if hurry == nil {
 		hurry = context.Background()
 	}
-	_ = proc.stop(context.Background(), v.timing.StdinGrace, v.timing.TermGrace)
+	_ = proc.stop(hurry, v.timing.StdinGrace, v.timing.TermGrace)
 	<-up.done
 	return cmd
 }
