@@ -134,6 +134,19 @@ func (s *Session) Run(ctx, hurry context.Context) error {
 	if err != nil {
 		return err
 	}
+	// Watch at once: the watcher takes the manifest as it is now for what
+	// was loaded, so the sooner it starts, the less a change can slip by.
+	var events <-chan WatchEvent
+	var watchErrs <-chan error
+	var watcher *Watcher
+	if m.Path != "" {
+		if watcher, err = NewWatcher(m.Path, s.opts.Debounce); err != nil {
+			s.log.Warn("not watching the manifest", "error", err)
+		} else {
+			defer watcher.Close()
+			events, watchErrs = watcher.Events(), watcher.Errors()
+		}
+	}
 	sockPath, err := SocketPath(s.runtimeDir, ControlSocket)
 	if err != nil {
 		return err
@@ -159,17 +172,8 @@ func (s *Session) Run(ctx, hurry context.Context) error {
 	served := make(chan struct{})
 	go func() { defer close(served); s.serveControl(ctx, ln) }()
 
-	var events <-chan WatchEvent
-	var watchErrs <-chan error
-	var watcher *Watcher
-	if m.Path != "" {
-		if watcher, err = NewWatcher(m.Path, s.opts.Debounce); err != nil {
-			s.log.Warn("not watching the manifest", "error", err)
-		} else {
-			defer watcher.Close()
-			events, watchErrs = watcher.Events(), watcher.Errors()
-			s.watchSources(watcher)
-		}
+	if watcher != nil {
+		s.watchSources(watcher)
 	}
 
 	for {
