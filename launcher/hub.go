@@ -88,6 +88,10 @@ func (h *Hub) newUpstream(r io.Reader, w io.Writer) *upstream {
 	u := newUpstream(h.name, r, w, h.log)
 	u.onRequest = h.serverRequest
 	u.onNotification = h.serverNotification
+	// Detached as soon as it ends, not when its supervisor notices: a
+	// request that comes in between then waits for the next process
+	// instead of failing as if it had been in flight.
+	u.onEnd = h.detach
 	return u
 }
 

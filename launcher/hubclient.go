@@ -169,17 +169,21 @@ func (c *hubClient) request(ctx context.Context, msg *mcp.Message) {
 	up := c.hub.up
 	c.hub.mu.Unlock()
 	if up != nil {
-		c.forward(up, f, msg)
+		c.forward(ctx, up, f, msg)
 		return
 	}
-	go func() { // the server is starting: wait without blocking the read loop
-		up, _, err := c.hub.ready(ctx)
-		if err != nil {
-			c.finish(f, &mcp.Message{Error: asWireError(err)})
-			return
-		}
-		c.forward(up, f, msg)
-	}()
+	go c.forwardWhenReady(ctx, f, msg)
+}
+
+// forwardWhenReady waits for the server (starting, or restarting) without
+// blocking the read loop, then forwards the request.
+func (c *hubClient) forwardWhenReady(ctx context.Context, f *forward, msg *mcp.Message) {
+	up, _, err := c.hub.ready(ctx)
+	if err != nil {
+		c.finish(f, &mcp.Message{Error: asWireError(err)})
+		return
+	}
+	c.forward(ctx, up, f, msg)
 }
 
 func (c *hubClient) initialize(ctx context.Context, msg *mcp.Message) {
@@ -212,7 +216,7 @@ func (c *hubClient) initialize(ctx context.Context, msg *mcp.Message) {
 
 // forward sends a request to the server under an id of the upstream's, its
 // progress token replaced by one of the hub's.
-func (c *hubClient) forward(up *upstream, f *forward, msg *mcp.Message) {
+func (c *hubClient) forward(ctx context.Context, up *upstream, f *forward, msg *mcp.Message) {
 	params, ours, token := c.hub.remapProgress(msg.Params)
 	if ours != "" {
 		c.hub.mu.Lock()
@@ -232,6 +236,12 @@ func (c *hubClient) forward(up *upstream, f *forward, msg *mcp.Message) {
 	out := *msg
 	out.Params = params
 	id, err := up.send(&out, func(resp *mcp.Message) { c.finish(f, resp) })
+	if errors.Is(err, errNotSent) {
+		// The process ended as the request came: it goes to the next one.
+		c.dropToken(f)
+		go c.forwardWhenReady(ctx, f, msg)
+		return
+	}
 	if err != nil {
 		c.finish(f, &mcp.Message{Error: asWireError(err)})
 		return

@@ -36,6 +36,9 @@ type upstream struct {
 	// own; they run on the read loop and must not block.
 	onRequest      func(u *upstream, msg *mcp.Message)
 	onNotification func(u *upstream, msg *mcp.Message)
+	// onEnd, if set, is called when the upstream ends, before it refuses
+	// requests (see errNotSent) and before it answers the pending ones.
+	onEnd func(u *upstream)
 
 	mu      sync.Mutex
 	nextID  int64
@@ -99,6 +102,9 @@ func (u *upstream) run() {
 // shutdown ends the upstream: no more requests are accepted and every
 // pending one is answered with an error that says why.
 func (u *upstream) shutdown(cause error) {
+	if u.onEnd != nil {
+		u.onEnd(u)
+	}
 	u.mu.Lock()
 	if u.closed {
 		u.mu.Unlock()
@@ -119,14 +125,27 @@ func unavailable(server string, cause error) *mcp.Error {
 	return mcp.NewError(CodeUnavailable, "server %q is unavailable: %v; the request was not completed, retry it", server, cause)
 }
 
+// errNotSent is matched (errors.Is) by the error of a send that the
+// upstream refused because it had ended: the request never reached the
+// server, so it can go to the server's next process.
+var errNotSent = errors.New("not sent: the upstream has ended")
+
+// notSentError is an upstream's refusal: errNotSent, with the error that a
+// client receives if the request is not sent elsewhere.
+type notSentError struct{ err *mcp.Error }
+
+func (e notSentError) Error() string   { return e.err.Error() }
+func (e notSentError) Unwrap() []error { return []error{errNotSent, e.err} }
+
 // send writes a request to the server under a new id and calls deliver with
-// its response, or with an error response if the upstream ends first.
+// its response, or with an error response if the upstream ends first. An
+// upstream that has ended refuses it with an error that matches errNotSent.
 func (u *upstream) send(msg *mcp.Message, deliver func(*mcp.Message)) (mcp.ID, error) {
 	u.mu.Lock()
 	if u.closed {
 		err := u.err
 		u.mu.Unlock()
-		return mcp.ID{}, unavailable(u.name, err)
+		return mcp.ID{}, notSentError{unavailable(u.name, err)}
 	}
 	u.nextID++
 	id := mcp.Int64ID(u.nextID)

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"syscall"
 	"time"
 
@@ -67,13 +66,6 @@ func (a *app) connect(o connectOptions, server string) error {
 	if err != nil {
 		return err
 	}
-	// The bridge is two copies that wait on I/O and need no parallelism.
-	// With one P the runtime stops waking idle threads to look for work at
-	// every message, which cost as much CPU as the copies themselves: with
-	// eight agents on two cores, a third less CPU per call and 50% more
-	// calls/s in all (e2e/testdata/share/bench.sh). Any launcher started
-	// above keeps the default: the variable is not changed.
-	runtime.GOMAXPROCS(1)
 	return bridge(conn, a.stdin, a.stdout)
 }
 
