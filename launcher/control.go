@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"sync"
 	"syscall"
 	"time"
 
@@ -19,12 +20,20 @@ import (
 type controlRequest struct {
 	Op     string `json:"op"` // status, connect, reload
 	Server string `json:"server,omitempty"`
+	// Stdio, on a connect, offers the client's stdin and stdout: when the
+	// answer says Stdio too, the client sends them (SCM_RIGHTS, with one
+	// byte) and the hub reads and writes the agent's pipes itself, so that
+	// no bridge copies every message through one more process. The
+	// connection then stays open only to tell each side that the other
+	// ended.
+	Stdio bool `json:"stdio,omitempty"`
 }
 
 type controlAnswer struct {
 	OK     bool    `json:"ok"`
 	Error  string  `json:"error,omitempty"`
 	Status *Status `json:"status,omitempty"`
+	Stdio  bool    `json:"stdio,omitempty"` // the launcher takes the stdio offered
 }
 
 // maxRequestLine bounds the request line.
@@ -83,11 +92,28 @@ func (s *Session) control(ctx context.Context, conn net.Conn) {
 			conn.Close()
 			return
 		}
-		if err := answer(conn, controlAnswer{OK: true}); err != nil {
+		if err := answer(conn, controlAnswer{OK: true, Stdio: req.Stdio}); err != nil {
 			conn.Close()
 			return
 		}
-		h.Serve(ctx, conn)
+		if !req.Stdio {
+			h.Serve(ctx, conn)
+			return
+		}
+		stdio, err := receiveStdio(conn)
+		if err != nil {
+			s.log.Warn("control socket: connect", "server", req.Server, "error", err)
+			conn.Close()
+			return
+		}
+		go func() {
+			// The client (mcpgen connect) exited: the agent is gone, or
+			// killed it. Ends when conn is closed below.
+			_, _ = io.Copy(io.Discard, conn)
+			stdio.Close()
+		}()
+		h.Serve(ctx, stdio)
+		conn.Close() // the client exits
 	default:
 		answer(conn, controlAnswer{Error: fmt.Sprintf("unknown control request %q", req.Op)})
 		conn.Close()
@@ -216,13 +242,99 @@ func RequestReload(workspace string) (*Status, error) {
 // Connect opens an MCP connection to a server of workspace, through its
 // launcher's hub.
 func Connect(workspace, server string) (net.Conn, error) {
-	conn, a, err := dialControl(workspace, controlRequest{Op: "connect", Server: server})
+	conn, _, err := ConnectStdio(workspace, server, nil, nil)
+	return conn, err
+}
+
+// ConnectStdio connects to a server of workspace and, when in and out are
+// given and the launcher takes them, hands them to its hub: the hub then
+// speaks MCP on them directly, and the connection returned only ends when
+// the hub is done with them (passed is true). Otherwise (passed is false)
+// the connection carries the MCP messages, as with Connect.
+func ConnectStdio(workspace, server string, in, out *os.File) (conn net.Conn, passed bool, err error) {
+	offer := in != nil && out != nil
+	conn, a, err := dialControl(workspace, controlRequest{Op: "connect", Server: server, Stdio: offer})
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if !a.OK {
 		conn.Close()
-		return nil, errors.New(a.Error)
+		return nil, false, errors.New(a.Error)
 	}
-	return conn, nil
+	if !offer || !a.Stdio {
+		return conn, false, nil // an older launcher: bridge
+	}
+	rights := syscall.UnixRights(int(in.Fd()), int(out.Fd()))
+	if _, _, err := conn.(*net.UnixConn).WriteMsgUnix([]byte{0}, rights, nil); err != nil {
+		conn.Close()
+		return nil, false, fmt.Errorf("handing stdio to the launcher: %w", err)
+	}
+	return conn, true, nil
+}
+
+// PassableStdio reports whether f can be handed to the launcher: a pipe or
+// a socket. A terminal or a file is bridged instead, since the launcher
+// makes what it takes non-blocking.
+func PassableStdio(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&(os.ModeNamedPipe|os.ModeSocket) != 0
+}
+
+// receiveStdio takes the stdin and stdout that a client hands over.
+func receiveStdio(conn net.Conn) (*stdioConn, error) {
+	uc, ok := conn.(*net.UnixConn)
+	if !ok {
+		return nil, errors.New("not a unix socket")
+	}
+	_ = uc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	defer uc.SetReadDeadline(time.Time{})
+	buf := make([]byte, 1)
+	oob := make([]byte, syscall.CmsgSpace(2*4))
+	_, oobn, _, _, err := uc.ReadMsgUnix(buf, oob)
+	if err != nil {
+		return nil, fmt.Errorf("receiving stdio: %w", err)
+	}
+	msgs, err := syscall.ParseSocketControlMessage(oob[:oobn])
+	if err != nil {
+		return nil, fmt.Errorf("receiving stdio: %w", err)
+	}
+	var fds []int
+	for i := range msgs {
+		got, err := syscall.ParseUnixRights(&msgs[i])
+		if err == nil {
+			fds = append(fds, got...)
+		}
+	}
+	if len(fds) != 2 {
+		for _, fd := range fds {
+			syscall.Close(fd)
+		}
+		return nil, fmt.Errorf("receiving stdio: %d descriptors, want 2", len(fds))
+	}
+	// Non-blocking, so that the runtime's poller waits on them and Close
+	// interrupts a read.
+	for _, fd := range fds {
+		syscall.CloseOnExec(fd)
+		_ = syscall.SetNonblock(fd, true)
+	}
+	return &stdioConn{r: os.NewFile(uintptr(fds[0]), "agent stdin"), w: os.NewFile(uintptr(fds[1]), "agent stdout")}, nil
+}
+
+// stdioConn is an agent's stdin and stdout, as one connection.
+type stdioConn struct {
+	r, w *os.File
+	once sync.Once
+}
+
+func (c *stdioConn) Read(p []byte) (int, error)  { return c.r.Read(p) }
+func (c *stdioConn) Write(p []byte) (int, error) { return c.w.Write(p) }
+
+func (c *stdioConn) SetWriteDeadline(t time.Time) error { return c.w.SetWriteDeadline(t) }
+
+func (c *stdioConn) Close() error {
+	c.once.Do(func() {
+		c.r.Close()
+		c.w.Close()
+	})
+	return nil
 }

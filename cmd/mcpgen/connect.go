@@ -58,13 +58,20 @@ func (a *app) connect(o connectOptions, server string) error {
 	if err := manifest.CheckWorkspaceID(o.workspace); err != nil {
 		return usageError("%v", err)
 	}
-	conn, err := launcher.Connect(o.workspace, server)
+	conn, passed, err := a.dial(o.workspace, server)
 	var notRunning *launcher.NotRunningError
 	if errors.As(err, &notRunning) && !o.noStart {
-		conn, err = a.autostart(o, server)
+		conn, passed, err = a.autostart(o, server)
 	}
 	if err != nil {
 		return err
+	}
+	if passed {
+		// The hub speaks on our stdin and stdout itself; the connection
+		// ends when it is done with them (or the launcher exits).
+		defer conn.Close()
+		_, _ = io.Copy(io.Discard, conn)
+		return nil
 	}
 	return bridge(conn, a.stdin, a.stdout)
 }
@@ -89,40 +96,52 @@ func bridge(conn net.Conn, in io.Reader, out io.Writer) error {
 	return err
 }
 
+// dial connects to the server's hub, handing it stdin and stdout when they
+// are pipes or sockets (passed), so that messages need not go through this
+// process at all.
+func (a *app) dial(workspace, server string) (net.Conn, bool, error) {
+	in, _ := a.stdin.(*os.File)
+	out, _ := a.stdout.(*os.File)
+	if in == nil || out == nil || !launcher.PassableStdio(in) || !launcher.PassableStdio(out) {
+		in, out = nil, nil
+	}
+	return launcher.ConnectStdio(workspace, server, in, out)
+}
+
 // autostartWait bounds how long connect waits for a launcher it started.
 const autostartWait = 30 * time.Second
 
 // autostart starts a launcher for the workspace in the background and
 // connects once it answers. A lock in the runtime dir makes racing connects
 // start one launcher: the others wait for it.
-func (a *app) autostart(o connectOptions, server string) (net.Conn, error) {
+func (a *app) autostart(o connectOptions, server string) (net.Conn, bool, error) {
 	m, err := a.loadManifestQuiet()
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	dir, err := launcher.RuntimeDir(o.workspace)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	unlock, err := lockFile(filepath.Join(dir, "start.lock"))
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	defer unlock()
 	// Another connect may have started it while we waited for the lock.
-	if conn, err := launcher.Connect(o.workspace, server); !isNotRunning(err) {
-		return conn, err
+	if conn, passed, err := a.dial(o.workspace, server); !isNotRunning(err) {
+		return conn, passed, err
 	}
 	if _, running := launcher.Holder(dir); !running {
 		if err := a.startLauncher(o, m); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
 	deadline := time.Now().Add(autostartWait)
 	for {
-		conn, err := launcher.Connect(o.workspace, server)
+		conn, passed, err := a.dial(o.workspace, server)
 		if !isNotRunning(err) || time.Now().After(deadline) {
-			return conn, err
+			return conn, passed, err
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
