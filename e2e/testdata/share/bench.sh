@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# bench.sh: the official TypeScript SDK client (mcp-bench.mjs) against one
+# server, straight and through `mcpgen connect` (the launcher's hub), side
+# by side in one run. Not run by CI; numbers are noisy on a small machine:
+# compare them within a run, as ratios.
+#
+#   eval "$(../shared/clients/install.sh)"     # from the repository root
+#   e2e/testdata/share/bench.sh [CALLS] [ROUNDS] [SERVER]
+#
+# CALLS per client (default 5000); ROUNDS repeats every configuration,
+# alternating straight and shared (default 3); SERVER is "echo" (the test
+# server next to this script, on the wire, fast) or "everything" (the
+# reference server-everything). MCPGEN=path uses a built mcpgen instead of
+# building one.
+#
+# Configurations: one client (--concurrency 1); one client with eight calls
+# in flight (--concurrency 8); eight clients at once (eight mcp-bench
+# processes, --concurrency 1 each): through the launcher they share one
+# server process, straight each has its own. For eight clients the
+# aggregate is the sum of each client's calls/s (they run side by side).
+set -euo pipefail
+calls="${1:-5000}" rounds="${2:-3}" server="${3:-echo}"
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../../.." && pwd)"
+: "${MCP_BENCH:?run eval \"\$(../shared/clients/install.sh)\" first}"
+
+tmp="$(mktemp -d /tmp/mcpgen-bench.XXXXXX)"
+launcher=""
+cleanup() {
+  if [ -n "$launcher" ] && kill -0 "$launcher" 2>/dev/null; then
+    kill -TERM "$launcher"; wait "$launcher" || true
+  fi
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+mcpgen="${MCPGEN:-}"
+if [ -z "$mcpgen" ]; then
+  mcpgen="$tmp/mcpgen"
+  (cd "$root" && go build -o "$mcpgen" ./cmd/mcpgen)
+fi
+
+case "$server" in
+  echo)
+    direct=(node "$here/server.mjs")
+    tool=echo args='{"message":"hello $i"}' ;;
+  everything)
+    direct=(node "$SERVER_EVERYTHING" stdio)
+    tool=echo args='{"message":"hello $i"}' ;;
+  *) echo "unknown server $server: echo or everything" >&2; exit 2 ;;
+esac
+argsToml=$(printf '"%s", ' "${direct[@]:1}")
+cat >"$tmp/mcpgen.toml" <<TOML
+version = 1
+[workspace]
+dir = "$tmp"
+[servers.$server]
+command = "node"
+args = [${argsToml%, }]
+TOML
+export MCPGEN_RUNTIME_DIR="$tmp/run" MCPGEN_STATE_DIR="$tmp/state"
+ws=bench
+"$mcpgen" launch --workspace "$ws" --manifest "$tmp/mcpgen.toml" --log-format text 2>"$tmp/launch.log" &
+launcher=$!
+for _ in $(seq 100); do
+  "$mcpgen" status --workspace "$ws" --json 2>/dev/null | grep -q '"state": "ready"' && break
+  sleep 0.1
+done
+shared=("$mcpgen" connect --workspace "$ws" "$server")
+
+# one LABEL CONCURRENCY CMD...: one client, its JSON in $tmp/LABEL.N.json
+n=0
+one() {
+  local label="$1" conc="$2"; shift 2
+  n=$((n + 1))
+  node "$MCP_BENCH" --calls "$calls" --concurrency "$conc" --tool "$tool" --args "$args" -- "$@" >"$tmp/$label.$n.json"
+}
+# eight LABEL CMD...: eight clients at once
+eight() {
+  local label="$1"; shift
+  n=$((n + 1))
+  local pids=()
+  for k in $(seq 8); do
+    node "$MCP_BENCH" --calls "$calls" --concurrency 1 --tool "$tool" --args "$args" -- "$@" >"$tmp/$label.$n.$k.json" &
+    pids+=($!)
+  done
+  wait "${pids[@]}"
+}
+
+for r in $(seq "$rounds"); do
+  one direct-c1 1 "${direct[@]}";   one shared-c1 1 "${shared[@]}"
+  one direct-c8 8 "${direct[@]}";   one shared-c8 8 "${shared[@]}"
+  eight direct-8x "${direct[@]}";   eight shared-8x "${shared[@]}"
+done
+
+python3 - "$tmp" "$calls" "$rounds" "$server" <<'PY'
+import glob, json, os, statistics, sys
+tmp, calls, rounds, server = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+def load(label):
+    runs = {}
+    for f in glob.glob(os.path.join(tmp, label + ".*.json")):
+        run = os.path.basename(f).split(".")[1]
+        runs.setdefault(run, []).append(json.load(open(f)))
+    return list(runs.values())
+med = lambda xs: statistics.median(xs)
+print(f"server {server}, {calls} calls per client, {rounds} rounds (medians of the rounds)")
+print(f"{'configuration':<34}{'p50 ms':>9}{'p99 ms':>9}{'calls/s':>11}")
+rows = {}
+for label, name in [("direct-c1", "straight, 1 client"), ("shared-c1", "mcpgen connect, 1 client"),
+                    ("direct-c8", "straight, 1 client x 8 in flight"), ("shared-c8", "mcpgen connect, 8 in flight"),
+                    ("direct-8x", "straight, 8 clients (8 servers)"), ("shared-8x", "mcpgen connect, 8 clients (1 server)")]:
+    runs = load(label)
+    p50 = med([med([c["latencyMs"]["p50"] for c in run]) for run in runs])
+    p99 = med([max(c["latencyMs"]["p99"] for c in run) for run in runs])
+    cps = med([sum(c["callsPerSec"] for c in run) for run in runs])
+    rows[label] = (p50, p99, cps)
+    print(f"{name:<34}{p50:>9.3f}{p99:>9.3f}{cps:>11.0f}")
+d, s = rows["direct-c1"], rows["shared-c1"]
+print(f"added p50, 1 client: {s[0] - d[0]:+.3f} ms (target <= 0.05)")
+print(f"8 shared clients vs 1 straight client, aggregate calls/s: {rows['shared-8x'][2] / d[2]:.0%} (target >= 80%)")
+print(f"8 shared clients vs 8 straight clients (8 processes): {rows['shared-8x'][2] / rows['direct-8x'][2]:.0%}")
+PY
+kill -TERM "$launcher"; wait "$launcher"; launcher=""
