@@ -364,6 +364,26 @@ func TestHubWaitsForRestart(t *testing.T) {
 	}
 }
 
+// TestHubDeadServerNotUsed: a request that comes after the server died,
+// before anyone detached it, waits for the next process instead of failing.
+func TestHubDeadServerNotUsed(t *testing.T) {
+	th := newTestHub(t, "echo")
+	c := th.client("a", "")
+	th.proc.Kill()
+	<-th.up.done // the process is gone; its supervisor has not noticed yet
+	th.hub.mu.Lock()
+	dropped := th.hub.up == nil
+	th.hub.mu.Unlock()
+	if !dropped {
+		t.Fatal("the hub still offers the dead process to requests")
+	}
+	c.call("1", "echo", `{"text":"next process"}`)
+	th.start("echo")
+	if m := c.next(); resultText(t, m) != "next process" {
+		t.Errorf("got %s", m.AppendJSON(nil))
+	}
+}
+
 // TestHubListChanged: the server's list_changed is re-listed and passed on.
 func TestHubListChanged(t *testing.T) {
 	th := newTestHub(t, "echo")
