@@ -69,12 +69,17 @@ func setup() (string, error) {
 			return "", fmt.Errorf("%s: %v: re-run ../shared/clients/install.sh", v, err)
 		}
 	}
+	// Absolute: the validators run in the tests' own directories.
+	abs, err := filepath.Abs(validators)
+	if err != nil {
+		return "", err
+	}
+	validators = abs
 	for _, s := range []string{"validate-codex.sh", "validate-claude.sh"} {
 		if _, err := os.Stat(filepath.Join(validators, s)); err != nil {
 			return "", fmt.Errorf("the validators are missing: %v (the shared directory must be beside the repository)", err)
 		}
 	}
-	var err error
 	if node, err = exec.LookPath("node"); err != nil {
 		return "", fmt.Errorf("node is not on PATH: %v", err)
 	}

@@ -164,6 +164,8 @@ func (s *Session) Run(ctx, hurry context.Context) error {
 
 	s.mu.Lock()
 	s.started = time.Now()
+	loaded := s.started.UTC()
+	s.reload = ReloadStatus{At: &loaded, OK: true} // the first load
 	s.sessCtx = ctx
 	s.mu.Unlock()
 	s.apply(m, c, false)

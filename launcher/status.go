@@ -19,11 +19,12 @@ type Status struct {
 	Servers   []ServerStatus `json:"servers"`
 }
 
-// ReloadStatus is the outcome of the last reload of the manifest.
+// ReloadStatus is the outcome of the last load of the manifest: the one at
+// the start, or the last reload.
 type ReloadStatus struct {
-	At    *time.Time `json:"at"` // nil before the first reload
+	At    *time.Time `json:"at"`
 	OK    bool       `json:"ok"`
-	Error string     `json:"error,omitempty"`
+	Error string     `json:"error"` // empty when OK
 }
 
 // ServerStatus is one server of the session.
@@ -52,7 +53,7 @@ func (st *Status) WriteTable(w io.Writer, now time.Time) {
 	fmt.Fprintf(w, "workspace %s  pid %d  up %s  manifest %s\n", st.Workspace, st.Pid, since(now, st.StartedAt), st.Manifest)
 	if st.Reload.At != nil {
 		if st.Reload.OK {
-			fmt.Fprintf(w, "last reload: ok, %s ago\n", since(now, *st.Reload.At))
+			fmt.Fprintf(w, "manifest loaded %s ago\n", since(now, *st.Reload.At))
 		} else {
 			fmt.Fprintf(w, "last reload: FAILED %s ago, still running the previous manifest:\n  %s\n",
 				since(now, *st.Reload.At), strings.ReplaceAll(st.Reload.Error, "\n", "\n  "))
