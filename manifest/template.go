@@ -49,15 +49,6 @@ func ParseTemplate(s string) (Template, error) {
 	return t, nil
 }
 
-// mustTemplate is ParseTemplate for strings that were validated at load.
-func mustTemplate(s string) Template {
-	t, err := ParseTemplate(s)
-	if err != nil {
-		panic(err)
-	}
-	return t
-}
-
 func (t Template) appendText(s string) Template {
 	if s == "" {
 		return t
