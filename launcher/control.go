@@ -121,7 +121,7 @@ func (s *Session) control(ctx context.Context, conn net.Conn) {
 }
 
 func answer(w io.Writer, a controlAnswer) error {
-	b, err := json.MarshalNoEscape(a)
+	b, err := marshal(a)
 	if err != nil {
 		return err
 	}

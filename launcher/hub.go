@@ -260,7 +260,7 @@ func (h *Hub) roots() json.RawMessage {
 	h.mu.Lock()
 	u := url.URL{Scheme: "file", Path: h.root}
 	h.mu.Unlock()
-	b, _ := json.MarshalNoEscape(map[string]any{"roots": []map[string]string{{"uri": u.String(), "name": "workspace"}}})
+	b, _ := marshal(map[string]any{"roots": []map[string]string{{"uri": u.String(), "name": "workspace"}}})
 	return b
 }
 
@@ -386,7 +386,7 @@ func (h *Hub) routeProgress(msg *mcp.Message) {
 		return
 	}
 	p["progressToken"] = route.token
-	params, err := json.MarshalNoEscape(p)
+	params, err := marshal(p)
 	if err != nil {
 		return
 	}
@@ -419,7 +419,7 @@ func (h *Hub) routeCancel(msg *mcp.Message) {
 		return
 	}
 	p["requestId"] = json.RawMessage(id.String())
-	params, _ := json.MarshalNoEscape(p)
+	params, _ := marshal(p)
 	route.client.send(&mcp.Message{Method: msg.Method, Params: params})
 }
 
@@ -498,7 +498,7 @@ func initializeResult(init *mcp.InitializeResult, requested string) (json.RawMes
 	tools["listChanged"] = json.RawMessage("true")
 	caps["tools"], _ = json.Marshal(tools)
 	r["capabilities"], _ = json.Marshal(caps)
-	return json.MarshalNoEscape(r)
+	return marshal(r)
 }
 
 // remapProgress replaces a request's params._meta.progressToken by a token
@@ -519,8 +519,8 @@ func (h *Hub) remapProgress(params json.RawMessage) (json.RawMessage, string, js
 	token := meta["progressToken"]
 	ours := strconv.Quote("mcpgen-" + strconv.FormatInt(h.newID(), 10))
 	meta["progressToken"] = json.RawMessage(ours)
-	p["_meta"], _ = json.MarshalNoEscape(meta)
-	out, err := json.MarshalNoEscape(p)
+	p["_meta"], _ = marshal(meta)
+	out, err := marshal(p)
 	if err != nil {
 		return params, "", nil
 	}

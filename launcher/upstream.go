@@ -217,6 +217,8 @@ func (u *upstream) call(ctx context.Context, method string, params, result any) 
 	}
 }
 
+// marshal encodes v for the wire, leaving <, > and & as they are: what the
+// hub passes on should read as its sender wrote it.
 func marshal(v any) (json.RawMessage, error) {
 	switch v := v.(type) {
 	case nil:
@@ -224,7 +226,7 @@ func marshal(v any) (json.RawMessage, error) {
 	case json.RawMessage:
 		return v, nil
 	}
-	return json.MarshalNoEscape(v)
+	return json.MarshalWithOption(v, json.DisableHTMLEscape())
 }
 
 // initialize makes the server ready as the launcher defines it:

@@ -171,7 +171,7 @@ func (o *object) bytes() []byte {
 
 // str encodes a JSON string; URLs keep their & as is.
 func str(s string) []byte {
-	b, err := json.MarshalNoEscape(s)
+	b, err := json.MarshalWithOption(s, json.DisableHTMLEscape())
 	if err != nil {
 		panic(err) // a Go string always encodes
 	}
@@ -179,7 +179,7 @@ func str(s string) []byte {
 }
 
 func strs(ss []string) []byte {
-	b, err := json.MarshalNoEscape(ss)
+	b, err := json.MarshalWithOption(ss, json.DisableHTMLEscape())
 	if err != nil {
 		panic(err)
 	}

@@ -54,7 +54,7 @@ func Schema(t *manifest.Tool) json.RawMessage {
 }
 
 func writeJSON(b *bytes.Buffer, v any) {
-	data, err := json.MarshalNoEscape(v)
+	data, err := json.MarshalWithOption(v, json.DisableHTMLEscape())
 	if err != nil {
 		panic(err) // strings, numbers, booleans and slices of them always encode
 	}
