@@ -327,6 +327,9 @@ func (s *Session) configure(m *manifest.Manifest, c *manifest.Context, srv *mani
 func restartKey(srv *manifest.Server, spec *Spec, err error) string {
 	def := *srv
 	def.Description, def.Providers, def.Pos, def.Watch = "", nil, manifest.Position{}, nil
+	// Tool filters and lifecycle settings change what the hub shows and
+	// when the server runs, not the process.
+	def.EnabledTools, def.DisabledTools, def.Lazy, def.IdleTimeout = nil, nil, false, 0
 	tools := make([]manifest.Tool, len(def.Tools))
 	for i, t := range def.Tools {
 		tools[i] = *t

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -57,6 +58,8 @@ func Parse(data []byte, file, dir string) (*Manifest, error) {
 
 var (
 	serverName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+	ownerName  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+	prefixName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
 	toolName   = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 	headerName = regexp.MustCompile("^[A-Za-z0-9!#$%&'*+.^_`|~-]+$")
 )
@@ -255,16 +258,38 @@ func (d *decoder) unknownKey(path []string, known []string) {
 }
 
 func (d *decoder) manifest(raw map[string]any) *Manifest {
-	m := &Manifest{Version: 1}
+	m := &Manifest{Version: 1, Gateway: Gateway{Prefix: GatewayPrefixConflicts}}
 	var varNames []string
 	for _, k := range d.sortedKeys(nil, raw) {
 		p := []string{k}
 		switch k {
 		case "version":
-			n, ok := raw[k].(int64)
-			if !ok || n != 1 {
-				d.valueError(p, "unsupported version %v: this mcpgen reads version 1", raw[k])
+			switch n := raw[k].(type) {
+			case int64:
+				if n != 1 {
+					d.valueError(p, "unsupported version %v: this mcpgen reads version 1", n)
+				}
+			default:
+				d.valueError(p, "\"version\" must be the integer 1, not %s", describe(n))
 			}
+		case "name":
+			if s, ok := d.str(p, raw[k]); ok {
+				if !ownerName.MatchString(s) {
+					d.valueError(p, "\"name\" %q is not valid: use 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit", s)
+				}
+				m.Name = s
+			}
+		case "prefix":
+			if s, ok := d.str(p, raw[k]); ok {
+				if !prefixName.MatchString(s) {
+					d.valueError(p, "\"prefix\" %q is not valid: use 1 to 32 letters, digits, _ or -, such as \"acme-\"", s)
+				}
+				m.Prefix = s
+			}
+		case "session":
+			m.Session = d.session(p, raw[k])
+		case "gateway":
+			m.Gateway = d.gateway(p, raw[k])
 		case "workspace":
 			m.Workspace = d.workspace(p, raw[k])
 			for _, v := range m.Workspace.Vars {
@@ -273,7 +298,7 @@ func (d *decoder) manifest(raw map[string]any) *Manifest {
 		case "servers":
 			// below, once the workspace variables are known
 		default:
-			d.unknownKey(p, []string{"version", "workspace", "servers"})
+			d.unknownKey(p, topKeys)
 		}
 	}
 	if v, ok := raw["servers"]; ok {
@@ -286,7 +311,60 @@ func (d *decoder) manifest(raw map[string]any) *Manifest {
 			}
 		}
 	}
+	if m.Prefix != "" {
+		for _, s := range m.Servers {
+			if len(m.Prefix)+len(s.Name) > 64 {
+				d.keyError([]string{"servers", s.Name}, "with prefix %q the entry name %q is longer than 64 characters: shorten the name or the prefix", m.Prefix, m.Prefix+s.Name)
+			}
+		}
+	}
 	return m
+}
+
+// topKeys are the keys of the manifest's top level.
+var topKeys = []string{"version", "name", "prefix", "workspace", "session", "gateway", "servers"}
+
+func (d *decoder) session(path []string, v any) Session {
+	var s Session
+	t, ok := d.table(path, v)
+	if !ok {
+		return s
+	}
+	for _, k := range d.sortedKeys(path, t) {
+		p := child(path, k)
+		switch k {
+		case "idle_exit":
+			s.IdleExit = d.duration(p, t[k])
+		default:
+			d.unknownKey(p, []string{"idle_exit"})
+		}
+	}
+	return s
+}
+
+var gatewayPrefixes = []string{GatewayPrefixConflicts, GatewayPrefixAlways}
+
+func (d *decoder) gateway(path []string, v any) Gateway {
+	g := Gateway{Prefix: GatewayPrefixConflicts}
+	t, ok := d.table(path, v)
+	if !ok {
+		return g
+	}
+	for _, k := range d.sortedKeys(path, t) {
+		p := child(path, k)
+		switch k {
+		case "prefix":
+			if s, ok := d.str(p, t[k]); ok {
+				if !slices.Contains(gatewayPrefixes, s) {
+					d.valueError(p, "unknown prefix mode %q%s; use %s", s, suggest(s, gatewayPrefixes), strings.Join(gatewayPrefixes, " or "))
+				}
+				g.Prefix = s
+			}
+		default:
+			d.unknownKey(p, []string{"prefix"})
+		}
+	}
+	return g
 }
 
 func (d *decoder) workspace(path []string, v any) Workspace {
@@ -323,12 +401,12 @@ func (d *decoder) workspace(path []string, v any) Workspace {
 // The keys a server table may hold, by kind.
 var (
 	kindKeys    = []string{"command", "builtin", "tools", "url"}
-	commonKeys  = []string{"description", "enabled", "providers", "env", "cwd", "startup_timeout", "tool_timeout", "context"}
-	stdioOnly   = []string{"env", "cwd", "context"}
-	keysOfKind  = map[Kind][]string{KindCommand: {"command", "args", "build", "watch"}, KindBuiltin: {"builtin", "read_only"}, KindDeclared: {"tools"}, KindRemote: {"url", "headers", "bearer_token_env"}}
+	commonKeys  = []string{"description", "enabled", "providers", "env", "cwd", "startup_timeout", "tool_timeout", "context", "enabled_tools", "disabled_tools", "start", "idle_timeout", "memory_max", "cpu_max"}
+	stdioOnly   = []string{"env", "cwd", "context", "memory_max", "cpu_max"}
+	keysOfKind  = map[Kind][]string{KindCommand: {"command", "args", "build", "watch"}, KindBuiltin: {"builtin", "read_only", "protect"}, KindDeclared: {"tools"}, KindRemote: {"url", "headers", "bearer_token_env"}}
 	serverKeys  = slices.Concat(commonKeys, keysOfKind[KindCommand], keysOfKind[KindBuiltin], keysOfKind[KindDeclared], keysOfKind[KindRemote])
 	kindOfKey   = map[string]Kind{"command": KindCommand, "builtin": KindBuiltin, "tools": KindDeclared, "url": KindRemote}
-	builtinKeys = map[string][]string{"files": {"read_only"}}
+	builtinKeys = map[string][]string{"files": {"read_only", "protect"}}
 )
 
 func (d *decoder) server(path []string, v any, varNames []string) *Server {
@@ -406,6 +484,34 @@ func (d *decoder) server(path []string, v any, varNames []string) *Server {
 			s.ToolTimeout = d.duration(p, val)
 		case "context":
 			s.Context = d.contextSelect(p, val, varNames)
+		case "enabled_tools":
+			s.EnabledTools = d.toolNames(p, val)
+			if s.EnabledTools == nil {
+				s.EnabledTools = []string{}
+			}
+		case "disabled_tools":
+			s.DisabledTools = d.toolNames(p, val)
+		case "start":
+			if str, ok := d.str(p, val); ok {
+				switch str {
+				case "eager":
+				case "lazy":
+					s.Lazy = true
+				default:
+					d.valueError(p, "\"start\" must be \"eager\" or \"lazy\", not %q", str)
+				}
+			}
+		case "idle_timeout":
+			s.IdleTimeout = d.duration(p, val)
+		case "memory_max":
+			s.MemoryMax = d.memory(p, val)
+		case "cpu_max":
+			s.CPUMax = d.cpus(p, val)
+		case "protect":
+			s.Protect = d.globs(p, val)
+			if s.Protect == nil {
+				s.Protect = []string{}
+			}
 		case "command":
 			if str, ok := d.str(p, val); ok {
 				if strings.TrimSpace(str) == "" {
@@ -451,6 +557,9 @@ func (d *decoder) server(path []string, v any, varNames []string) *Server {
 			}
 		}
 	}
+	if _, set := t["protect"]; !set && s.Kind == KindBuiltin && s.Builtin == "files" {
+		s.Protect = slices.Clone(DefaultProtect)
+	}
 	d.checkServer(path, s, t)
 	return s
 }
@@ -461,6 +570,23 @@ func (d *decoder) checkServer(path []string, s *Server, t map[string]any) {
 		for _, k := range keysOfKind[KindBuiltin][1:] {
 			if _, set := t[k]; set && !slices.Contains(builtinKeys[s.Builtin], k) {
 				d.keyError(child(path, k), "%q is not an option of builtin %q", k, s.Builtin)
+			}
+		}
+	}
+	if s.Kind == KindDeclared {
+		var declared []string
+		for _, tool := range s.Tools {
+			declared = append(declared, tool.Name)
+		}
+		for _, key := range []string{"enabled_tools", "disabled_tools"} {
+			names := s.EnabledTools
+			if key == "disabled_tools" {
+				names = s.DisabledTools
+			}
+			for i, n := range names {
+				if !slices.Contains(declared, n) {
+					d.valueError(child(child(path, key), indexKey(i)), "%q: the server declares no tool %q%s", key, n, suggest(n, declared))
+				}
 			}
 		}
 	}
@@ -651,6 +777,11 @@ func (d *decoder) arg(path []string, v any) *Arg {
 		case "required":
 			required, _ = d.boolean(p, t[k])
 			hasRequired = true
+		case "allow_dash":
+			a.AllowDash, _ = d.boolean(p, t[k])
+			if a.Type != TypeString {
+				d.keyError(p, "\"allow_dash\" applies to string arguments; %q is %s", a.Name, withArticle(a.Type))
+			}
 		case "enum":
 			vals, ok := t[k].([]any)
 			if !ok || len(vals) == 0 {
@@ -663,7 +794,7 @@ func (d *decoder) arg(path []string, v any) *Arg {
 				}
 			}
 		default:
-			d.unknownKey(p, []string{"type", "description", "default", "required", "enum"})
+			d.unknownKey(p, []string{"type", "description", "default", "required", "enum", "allow_dash"})
 		}
 	}
 	a.Required = required && a.Default == nil
@@ -702,4 +833,87 @@ func (d *decoder) argValue(path []string, typ string, v any) (any, bool) {
 	}
 	d.valueError(path, "%v is %s, but the argument's type is %s", v, describe(v), typ)
 	return nil, false
+}
+
+func withArticle(typ string) string {
+	if typ == TypeInteger {
+		return "an integer"
+	}
+	return "a " + typ
+}
+
+// toolNames decodes enabled_tools or disabled_tools: tool names.
+func (d *decoder) toolNames(path []string, v any) []string {
+	names, ok := d.strs(path, v)
+	if !ok {
+		return nil
+	}
+	for i, n := range names {
+		if n == "" || len(n) > 128 {
+			d.valueError(child(path, indexKey(i)), "%q: %q is not a tool name", name(path), n)
+		}
+	}
+	return names
+}
+
+// memory decodes memory_max: bytes as an integer, or a string with a unit
+// (K, M, G, T, each 1024 of the one before, as systemd reads them; "MiB"
+// and "MB" are read the same).
+func (d *decoder) memory(path []string, v any) int64 {
+	const hint = "write a size such as \"512M\" or \"2G\""
+	var n int64
+	switch x := v.(type) {
+	case int64:
+		n = x
+	case string:
+		var err error
+		if n, err = parseSize(x); err != nil {
+			d.valueError(path, "\"memory_max\": %q is not a size: %s", x, hint)
+			return 0
+		}
+	default:
+		d.valueError(path, "\"memory_max\" must be a size, not %s: %s", describe(v), hint)
+		return 0
+	}
+	if n < 1<<20 {
+		d.valueError(path, "\"memory_max\" is below 1M, too little for any server: %s", hint)
+		return 0
+	}
+	return n
+}
+
+func parseSize(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	num := strings.TrimRight(s, "KMGTiBkmgtb")
+	unit := strings.ToUpper(strings.TrimSpace(s[len(num):]))
+	unit = strings.TrimSuffix(strings.TrimSuffix(unit, "B"), "I")
+	shift := map[string]uint{"": 0, "K": 10, "M": 20, "G": 30, "T": 40}
+	sh, ok := shift[unit]
+	if !ok {
+		return 0, errors.New("unknown unit")
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+	if err != nil || f <= 0 || f*float64(int64(1)<<sh) > 1<<62 {
+		return 0, errors.New("not a size")
+	}
+	return int64(f * float64(int64(1)<<sh)), nil
+}
+
+// cpus decodes cpu_max: how many CPUs the server may use, such as 0.5 or 2.
+func (d *decoder) cpus(path []string, v any) float64 {
+	var f float64
+	switch x := v.(type) {
+	case int64:
+		f = float64(x)
+	case float64:
+		f = x
+	default:
+		d.valueError(path, "\"cpu_max\" must be a number of CPUs such as 0.5 or 2, not %s", describe(v))
+		return 0
+	}
+	if !(f >= 0.01 && f <= 1024) {
+		d.valueError(path, "\"cpu_max\" must be between 0.01 and 1024 CPUs, not %v", f)
+		return 0
+	}
+	return f
 }

@@ -30,6 +30,11 @@ var Providers = []string{"claude", "claude-desktop", "codex"}
 // Builtins are the servers shipped inside mcpgen.
 var Builtins = []string{"files"}
 
+// DefaultProtect is what the files server never writes unless the manifest
+// says otherwise: a planted .git/config (core.fsmonitor, say) would run
+// commands the next time a git tool runs.
+var DefaultProtect = []string{".git/**"}
+
 // ReservedNames are server names that Claude Code keeps for itself: an entry
 // with one of them is skipped there, so the manifest refuses them.
 var ReservedNames = []string{
@@ -47,11 +52,40 @@ type Manifest struct {
 	// directory.
 	Dir string
 
-	Version   int
+	Version int
+	// Name is the manifest's own stable id (top-level name): it marks the
+	// entries it owns in configs that several manifests share. Empty when
+	// unset; OwnerID then falls back to the manifest's path.
+	Name string
+	// Prefix is put before every server's name in the entries of shared
+	// (user-scope) configs, so that two projects' servers of the same name
+	// can live side by side.
+	Prefix    string
 	Workspace Workspace
+	Session   Session
+	Gateway   Gateway
 	Servers   []*Server // in file order
 
 	pos positions
+}
+
+// Session is the [session] table: how a launcher of this manifest behaves.
+type Session struct {
+	// IdleExit is how long a launcher with no client and no running server
+	// waits before it exits; zero when the manifest sets none.
+	IdleExit time.Duration
+}
+
+// Gateway prefix modes: how the workspace gateway names tools.
+const (
+	GatewayPrefixConflicts = "conflicts" // SERVER__TOOL only for names that collide
+	GatewayPrefixAlways    = "always"    // SERVER__TOOL for every tool
+)
+
+// Gateway is the [gateway] table: how the workspace gateway presents the
+// workspace's servers.
+type Gateway struct {
+	Prefix string // GatewayPrefixConflicts (the default) or GatewayPrefixAlways
 }
 
 // Server returns the server called name, or nil.
@@ -62,6 +96,19 @@ func (m *Manifest) Server(name string) *Server {
 		}
 	}
 	return nil
+}
+
+// OwnerID is the stable id that marks the entries this manifest writes into
+// configs that several manifests share: its name when it has one, else
+// its absolute path ("demo" for the embedded demo).
+func (m *Manifest) OwnerID() string {
+	switch {
+	case m.Name != "":
+		return m.Name
+	case m.Path != "":
+		return m.Path
+	}
+	return "demo"
 }
 
 // Flags are the mcpgen flags that make another mcpgen process read this
@@ -128,6 +175,22 @@ type Server struct {
 	StartupTimeout time.Duration
 	ToolTimeout    time.Duration
 
+	// EnabledTools, when not nil, are the only tools the hub and the
+	// gateway expose; DisabledTools are hidden. Codex's own key names.
+	EnabledTools  []string
+	DisabledTools []string
+
+	// Lazy servers start on first use (start = "lazy"), not at launch.
+	Lazy bool
+	// IdleTimeout stops a running server with no client and no call for
+	// that long; zero: never.
+	IdleTimeout time.Duration
+
+	// MemoryMax (bytes) and CPUMax (CPUs) limit a stdio server's processes
+	// where cgroups are available; zero: no limit.
+	MemoryMax int64
+	CPUMax    float64
+
 	// KindCommand
 	Command Template
 	Args    []Template
@@ -137,6 +200,9 @@ type Server struct {
 	// KindBuiltin
 	Builtin  string
 	ReadOnly bool // files: no writing tools
+	// Protect lists globs, relative to the workspace, that the files
+	// server never writes: [".git/**"] unless the manifest says otherwise.
+	Protect []string
 
 	// KindDeclared
 	Tools []*Tool // in file order
@@ -163,6 +229,15 @@ func (s *Server) ToolCall() time.Duration {
 		return s.ToolTimeout
 	}
 	return DefaultToolTimeout
+}
+
+// ExposesTool reports whether the tool filters (enabled_tools,
+// disabled_tools) let the tool through.
+func (s *Server) ExposesTool(name string) bool {
+	if s.EnabledTools != nil && !slices.Contains(s.EnabledTools, name) {
+		return false
+	}
+	return !slices.Contains(s.DisabledTools, name)
 }
 
 // ForProvider reports whether the server is meant for the provider.
@@ -215,4 +290,8 @@ type Arg struct {
 	Default  any
 	Required bool
 	Enum     []any
+	// AllowDash lets a string argument start with "-". Off by default: a
+	// value such as "--output=/x" substituted as a whole argv element
+	// would be read as an option by the command.
+	AllowDash bool
 }

@@ -149,6 +149,29 @@ timout = "1s"
 			`m.toml:7:29: server "g": required = true contradicts the default: remove one of them`,
 			`m.toml:8:18: server "g": tool "bad" has no "run": give the command to run as an argv`,
 			`m.toml:10:1: server "g": unknown key "timout" (did you mean "timeout"?)`}},
+		{"version as a float", "version = 1.0\n", []string{
+			`m.toml:1:11: "version" must be the integer 1, not a number`}},
+		{"top-level keys", "name = \"-x\"\nprefix = \"a.b\"\n[session]\nidle_exit = 10\nidle = \"1m\"\n[gateway]\nprefix = \"allways\"\n", []string{
+			`m.toml:1:8: "name" "-x" is not valid: use 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit`,
+			`m.toml:2:10: "prefix" "a.b" is not valid: use 1 to 32 letters, digits, _ or -, such as "acme-"`,
+			`m.toml:4:13: "session.idle_exit" must be a duration such as "10s"`,
+			`m.toml:5:1: unknown key "idle" (did you mean "idle_exit"?)`,
+			`m.toml:7:10: unknown prefix mode "allways" (did you mean "always"?); use conflicts or always`}},
+		{"prefix makes a name too long", "prefix = \"abcdefghij\"\n[servers.abcdefghijabcdefghijabcdefghijabcdefghijabcdefghijabcdefghij]\ncommand = \"a\"\n", []string{
+			`m.toml:2:10: server "abcdefghijabcdefghijabcdefghijabcdefghijabcdefghijabcdefghij": with prefix "abcdefghij" the entry name "abcdefghijabcdefghijabcdefghijabcdefghijabcdefghijabcdefghijabcdefghij" is longer than 64 characters: shorten the name or the prefix`}},
+		{"lifecycle and limits", "[servers.x]\ncommand = \"a\"\nstart = \"later\"\nidle_timeout = \"0s\"\nmemory_max = \"lots\"\ncpu_max = 0\n[servers.r]\nurl = \"https://x.example\"\nmemory_max = \"1G\"\n", []string{
+			`m.toml:3:9: server "x": "start" must be "eager" or "lazy", not "later"`,
+			`m.toml:4:16: server "x": "idle_timeout": "0s" is not a positive duration (write "30s", "1m30s", "500ms")`,
+			`m.toml:5:14: server "x": "memory_max": "lots" is not a size: write a size such as "512M" or "2G"`,
+			`m.toml:6:11: server "x": "cpu_max" must be between 0.01 and 1024 CPUs, not 0`,
+			`m.toml:9:1: server "r": "memory_max" is not allowed with "url"`}},
+		{"tool filters", "[servers.g.tools.log]\nrun = [\"git\", \"log\"]\n[servers.g]\nenabled_tools = [\"logg\"]\ndisabled_tools = \"log\"\n", []string{
+			`m.toml:4:18: server "g": "enabled_tools": the server declares no tool "logg" (did you mean "log"?)`,
+			`m.toml:5:18: server "g": "disabled_tools" must be an array of strings: write ["log"]`}},
+		{"protect and allow_dash", "[servers.f]\nbuiltin = \"files\"\nprotect = [\"../x\"]\n[servers.g.tools.show]\nrun = [\"git\", \"show\", \"{n}\"]\nargs.n = { type = \"integer\", allow_dash = true }\n[servers.c]\ncommand = \"a\"\nprotect = [\"x\"]\n", []string{
+			`m.toml:3:12: server "f": "protect": patterns are relative to the manifest's directory and stay inside it`,
+			`m.toml:6:30: server "g": "allow_dash" applies to string arguments; "n" is an integer`,
+			`m.toml:9:1: server "c": "protect" is not allowed with "command"`}},
 		{"watch glob", "[servers.x]\ncommand = \"a\"\nwatch = [\"../x\", \"a/[b\"]\n", []string{
 			`m.toml:3:10: server "x": "watch": patterns are relative to the manifest's directory and stay inside it`,
 			`m.toml:3:18: server "x": "watch": malformed pattern (use *, ?, [a-z] within a name and ** for any directories)`}},
@@ -170,6 +193,75 @@ timout = "1s"
 				}
 			}
 		})
+	}
+}
+
+func TestNewKeys(t *testing.T) {
+	m, err := Parse([]byte(`name = "acme.web"
+prefix = "acme-"
+[session]
+idle_exit = "10m"
+[gateway]
+prefix = "always"
+[servers.mem]
+command = "npx"
+start = "lazy"
+idle_timeout = "5m"
+memory_max = "1.5G"
+cpu_max = 0.5
+enabled_tools = ["a", "b"]
+disabled_tools = ["b"]
+[servers.files]
+builtin = "files"
+[servers.open]
+builtin = "files"
+protect = []
+[servers.git.tools.show]
+run = ["git", "show", "{rev}"]
+args.rev = { type = "string", allow_dash = true }
+`), "m.toml", "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Name != "acme.web" || m.Prefix != "acme-" || m.OwnerID() != "acme.web" {
+		t.Errorf("name, prefix: got %q %q %q", m.Name, m.Prefix, m.OwnerID())
+	}
+	if m.Session.IdleExit != 10*time.Minute || m.Gateway.Prefix != GatewayPrefixAlways {
+		t.Errorf("session, gateway: got %+v %+v", m.Session, m.Gateway)
+	}
+	mem := m.Server("mem")
+	if !mem.Lazy || mem.IdleTimeout != 5*time.Minute || mem.MemoryMax != 3<<29 || mem.CPUMax != 0.5 {
+		t.Errorf("mem: got lazy %v idle %v memory %d cpu %v", mem.Lazy, mem.IdleTimeout, mem.MemoryMax, mem.CPUMax)
+	}
+	for tool, want := range map[string]bool{"a": true, "b": false, "c": false} {
+		if got := mem.ExposesTool(tool); got != want {
+			t.Errorf("mem exposes %q: got %v, want %v", tool, got, want)
+		}
+	}
+	if got := m.Server("files").Protect; !reflect.DeepEqual(got, []string{".git/**"}) {
+		t.Errorf("files protects by default: got %q", got)
+	}
+	if got := m.Server("open").Protect; got == nil || len(got) != 0 {
+		t.Errorf("protect = [] protects nothing: got %#v", got)
+	}
+	if !m.Server("git").Tools[0].Args[0].AllowDash {
+		t.Error("allow_dash not read")
+	}
+	if d, err := Parse([]byte("[servers.x]\ncommand = \"a\"\n"), "m.toml", "/"); err != nil || d.Server("x").ExposesTool("any") != true || d.Gateway.Prefix != GatewayPrefixConflicts {
+		t.Errorf("defaults: got %v", err)
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]int64{"512M": 512 << 20, "2G": 2 << 30, "1.5GiB": 3 << 29, "64MB": 64 << 20, "1048576": 1 << 20, "1t": 1 << 40} {
+		if got, err := parseSize(in); err != nil || got != want {
+			t.Errorf("parseSize(%q): got %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "M", "-1G", "1X", "1 GB B"} {
+		if got, err := parseSize(in); err == nil {
+			t.Errorf("parseSize(%q): got %d, want an error", in, got)
+		}
 	}
 }
 
