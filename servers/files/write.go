@@ -183,7 +183,7 @@ func (w *workspace) edit(ctx context.Context, name, oldText, newText string, all
 		return nil, tooLarge(fi.Size())
 	}
 	checked(p)
-	data, err := io.ReadAll(io.LimitReader(f, MaxEditBytes+1))
+	data, err := readUpTo(f, make([]byte, 0, fi.Size()+1), MaxEditBytes+1)
 	if err != nil {
 		return nil, w.pathError(name, p, err)
 	}
@@ -230,17 +230,32 @@ func (w *workspace) unchanged(name, p string, f *os.File, was fs.FileInfo, data 
 	now, err := w.root.Lstat(p)
 	same := err == nil && os.SameFile(was, now)
 	if same {
-		buf := make([]byte, len(data)+1)
-		n, err := f.ReadAt(buf, 0)
-		if err != nil && !errors.Is(err, io.EOF) {
+		if same, err = holds(f, data); err != nil {
 			return w.pathError(name, p, err)
 		}
-		same = bytes.Equal(buf[:n], data)
 	}
 	if !same {
 		return fmt.Errorf("file %s changed while edit_file was working on it (another program wrote or replaced it); nothing was written: read_file it again and redo the edit", shown(name))
 	}
 	return nil
+}
+
+// holds reports whether f holds exactly data, reading it a chunk at a time.
+func holds(f *os.File, data []byte) (bool, error) {
+	buf := make([]byte, min(len(data)+1, 32<<10))
+	for off := 0; ; {
+		n, err := f.ReadAt(buf, int64(off))
+		if n > len(data)-off || !bytes.Equal(buf[:n], data[off:off+n]) {
+			return false, nil
+		}
+		off += n
+		switch {
+		case errors.Is(err, io.EOF):
+			return off == len(data), nil
+		case err != nil:
+			return false, err
+		}
+	}
 }
 
 // notFound explains why old is not in content, pointing at the lines where
