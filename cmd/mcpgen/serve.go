@@ -104,7 +104,7 @@ func (a *app) serve(name string) error {
 	var srv *mcp.Server
 	switch s.Kind {
 	case manifest.KindBuiltin:
-		srv, err = files.New(files.Options{Root: c.WorkspaceDir, ReadOnly: s.ReadOnly, Version: versionString()})
+		srv, err = files.New(files.Options{Root: c.WorkspaceDir, ReadOnly: s.ReadOnly, Protect: s.Protect, Version: versionString()})
 	case manifest.KindDeclared:
 		dir, derr := m.WorkDir(s, c, nil)
 		if derr != nil {

@@ -233,60 +233,111 @@ func plural(n int) string {
 // element that uses an absent argument is dropped. Values are substituted
 // once and never expanded again, so an argument cannot smuggle in a ${VAR}
 // (a secret) or another {name}.
+//
+// An element whose first character comes from a string argument may not
+// start with "-" (see checkDash): the command would read the value as an
+// option, such as git's --output=FILE. The command itself is never dropped:
+// the next element would become the program to run.
 func Argv(t *manifest.Tool, values map[string]string, lookup manifest.Lookup) ([]string, error) {
 	argv := make([]string, 0, len(t.Run))
+	optionsEnded := false
 elements:
-	for _, elem := range t.Run {
-		var b strings.Builder
+	for i, elem := range t.Run {
+		var e element
 		for _, seg := range elem {
 			if seg.Ref != "" {
 				v, err := manifest.Template{seg}.Expand(lookup)
 				if err != nil {
 					return nil, err
 				}
-				b.WriteString(v)
+				e.write(nil, v)
 				continue
 			}
-			text, ok := substitute(seg.Text, t.Args, values)
-			if !ok {
+			if !e.substitute(seg.Text, t.Args, values) {
+				if i == 0 {
+					return nil, argErrorf("tool %q cannot run without the argument that names its command%s", t.Name, takes(t))
+				}
 				continue elements
 			}
-			b.WriteString(text)
 		}
-		argv = append(argv, b.String())
+		if !optionsEnded {
+			if err := checkDash(t, e.lead, e.b.String(), values); err != nil {
+				return nil, err
+			}
+		}
+		if e.lead == nil && (e.b.String() == "--" || e.b.String() == "--end-of-options") {
+			optionsEnded = true
+		}
+		argv = append(argv, e.b.String())
 	}
 	return argv, nil
 }
 
-// substitute replaces {name} for each declared argument in text. ok is false
-// when text uses an argument that has no value.
-func substitute(text string, args []*manifest.Arg, values map[string]string) (string, bool) {
-	if !strings.Contains(text, "{") {
-		return text, true
+// An element is one argv element being built. It remembers which argument,
+// if any, wrote its first character.
+type element struct {
+	b       strings.Builder
+	lead    *manifest.Arg // the argument whose value starts the element; nil for the manifest's text
+	started bool
+}
+
+// write appends s, which the argument a wrote (nil: the manifest).
+func (e *element) write(a *manifest.Arg, s string) {
+	if !e.started && s != "" {
+		e.lead, e.started = a, true
 	}
-	var b strings.Builder
+	e.b.WriteString(s)
+}
+
+// substitute appends text with {name} replaced for each declared argument.
+// It is false when text uses an argument that has no value.
+func (e *element) substitute(text string, args []*manifest.Arg, values map[string]string) bool {
 	for {
 		i := strings.IndexByte(text, '{')
 		if i < 0 {
-			b.WriteString(text)
-			return b.String(), true
+			e.write(nil, text)
+			return true
 		}
 		j := strings.IndexByte(text[i:], '}')
 		if j < 0 {
-			b.WriteString(text)
-			return b.String(), true
+			e.write(nil, text)
+			return true
 		}
 		name := text[i+1 : i+j]
-		b.WriteString(text[:i])
-		if slices.ContainsFunc(args, func(a *manifest.Arg) bool { return a.Name == name }) {
+		e.write(nil, text[:i])
+		if k := slices.IndexFunc(args, func(a *manifest.Arg) bool { return a.Name == name }); k >= 0 {
 			v, ok := values[name]
 			if !ok {
-				return "", false
+				return false
 			}
-			b.WriteString(v)
+			e.write(args[k], v)
 		} else {
-			b.WriteString(text[i : i+j+1]) // other braces are left alone
+			e.write(nil, text[i:i+j+1]) // other braces are left alone
 		}
 		text = text[i+j+1:]
 	}
+}
+
+// checkDash refuses an argv element that a string argument, lead, starts
+// with "-": substituted at the start of an element, "--output=/x" is an
+// option to the command, not a value, and can make it write anywhere. A
+// value that the manifest's author wrote (an enum member, the default) is
+// theirs, as is an argument declared with allow_dash. Only the start of an
+// element counts: in "--rev={rev}" the value cannot become an option.
+// After a literal "--" or "--end-of-options" element, commands read no
+// more options, so nothing is checked (see Argv).
+func checkDash(t *manifest.Tool, lead *manifest.Arg, elem string, values map[string]string) error {
+	if lead == nil || lead.AllowDash || lead.Type != manifest.TypeString || !strings.HasPrefix(elem, "-") {
+		return nil
+	}
+	v := values[lead.Name]
+	if slices.Contains(lead.Enum, any(v)) || lead.Default == any(v) {
+		return nil
+	}
+	shown := v
+	if len(shown) > 60 {
+		shown = shown[:60] + "..."
+	}
+	return argErrorf("argument %q is %q, which starts with \"-\": the command would take it for an option, not a value, so it is refused; give a value that does not start with \"-\" "+
+		"(if tool %q must accept such values, the manifest's author can set allow_dash = true on its argument %q)", lead.Name, shown, t.Name, lead.Name)
 }

@@ -2,12 +2,11 @@ package commands
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -137,55 +136,6 @@ func TestRun(t *testing.T) {
 	}
 }
 
-// TestRunKillsTheGroup: a timeout kills the tool and what it started, and
-// so does a normal exit that leaves a background process behind.
-func TestRunKillsTheGroup(t *testing.T) {
-	dir := t.TempDir()
-	pidFile := filepath.Join(dir, "pid")
-	for _, tc := range []struct {
-		name    string
-		script  string
-		timeout time.Duration
-	}{
-		{"timeout", "sleep 300 & echo $! > " + pidFile + "; wait", 500 * time.Millisecond},
-		{"left behind", "sleep 300 & echo $! > " + pidFile, time.Minute},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			r := Run(context.Background(), []string{"sh", "-c", tc.script}, dir, os.Environ(), tc.timeout)
-			if tc.name == "timeout" && !r.TimedOut {
-				t.Errorf("not timed out: %+v", r)
-			}
-			data, err := os.ReadFile(pidFile)
-			if err != nil {
-				t.Fatal(err)
-			}
-			pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
-			waitGone(t, pid)
-		})
-	}
-}
-
-// waitGone fails unless process pid is gone (or a zombie) within a while.
-func waitGone(t *testing.T, pid int) {
-	t.Helper()
-	for range 200 {
-		if syscall.Kill(pid, 0) != nil || isZombie(pid) {
-			return
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
-	t.Errorf("process %d is still running", pid)
-}
-
-func isZombie(pid int) bool {
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return true
-	}
-	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
-	return len(fields) > 0 && fields[0] == "Z"
-}
-
 // TestServer drives the server with the mcp client, as an agent would.
 func TestServer(t *testing.T) {
 	m, s := load(t, `
@@ -251,4 +201,155 @@ func connect(t *testing.T, srv *mcp.Server) *mcp.Client {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// TestDash is the option-injection attack: run = ["git", "show", "{rev}"]
+// with rev = "--output=/x" makes git write where the model says. A string
+// argument may not start an argv element with "-" unless the manifest
+// allows it.
+func TestDash(t *testing.T) {
+	_, s := load(t, `
+[servers.t.tools.show]
+run = ["git", "show", "{rev}"]
+args.rev = { type = "string" }
+[servers.t.tools.format]
+run = ["git", "log", "--format={fmt}"]
+args.fmt = { type = "string" }
+[servers.t.tools.concat]
+run = ["cmd", "{a}{b}"]
+args.a = { type = "string" }
+args.b = { type = "string" }
+[servers.t.tools.vars]
+run = ["cmd", "${EMPTY}{c}", "${DASH}{c}"]
+args.c = { type = "string" }
+[servers.t.tools.grep]
+run = ["grep", "{pattern}"]
+args.pattern = { type = "string", allow_dash = true }
+[servers.t.tools.choice]
+run = ["git", "log", "{fmt}", "{mode}"]
+args.fmt = { type = "string", enum = ["--oneline", "--stat"] }
+args.mode = { type = "string", default = "-v" }
+[servers.t.tools.head]
+run = ["head", "-n", "{n}", "{x}"]
+args.n = { type = "integer" }
+args.x = { type = "number", required = false }
+[servers.t.tools.paths]
+run = ["git", "log", "{rev}", "--", "{path}"]
+args.rev = { type = "string" }
+args.path = { type = "string" }
+[servers.t.tools.eoo]
+run = ["git", "rev-parse", "--end-of-options", "{rev}"]
+args.rev = { type = "string" }
+[servers.t.tools.program]
+run = ["{cmd}", "x"]
+args.cmd = { type = "string" }
+`)
+	lookup := func(name string) (string, bool) {
+		switch name {
+		case "EMPTY":
+			return "", true
+		case "DASH":
+			return "-", true
+		}
+		return "", false
+	}
+	tests := []struct {
+		tool, args string
+		want       string // the argv joined by |; "refused" for the dash error
+	}{
+		{"show", `{"rev":"--output=/x"}`, "refused"},
+		{"show", `{"rev":"-"}`, "refused"},
+		{"show", `{"rev":"HEAD~1"}`, "git|show|HEAD~1"},
+		{"show", `{"rev":" -x"}`, "git|show| -x"},
+		{"format", `{"fmt":"--output=/x"}`, "git|log|--format=--output=/x"},
+		{"concat", `{"a":"","b":"-x"}`, "refused"},
+		{"concat", `{"a":"x","b":"-y"}`, "cmd|x-y"},
+		{"concat", `{"a":"-x","b":"y"}`, "refused"},
+		{"vars", `{"c":"-x"}`, "refused"},
+		{"vars", `{"c":"x"}`, "cmd|x|-x"},
+		{"grep", `{"pattern":"-e"}`, "grep|-e"},
+		{"choice", `{"fmt":"--stat"}`, "git|log|--stat|-v"},
+		{"choice", `{"fmt":"--stat","mode":"-v"}`, "git|log|--stat|-v"},
+		{"choice", `{"fmt":"--stat","mode":"--output=/x"}`, "refused"},
+		{"head", `{"n":-5,"x":-1.5}`, "head|-n|-5|-1.5"},
+		{"paths", `{"rev":"main","path":"-rf"}`, "git|log|main|--|-rf"},
+		{"paths", `{"rev":"--all","path":"x"}`, "refused"},
+		{"eoo", `{"rev":"--output=/x"}`, "git|rev-parse|--end-of-options|--output=/x"},
+		{"program", `{"cmd":"--help"}`, "refused"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.tool+" "+tt.args, func(t *testing.T) {
+			var tool *manifest.Tool
+			for _, x := range s.Tools {
+				if x.Name == tt.tool {
+					tool = x
+				}
+			}
+			values, err := Values(tool, json.RawMessage(tt.args))
+			if err != nil {
+				t.Fatal(err)
+			}
+			argv, err := Argv(tool, values, lookup)
+			var argErr *ArgError
+			switch {
+			case tt.want == "refused":
+				if !errors.As(err, &argErr) || !strings.Contains(err.Error(), `which starts with "-": the command would take it for an option`) {
+					t.Errorf("got %q, %v; want the dash refused", argv, err)
+				}
+			case err != nil || strings.Join(argv, "|") != tt.want:
+				t.Errorf("got %q, %v; want %q", strings.Join(argv, "|"), err, tt.want)
+			}
+		})
+	}
+}
+
+// TestDashResult checks what the model reads when its value is refused:
+// why, and how the manifest's author can allow it; nothing runs.
+func TestDashResult(t *testing.T) {
+	dir := t.TempDir()
+	m, s := load(t, `
+[servers.t.tools.show]
+run = ["touch", "{file}"]
+args.file = { type = "string" }
+`)
+	srv, err := New(m, s, Options{Dir: dir, Env: os.Environ(), Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := connect(t, srv)
+	res, err := c.CallTool(t.Context(), "show", json.RawMessage(`{"file":"--version"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `argument "file" is "--version", which starts with "-": the command would take it for an option, not a value, so it is refused; give a value that does not start with "-" (if tool "show" must accept such values, the manifest's author can set allow_dash = true on its argument "file")`
+	if !res.IsError || len(res.Content) != 1 || res.Content[0].Text != want {
+		t.Errorf("got isError=%v %q\nwant isError and %q", res.IsError, res.Content, want)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("the command ran: %v", entries)
+	}
+}
+
+// TestNoCommand: a run whose first element is an argument that was not
+// given has no command; the call says so, and the next element (here
+// --version, or a value of the model's) does not become the program.
+func TestNoCommand(t *testing.T) {
+	m, s := load(t, `
+[servers.t.tools.run]
+run = ["{cmd}", "--version"]
+args.cmd = { type = "string", required = false }
+`)
+	srv, err := New(m, s, Options{Dir: t.TempDir(), Env: os.Environ(), Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := connect(t, srv)
+	res, err := c.CallTool(t.Context(), "run", json.RawMessage(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `tool "run" cannot run without the argument that names its command; the tool takes cmd (string, optional)`
+	if !res.IsError || len(res.Content) != 1 || res.Content[0].Text != want {
+		t.Errorf("got isError=%v %q, want isError and %q", res.IsError, res.Content, want)
+	}
 }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"syscall"
 	"time"
 )
 
@@ -27,23 +26,35 @@ type Result struct {
 	StderrLen int64
 	Exit      int // -1 when killed by a signal
 	TimedOut  bool
-	Err       error // the command could not start, or was cancelled
+	// Held says that a process the command started kept its output open
+	// after the command ended and could not be stopped: the output was
+	// not waited for beyond outputWait.
+	Held bool
+	Err  error // the command could not start, or was cancelled
 }
 
-// Run runs argv in dir with env, without a shell, in a process group of its
-// own. When ctx ends or timeout passes, the whole group is killed. Whatever
-// the outcome, when Run returns nothing it started is still running: a tool
-// that leaves a daemon behind does not get to keep it.
+// outputWait is how long Run waits for a command's output once the command
+// has ended (exited, or been killed at its timeout) and its process group is
+// gone, before it looks for the processes that still hold the output open,
+// and again after it has killed them. As exec.Cmd's WaitDelay, it bounds a
+// call whose descendants escaped the group (setsid) keeping stdout open.
+var outputWait = 2 * time.Second
+
+// Run runs argv in dir with env, without a shell, as the root of a process
+// tree of its own (see startTree). When ctx ends or timeout passes, the tree
+// is killed. Whatever the outcome, Run returns within outputWait (twice, at
+// worst) of the command's end, and what it started is killed: a tool that
+// leaves a daemon behind does not get to keep it. What escaped the tree and
+// let go of its output is beyond reach here (see tree_unix.go).
 func Run(ctx context.Context, argv []string, dir string, env []string, timeout time.Duration) *Result {
 	res := &Result{Exit: -1}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Env = env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 
 	// Our own pipes, handed to the child as files, so that Wait returns when
-	// the child exits even if a grandchild still holds them open; killing the
-	// group then closes them.
+	// the child exits even if a descendant still holds them open; the read
+	// ends are ours to close when we stop waiting for output.
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		res.Err = err
@@ -57,7 +68,7 @@ func Run(ctx context.Context, argv []string, dir string, env []string, timeout t
 		return res
 	}
 	cmd.Stdout, cmd.Stderr = outW, errW
-	err = cmd.Start()
+	tree, err := startTree(cmd)
 	outW.Close()
 	errW.Close()
 	if err != nil {
@@ -67,14 +78,18 @@ func Run(ctx context.Context, argv []string, dir string, env []string, timeout t
 		return res
 	}
 
+	// The readers end when every writer has closed its end of the pipe, or
+	// when we close the read end (below).
 	stdout := &capped{max: MaxOutput}
 	stderr := &tail{max: stderrTail}
 	read := make(chan struct{}, 2)
-	go func() { io.Copy(stdout, outR); outR.Close(); read <- struct{}{} }()
-	go func() { io.Copy(stderr, errR); errR.Close(); read <- struct{}{} }()
-
+	go func() { io.Copy(stdout, outR); read <- struct{}{} }()
+	go func() { io.Copy(stderr, errR); read <- struct{}{} }()
+	// The waiter ends when the command exits, which killing the tree
+	// ensures.
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
+
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	var waitErr error
@@ -82,16 +97,43 @@ func Run(ctx context.Context, argv []string, dir string, env []string, timeout t
 	case waitErr = <-exited:
 	case <-timer.C:
 		res.TimedOut = true
-		killGroup(cmd.Process.Pid)
+		tree.end()
 		waitErr = <-exited
 	case <-ctx.Done():
 		res.Err = ctx.Err()
-		killGroup(cmd.Process.Pid)
+		tree.end()
 		waitErr = <-exited
 	}
-	killGroup(cmd.Process.Pid) // what the tool left behind
-	<-read
-	<-read
+	tree.end() // what the command left behind in its tree
+
+	readers := 2
+	drained := func() bool {
+		wait := time.NewTimer(outputWait)
+		defer wait.Stop()
+		for readers > 0 {
+			select {
+			case <-read:
+				readers--
+			case <-wait.C:
+				return false
+			}
+		}
+		return true
+	}
+	if !drained() {
+		// Someone outside the tree holds the output: a descendant that left
+		// the process group (setsid). End those that can be found, then stop
+		// waiting whatever happens.
+		tree.end(outR, errR)
+		if !drained() {
+			res.Held = true
+		}
+	}
+	outR.Close()
+	errR.Close()
+	for ; readers > 0; readers-- {
+		<-read
+	}
 
 	res.Stdout, res.StdoutLen = stdout.buf.Bytes(), stdout.n
 	res.Stderr, res.StderrLen = stderr.bytes(), stderr.n
@@ -103,12 +145,6 @@ func Run(ctx context.Context, argv []string, dir string, env []string, timeout t
 		res.Exit = ee.ExitCode() // -1 when a signal ended it
 	}
 	return res
-}
-
-// killGroup ends the process group led by pid. A group that is already gone
-// (ESRCH) is what we want.
-func killGroup(pid int) {
-	_ = syscall.Kill(-pid, syscall.SIGKILL)
 }
 
 func startError(name string, err error) error {

@@ -5,6 +5,7 @@ package commands
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -69,7 +70,11 @@ func call(ctx context.Context, m *manifest.Manifest, t *manifest.Tool, req *mcp.
 		return nil, err // an isError result: the model can fix its call
 	}
 	argv, err := Argv(t, values, lookup)
-	if err != nil {
+	var argErr *ArgError
+	switch {
+	case errors.As(err, &argErr):
+		return nil, err // the model can fix its call
+	case err != nil:
 		return nil, fmt.Errorf("tool %q cannot run: %v", t.Name, err)
 	}
 	argv[0] = m.ResolvePath(argv[0])
@@ -139,6 +144,9 @@ func result(t *manifest.Tool, r *Result, timeout time.Duration) *mcp.CallToolRes
 	b.Write(r.Stdout)
 	if r.StdoutLen > int64(len(r.Stdout)) {
 		fmt.Fprintf(&b, "\n[output cut: %d of %d bytes shown]", len(r.Stdout), r.StdoutLen)
+	}
+	if r.Held {
+		b.WriteString("\n[a process that the tool started kept its output open after the tool ended and could not be stopped; what it wrote later is not shown]")
 	}
 	return &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent(b.String())}, IsError: failed}
 }

@@ -15,6 +15,8 @@ package files
 
 import (
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/mcpgen/mcpgen/mcp"
 )
@@ -40,7 +42,16 @@ const (
 	// MaxSearchEntries bounds the files and directories that one search
 	// visits, so that a huge tree cannot stall the server.
 	MaxSearchEntries = 100_000
+	// MaxScanBytes bounds what one read_file or search_files call reads of
+	// files, lines skipped to reach an offset included, so that a line
+	// offset deep into a huge (or sparse) file cannot hold a CPU for
+	// minutes.
+	MaxScanBytes = 64 << 20
 )
+
+// lockWait is the longest that a write or an edit waits for the write
+// locks (see lock.go) before it gives up with an error.
+const lockWait = 30 * time.Second
 
 // Options configures the server.
 type Options struct {
@@ -50,6 +61,11 @@ type Options struct {
 	Root string
 	// ReadOnly removes write_file and edit_file: they are not listed.
 	ReadOnly bool
+	// Protect lists globs (manifest.MatchGlob syntax, relative to the
+	// workspace) that write_file and edit_file refuse; see protect.go. Nil
+	// means manifest.DefaultProtect, .git and all it holds; an empty list
+	// protects nothing.
+	Protect []string
 	// Version is the version the server reports in initialize.
 	Version string
 }
@@ -61,12 +77,20 @@ func New(opts Options) (*mcp.Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("files: %w", err)
 	}
+	if opts.Protect != nil {
+		for _, g := range opts.Protect {
+			if err := checkProtect(g); err != nil {
+				return nil, fmt.Errorf("files: protect pattern %q: %v", g, err)
+			}
+		}
+		w.protect = opts.Protect
+	}
 	version := opts.Version
 	if version == "" {
 		version = "devel"
 	}
 	s := mcp.NewServer(mcp.Implementation{Name: "files", Title: "Workspace files", Version: version}, &mcp.ServerOptions{
-		Instructions: instructions(w.dir, opts.ReadOnly),
+		Instructions: instructions(w.dir, opts.ReadOnly, w.protect),
 	})
 	for _, t := range tools(w, opts.ReadOnly) {
 		if err := s.AddTool(t); err != nil {
@@ -76,13 +100,16 @@ func New(opts Options) (*mcp.Server, error) {
 	return s, nil
 }
 
-func instructions(dir string, readOnly bool) string {
+func instructions(dir string, readOnly bool, protect []string) string {
 	s := fmt.Sprintf("These tools work on the files of the workspace %s and nothing outside it. "+
 		"Give paths relative to it (an absolute path must lie inside it); "+
 		"symlinks that lead outside are refused. "+
 		"Names with unusual characters are shown as Go string literals and can be passed back as shown.", dir)
-	if readOnly {
+	switch {
+	case readOnly:
 		s += " The workspace is read-only: nothing can be written."
+	case len(protect) > 0:
+		s += fmt.Sprintf(" Paths matching %s are protected: they can be read but not written.", strings.Join(quoteAll(protect), ", "))
 	}
 	return s
 }

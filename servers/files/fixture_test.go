@@ -166,9 +166,15 @@ type op struct {
 }
 
 var ops = []op{
-	{"read", false, func(w *workspace, p string) error { _, err := w.read(p, 1, 10); return err }},
-	{"write", true, func(w *workspace, p string) error { _, err := w.write(p, []byte("pwned\n")); return err }},
-	{"edit", true, func(w *workspace, p string) error { _, err := w.edit(p, "e", "E", true); return err }},
+	{"read", false, func(w *workspace, p string) error { _, err := w.read(context.Background(), p, 1, 10); return err }},
+	{"write", true, func(w *workspace, p string) error {
+		_, err := w.write(context.Background(), p, []byte("pwned\n"))
+		return err
+	}},
+	{"edit", true, func(w *workspace, p string) error {
+		_, err := w.edit(context.Background(), p, "e", "E", true)
+		return err
+	}},
 	{"info", false, func(w *workspace, p string) error { _, err := w.info(p); return err }},
 	{"list", false, func(w *workspace, p string) error { _, err := w.list(context.Background(), p); return err }},
 	{"search", false, func(w *workspace, p string) error {

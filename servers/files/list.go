@@ -43,7 +43,8 @@ func (w *workspace) list(ctx context.Context, name string) (*listing, error) {
 		return nil, err
 	}
 	// A handle on the directory keeps each lstat below one call deep.
-	d, err := w.root.OpenRoot(p)
+	checked(p)
+	d, err := openDir(w.root, p)
 	if err != nil {
 		return nil, w.pathError(name, p, err)
 	}

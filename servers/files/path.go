@@ -10,9 +10,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
+	"time"
 	"unicode/utf8"
+
+	"github.com/mcpgen/mcpgen/manifest"
 )
 
 // Bounds of a path, as on Linux: the symlinks it may pass through, and its
@@ -31,9 +33,14 @@ type workspace struct {
 	dir  string // absolute and clean, as configured
 	real string // dir with its symlinks resolved, for absolute paths given in that form
 
-	// writing serializes write_file and edit_file: models call tools in
-	// parallel, and two edits of one file must not lose either.
-	writing sync.Mutex
+	// writing holds a token while a write or an edit runs (see lock.go):
+	// models call tools in parallel, and two edits of one file must not
+	// lose either. A channel, so that waiting for it can give up.
+	writing  chan struct{}
+	lockWait time.Duration // the longest a write waits for the locks
+
+	protect    []string // globs that the writing tools refuse (protect.go)
+	scanBudget int64    // the most bytes of files one read or search reads
 }
 
 func openWorkspace(dir string) (*workspace, error) {
@@ -52,7 +59,13 @@ func openWorkspace(dir string) (*workspace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workspace directory %s: %v", dir, unwrapPathError(err))
 	}
-	return &workspace{root: root, dir: dir, real: evaluated}, nil
+	return &workspace{
+		root: root, dir: dir, real: evaluated,
+		writing:    make(chan struct{}, 1),
+		lockWait:   lockWait,
+		protect:    manifest.DefaultProtect,
+		scanBudget: MaxScanBytes,
+	}, nil
 }
 
 // errLoop is wrapped by the errors of paths that loop through symlinks.
@@ -161,7 +174,7 @@ func (w *workspace) follow(name, rel string, last bool) (string, error) {
 				cd(w.root)
 				continue
 			}
-			d, err := w.root.OpenRoot(strings.Join(done, "/"))
+			d, err := openDir(w.root, strings.Join(done, "/"))
 			if err != nil {
 				return "", w.pathError(name, strings.Join(done, "/"), err)
 			}
@@ -206,7 +219,8 @@ func (w *workspace) follow(name, rel string, last bool) (string, error) {
 		case len(rest) == 0:
 			done = append(done, c)
 		case fi.IsDir():
-			d, err := dir.OpenRoot(c)
+			checked(strings.Join(append(done, c), "/"))
+			d, err := openDir(dir, c)
 			if err != nil {
 				return "", w.pathError(name, strings.Join(append(done, c), "/"), err)
 			}
@@ -318,9 +332,12 @@ func unquote(name string) (string, bool) {
 	return s, err == nil
 }
 
-// openFile opens p, a path that follow returned, for reading. It refuses
-// anything but a regular file (or, with dir, a directory) before opening it,
-// so that a named pipe cannot block the server, and checks again after.
+// openFile opens p, a path that follow returned, for reading. It never
+// blocks: the open is non-blocking, so that a named pipe or a device swapped
+// in for the file cannot stall the server, and the type that counts is the
+// one of the opened descriptor (fstat), not the one a look at the path saw
+// before. Anything but a regular file (or, with dir, a directory) is
+// refused.
 func (w *workspace) openFile(name, p string, dir bool) (*os.File, fs.FileInfo, error) {
 	fi, err := w.root.Stat(p)
 	if err != nil {
@@ -329,6 +346,7 @@ func (w *workspace) openFile(name, p string, dir bool) (*os.File, fs.FileInfo, e
 	if err := wantKind(name, fi, dir); err != nil {
 		return nil, nil, err
 	}
+	checked(p)
 	f, err := w.root.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, nil, w.pathError(name, p, err)
@@ -341,6 +359,26 @@ func (w *workspace) openFile(name, p string, dir bool) (*os.File, fs.FileInfo, e
 		return nil, nil, err
 	}
 	return f, fi, nil
+}
+
+// openDir opens the directory name in d as a root. os.Root.OpenRoot opens
+// its last component without O_DIRECTORY and blocking, so that a named pipe
+// swapped in for a directory after a check would block the server until a
+// writer came. With "/." appended, name is opened as a directory on the way
+// (O_DIRECTORY: a pipe fails with ENOTDIR) and "." is the directory itself.
+func openDir(d *os.Root, name string) (*os.Root, error) {
+	return d.OpenRoot(name + "/.")
+}
+
+// testHookChecked, set only by tests, runs between the check of a path and
+// the open that follows it: where a path swapped for something else must
+// not do harm. p is relative to the workspace root.
+var testHookChecked func(p string)
+
+func checked(p string) {
+	if testHookChecked != nil {
+		testHookChecked(p)
+	}
 }
 
 func wantKind(name string, fi fs.FileInfo, dir bool) error {

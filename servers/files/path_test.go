@@ -108,7 +108,7 @@ func TestInside(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {
-			win, err := w.read(tt.path, 1, 10)
+			win, err := w.read(t.Context(), tt.path, 1, 10)
 			if err != nil {
 				t.Fatalf("read(%q): %v", tt.path, err)
 			}
@@ -119,13 +119,13 @@ func TestInside(t *testing.T) {
 				t.Errorf("info(%q): %v", tt.path, err)
 			}
 			before := snapshot(t, filepath.Join(top, "outside"))
-			if _, err := w.edit(tt.path, tt.want, "changed\n", false); err != nil {
+			if _, err := w.edit(t.Context(), tt.path, tt.want, "changed\n", false); err != nil {
 				t.Fatalf("edit(%q): %v", tt.path, err)
 			}
-			if _, err := w.write(tt.path, []byte(tt.want)); err != nil {
+			if _, err := w.write(t.Context(), tt.path, []byte(tt.want)); err != nil {
 				t.Fatalf("write(%q): %v", tt.path, err)
 			}
-			if win, _ := w.read(tt.path, 1, 10); win == nil || string(win.text) != tt.want {
+			if win, _ := w.read(t.Context(), tt.path, 1, 10); win == nil || string(win.text) != tt.want {
 				t.Errorf("after edit and write, read(%q) = %v, want %q", tt.path, win, tt.want)
 			}
 			if diff := diffSnapshots(before, snapshot(t, filepath.Join(top, "outside"))); len(diff) > 0 {
@@ -140,7 +140,7 @@ func TestInside(t *testing.T) {
 func TestSymlinksKept(t *testing.T) {
 	w, _ := fixture(t)
 	for _, p := range []string{"link-in-file", "abs-in", "chain-in1"} {
-		if _, err := w.write(p, []byte("via "+p+"\n")); err != nil {
+		if _, err := w.write(t.Context(), p, []byte("via "+p+"\n")); err != nil {
 			t.Fatalf("write(%q): %v", p, err)
 		}
 		in, err := w.info(p)
@@ -150,15 +150,15 @@ func TestSymlinksKept(t *testing.T) {
 		if in.target == "" || in.resolved != "a.txt" {
 			t.Errorf("after write(%q): info says target %q resolved %q, want a symlink to a.txt", p, in.target, in.resolved)
 		}
-		if win, _ := w.read("a.txt", 1, 1); win == nil || string(win.text) != "via "+p+"\n" {
+		if win, _ := w.read(t.Context(), "a.txt", 1, 1); win == nil || string(win.text) != "via "+p+"\n" {
 			t.Errorf("after write(%q), a.txt = %v", p, win)
 		}
 	}
 	// A dangling symlink inside: writing creates its target.
-	if created, err := w.write("dangling", []byte("now here\n")); err != nil || !created {
+	if created, err := w.write(t.Context(), "dangling", []byte("now here\n")); err != nil || !created {
 		t.Fatalf("write(dangling) = %v, %v; want created", created, err)
 	}
-	if win, _ := w.read("no-such-file", 1, 1); win == nil || string(win.text) != "now here\n" {
+	if win, _ := w.read(t.Context(), "no-such-file", 1, 1); win == nil || string(win.text) != "now here\n" {
 		t.Errorf("dangling target = %v", win)
 	}
 }
@@ -219,7 +219,7 @@ func TestOddNames(t *testing.T) {
 				t.Errorf("quote(%q) = %q holds a control character", name, shown)
 			}
 			for _, p := range []string{name, shown} {
-				win, err := w.read(p, 1, 10)
+				win, err := w.read(t.Context(), p, 1, 10)
 				if err != nil {
 					t.Fatalf("read(%q): %v", p, err)
 				}
@@ -230,11 +230,11 @@ func TestOddNames(t *testing.T) {
 					t.Errorf("info(%q): %v", p, err)
 				}
 			}
-			if _, err := w.edit(shown, "odd", "even", false); err != nil {
+			if _, err := w.edit(t.Context(), shown, "odd", "even", false); err != nil {
 				t.Errorf("edit(%q): %v", shown, err)
 			}
 			copied := name[:min(len(name), 200)] + ".copy"
-			if _, err := w.write(copied, []byte("x")); err != nil {
+			if _, err := w.write(t.Context(), copied, []byte("x")); err != nil {
 				t.Errorf("write(%q): %v", copied, err)
 			}
 		})
@@ -260,7 +260,7 @@ func TestLongNames(t *testing.T) {
 		{strings.Repeat("./", 5000) + "a.txt", []string{"read", "write", "edit", "info", "search"}},
 		{deep, []string{"read", "write", "edit", "info", "search"}},
 	}
-	if _, err := w.write(deep, []byte("deep\n")); err != nil {
+	if _, err := w.write(t.Context(), deep, []byte("deep\n")); err != nil {
 		t.Fatalf("write(%d-byte path): %v", len(deep), err)
 	}
 	for _, tt := range tests {

@@ -3,6 +3,7 @@ package files
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -19,21 +20,26 @@ const readBudget = MaxResultBytes - 1<<10
 
 // A window is the part of a file that read_file shows.
 type window struct {
-	text  []byte
-	first int   // the number of the first line shown, from 1
-	lines int   // how many lines are shown
-	size  int64 // of the whole file
-	more  bool  // the file goes on after the window
-	full  bool  // the window stopped at readBudget, not at the line limit
-	cut   bool  // the one line shown was longer than readBudget and was cut
+	text   []byte
+	first  int   // the number of the first line shown, from 1
+	lines  int   // how many lines are shown
+	size   int64 // of the whole file
+	more   bool  // the file goes on after the window
+	full   bool  // the window stopped at readBudget, not at the line limit
+	cut    bool  // the one line shown was longer than readBudget and was cut
+	spent  bool  // the read stopped at its scan budget
+	budget int64 // the scan budget: how much of the file a read may read
 }
 
 // next returns the offset at which the following window starts.
 func (win *window) next() int { return win.first + win.lines }
 
 // read returns up to limit lines of the file name leads to, from line
-// offset (the first line is 1), and never more than readBudget bytes.
-func (w *workspace) read(name string, offset, limit int) (*window, error) {
+// offset (the first line is 1), and never more than readBudget bytes. It
+// reads at most w.scanBudget bytes of the file, lines skipped included, and
+// stops when ctx ends: a line offset deep into a huge (or sparse) file must
+// not hold a CPU for minutes.
+func (w *workspace) read(ctx context.Context, name string, offset, limit int) (*window, error) {
 	p, err := w.open(name)
 	if err != nil {
 		return nil, err
@@ -44,32 +50,53 @@ func (w *workspace) read(name string, offset, limit int) (*window, error) {
 	}
 	defer f.Close()
 
-	r := bufio.NewReaderSize(f, 16<<10)
-	head, _ := r.Peek(sniffLen)
+	r := bufio.NewReaderSize(&meter{ctx: ctx, r: f, left: w.scanBudget}, 16<<10)
+	head, err := r.Peek(sniffLen)
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
 	if binary(head) {
 		return nil, fmt.Errorf("file %s is binary (%s, with NUL bytes in its first 8 KB); read_file shows text files only", shown(name), sizeText(fi.Size()))
 	}
 	for line := 1; line < offset; line++ {
 		if _, _, err := nextLine(r, nil, 0); err != nil {
-			if errors.Is(err, io.EOF) {
+			switch {
+			case ctx.Err() != nil:
+				return nil, ctx.Err()
+			case errors.Is(err, errBudget):
+				return nil, fmt.Errorf("file %s (%s): read_file reads at most %s of a file per call, and line %d goes on past that, so line %d cannot be reached; read from offset %d or before",
+					shown(name), sizeText(fi.Size()), sizeText(w.scanBudget), line, offset, line)
+			case errors.Is(err, io.EOF):
 				return nil, fmt.Errorf("file %s has %d lines; offset %d is past its end", shown(name), line-1, offset)
 			}
 			return nil, w.pathError(name, p, err)
 		}
 	}
 
-	win := &window{first: offset, size: fi.Size(), text: make([]byte, 0, min(fi.Size(), readBudget))}
+	win := &window{first: offset, size: fi.Size(), budget: w.scanBudget, text: make([]byte, 0, min(fi.Size(), readBudget))}
 	for win.lines < limit {
 		start := len(win.text)
 		var long bool
 		win.text, long, err = nextLine(r, win.text, readBudget-start)
-		if errors.Is(err, io.EOF) {
+		switch {
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		case errors.Is(err, errBudget):
+			win.spent, win.more = true, true
+			if win.lines > 0 {
+				// The next call reaches the line that did not fit.
+				win.text = win.text[:start]
+				return win, nil
+			}
+			// The line at offset runs past the budget: show its start.
+			win.text, win.cut, win.lines = trimPartialRune(win.text), true, 1
+			return win, nil
+		case errors.Is(err, io.EOF):
 			if win.lines == 0 && offset > 1 {
 				return nil, fmt.Errorf("file %s has %d lines; offset %d is past its end", shown(name), offset-1, offset)
 			}
 			return win, nil
-		}
-		if err != nil {
+		case err != nil:
 			return nil, w.pathError(name, p, err)
 		}
 		if long {
@@ -86,8 +113,43 @@ func (w *workspace) read(name string, offset, limit int) (*window, error) {
 		}
 	}
 	_, err = r.Peek(1)
-	win.more = err == nil
+	switch {
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case errors.Is(err, errBudget):
+		win.more, win.spent = true, true
+	default:
+		win.more = err == nil
+	}
 	return win, nil
+}
+
+// errBudget ends a read or a search that has read its budget of bytes.
+var errBudget = errors.New("scan budget spent")
+
+// A meter reads from r until ctx ends or left bytes have been read: every
+// chunk that a read or a search reads from a file goes through one, so that
+// neither can run on for long once its call is cancelled, nor read without
+// bound.
+type meter struct {
+	ctx  context.Context
+	r    io.Reader
+	left int64
+}
+
+func (m *meter) Read(p []byte) (int, error) {
+	if err := m.ctx.Err(); err != nil {
+		return 0, err
+	}
+	if m.left <= 0 {
+		return 0, errBudget
+	}
+	if int64(len(p)) > m.left {
+		p = p[:m.left]
+	}
+	n, err := m.r.Read(p)
+	m.left -= int64(n)
+	return n, err
 }
 
 // nextLine appends the next line of r, with its "\n", to buf, keeping at

@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -77,7 +76,7 @@ func TestReadPaging(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s@%d+%d", tt.path, tt.offset, tt.limit), func(t *testing.T) {
-			win, err := w.read(tt.path, tt.offset, tt.limit)
+			win, err := w.read(t.Context(), tt.path, tt.offset, tt.limit)
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("read = %v, want an error with %q", err, tt.err)
@@ -111,7 +110,7 @@ func TestReadByteCap(t *testing.T) {
 	var got strings.Builder
 	offset, calls := 1, 0
 	for {
-		win, err := w.read("big.txt", offset, DefaultReadLines)
+		win, err := w.read(t.Context(), "big.txt", offset, DefaultReadLines)
 		if err != nil {
 			t.Fatalf("read at offset %d: %v", offset, err)
 		}
@@ -145,7 +144,7 @@ func TestReadLongLine(t *testing.T) {
 		"long.txt": long + "\nnext\n",
 		"last.txt": "first\n" + long,
 	})
-	win, err := w.read("long.txt", 1, 10)
+	win, err := w.read(t.Context(), "long.txt", 1, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,19 +157,19 @@ func TestReadLongLine(t *testing.T) {
 	if note := windowResult("long.txt", win).Content[1].Text; !strings.Contains(note, "offset 2 reads on") {
 		t.Errorf("note = %q", note)
 	}
-	if win, err := w.read("long.txt", 2, 10); err != nil || string(win.text) != "next\n" {
+	if win, err := w.read(t.Context(), "long.txt", 2, 10); err != nil || string(win.text) != "next\n" {
 		t.Errorf("read at offset 2 = %v, %v; want \"next\\n\"", win, err)
 	}
 
 	// A long line after others ends the window before it.
-	win, err = w.read("last.txt", 1, 10)
+	win, err = w.read(t.Context(), "last.txt", 1, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if string(win.text) != "first\n" || !win.more || !win.full || win.next() != 2 {
 		t.Errorf("window = %q more %v full %v next %d; want the first line, then offset 2", win.text, win.more, win.full, win.next())
 	}
-	win, err = w.read("last.txt", 2, 10)
+	win, err = w.read(t.Context(), "last.txt", 2, 10)
 	if err != nil || !win.cut || win.more {
 		t.Fatalf("read at offset 2 = %v, %v; want the cut last line", win, err)
 	}
@@ -184,9 +183,7 @@ func TestReadRefuses(t *testing.T) {
 		"image.png": "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR",
 		"dir/x":     "x",
 	})
-	if err := syscall.Mkfifo(filepath.Join(w.dir, "fifo"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	fifo := mkfifo(t, filepath.Join(w.dir, "fifo"))
 	tests := []struct{ path, want string }{
 		{"image.png", `file "image.png" is binary (16 bytes, with NUL bytes in its first 8 KB); read_file shows text files only`},
 		{"dir", `path "dir" is a directory, not a file (list_directory shows what it holds)`},
@@ -197,9 +194,12 @@ func TestReadRefuses(t *testing.T) {
 		{"", `path is empty; use "." for the workspace root`},
 	}
 	for _, tt := range tests {
+		if tt.path == "fifo" && !fifo {
+			continue
+		}
 		done := make(chan error, 1)
 		go func() {
-			_, err := w.read(tt.path, 1, 10)
+			_, err := w.read(t.Context(), tt.path, 1, 10)
 			done <- err
 		}()
 		select {

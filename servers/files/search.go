@@ -3,6 +3,7 @@ package files
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -43,20 +44,23 @@ type found struct {
 	query   query
 	base    string // relative to the root
 	matches []match
-	files   int  // files whose contents were searched
-	large   int  // files skipped for size
-	binary  int  // files skipped as binary
-	failed  int  // entries that could not be read
-	deep    int  // directories not entered, maxSearchDepth levels down
-	limited bool // more than MaxSearchMatches matches: the rest are not shown
-	stopped bool // the walk stopped after MaxSearchEntries entries
+	files   int   // files whose contents were searched
+	large   int   // files skipped for size
+	binary  int   // files skipped as binary
+	failed  int   // entries that could not be read
+	deep    int   // directories not entered, maxSearchDepth levels down
+	limited bool  // more than MaxSearchMatches matches: the rest are not shown
+	stopped bool  // the walk stopped after MaxSearchEntries entries
+	spent   bool  // the walk stopped when it had read its budget of contents
+	budget  int64 // how much of the files' contents the search could read
 	visited int
 }
 
 type searcher struct {
-	w   *workspace
-	q   query
-	out *found
+	w    *workspace
+	q    query
+	out  *found
+	left int64 // bytes of file contents the search may still read
 }
 
 // search walks below q.base in byte order of names, matching names and
@@ -71,18 +75,21 @@ func (w *workspace) search(ctx context.Context, q query) (*found, error) {
 	if err != nil {
 		return nil, w.pathError(q.base, p, err)
 	}
-	s := &searcher{w: w, q: q, out: &found{query: q, base: p}}
+	s := &searcher{w: w, q: q, out: &found{query: q, base: p, budget: w.scanBudget}, left: w.scanBudget}
 	if !fi.IsDir() {
 		dir, name := path.Split(p)
-		d, err := w.root.OpenRoot(path.Clean(dir))
+		d, err := openDir(w.root, path.Clean(dir))
 		if err != nil {
 			return nil, w.pathError(q.base, p, err)
 		}
 		defer d.Close()
-		s.entry(d, p, name, fi)
+		if err := s.entry(ctx, d, p, name, fi); err != nil {
+			return nil, err
+		}
 		return s.out, nil
 	}
-	d, err := w.root.OpenRoot(p)
+	checked(p)
+	d, err := openDir(w.root, p)
 	if err != nil {
 		return nil, w.pathError(q.base, p, err)
 	}
@@ -93,7 +100,7 @@ func (w *workspace) search(ctx context.Context, q query) (*found, error) {
 	return s.out, nil
 }
 
-func (s *searcher) full() bool { return s.out.limited || s.out.stopped }
+func (s *searcher) full() bool { return s.out.limited || s.out.stopped || s.out.spent }
 
 // dir searches the directory d, whose path is p, depth levels below the
 // base. The walk holds a handle on each directory of the current branch,
@@ -125,7 +132,9 @@ func (s *searcher) dir(ctx context.Context, d *os.Root, p string, depth int) err
 		}
 		sub := join(p, name)
 		if !fi.IsDir() {
-			s.entry(d, sub, name, fi)
+			if err := s.entry(ctx, d, sub, name, fi); err != nil {
+				return err
+			}
 			continue
 		}
 		if name == ".git" {
@@ -138,7 +147,8 @@ func (s *searcher) dir(ctx context.Context, d *os.Root, p string, depth int) err
 			s.out.deep++
 			continue
 		}
-		child, err := d.OpenRoot(name)
+		checked(sub)
+		child, err := openDir(d, name)
 		if err != nil {
 			s.out.failed++
 			continue
@@ -153,51 +163,69 @@ func (s *searcher) dir(ctx context.Context, d *os.Root, p string, depth int) err
 }
 
 // entry matches the file or symlink (never followed) name in d, whose path
-// is p.
-func (s *searcher) entry(d *os.Root, p, name string, fi fs.FileInfo) {
+// is p. It fails only when ctx ends.
+func (s *searcher) entry(ctx context.Context, d *os.Root, p, name string, fi fs.FileInfo) error {
 	if s.q.glob != "" {
 		if ok, _ := path.Match(s.q.glob, name); !ok {
-			return
+			return nil
 		}
 	}
 	if s.q.names && s.q.re.MatchString(p) {
 		s.add(match{path: p, mode: fi.Mode()})
 	}
 	if s.q.contents && fi.Mode().IsRegular() && !s.full() {
-		s.lines(d, p, name, fi.Size())
+		return s.lines(ctx, d, p, name, fi.Size())
 	}
+	return nil
 }
 
-// lines matches the lines of the text file name in d, whose path is p.
-func (s *searcher) lines(d *os.Root, p, name string, size int64) {
+// lines matches the lines of the text file name in d, whose path is p. What
+// it reads counts against the search's budget; it fails only when ctx ends.
+func (s *searcher) lines(ctx context.Context, d *os.Root, p, name string, size int64) error {
 	if size > MaxSearchFileBytes {
 		s.out.large++
-		return
+		return nil
 	}
+	checked(p)
 	f, err := d.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		s.out.failed++
-		return
+		return nil
 	}
 	defer f.Close()
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
 		s.out.failed++
-		return
+		return nil
 	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxSearchFileBytes+1))
+	r := &meter{ctx: ctx, r: f, left: s.left}
+	defer func() { s.left = r.left }()
+	// The head first: a binary file is skipped without reading the rest.
+	data := make([]byte, 0, min(size+1, sniffLen))
+	data, err = readUpTo(r, data, sniffLen)
+	if err == nil && !binary(data) && len(data) == sniffLen {
+		data, err = readUpTo(r, data, MaxSearchFileBytes+1)
+	}
 	switch {
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case errors.Is(err, errBudget):
+		s.out.spent = true
+		return nil
 	case err != nil:
 		s.out.failed++
-		return
+		return nil
 	case len(data) > MaxSearchFileBytes:
 		s.out.large++
-		return
+		return nil
 	case binary(data[:min(len(data), sniffLen)]):
 		s.out.binary++
-		return
+		return nil
 	}
 	s.out.files++
 	for n := 1; len(data) > 0 && !s.full(); n++ {
+		if n%4096 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
 		line := data
 		if i := bytes.IndexByte(data, '\n'); i >= 0 {
 			line, data = data[:i], data[i+1:]
@@ -209,6 +237,25 @@ func (s *searcher) lines(d *os.Root, p, name string, size int64) {
 			s.add(match{path: p, line: n, text: matchText(line)})
 		}
 	}
+	return nil
+}
+
+// readUpTo appends what r holds to buf until buf holds n bytes or r ends.
+func readUpTo(r io.Reader, buf []byte, n int) ([]byte, error) {
+	for len(buf) < n {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		m, err := r.Read(buf[len(buf):min(cap(buf), n)])
+		buf = buf[:len(buf)+m]
+		if errors.Is(err, io.EOF) {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+	return buf, nil
 }
 
 func (s *searcher) add(m match) {

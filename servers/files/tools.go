@@ -69,7 +69,8 @@ func readTool(w *workspace) *mcp.Tool {
 		Description: fmt.Sprintf("Read a text file of the workspace, a window of lines at a time: "+
 			"from line offset (1 is the first), at most limit lines (default %d), and never more than %d KiB. "+
 			"When the window does not reach the end, the result says so and gives the offset to read on. "+
-			"Binary files are refused.", DefaultReadLines, MaxResultBytes>>10),
+			"One call reads at most the first %d MiB of a file, the lines skipped to reach offset included. "+
+			"Binary files are refused.", DefaultReadLines, MaxResultBytes>>10, MaxScanBytes>>20),
 		InputSchema: json.RawMessage(`{"type":"object","properties":{` +
 			`"path":{"type":"string","description":"The file. ` + pathDoc + `"},` +
 			`"offset":{"type":"integer","minimum":1,"description":"The first line to return; 1 (the default) is the first line of the file."},` +
@@ -84,7 +85,7 @@ func readTool(w *workspace) *mcp.Tool {
 			if a.err != nil {
 				return nil, a.err
 			}
-			win, err := w.read(name, offset, limit)
+			win, err := w.read(ctx, name, offset, limit)
 			if err != nil {
 				return nil, err
 			}
@@ -119,7 +120,7 @@ func writeTool(w *workspace) *mcp.Tool {
 			if a.err != nil {
 				return nil, a.err
 			}
-			created, err := w.write(name, []byte(content))
+			created, err := w.write(ctx, name, []byte(content))
 			if err != nil {
 				return nil, err
 			}
@@ -163,7 +164,7 @@ func editTool(w *workspace) *mcp.Tool {
 			if a.err != nil {
 				return nil, a.err
 			}
-			e, err := w.edit(name, oldText, newText, all)
+			e, err := w.edit(ctx, name, oldText, newText, all)
 			if err != nil {
 				return nil, err
 			}
@@ -188,9 +189,9 @@ func searchTool(w *workspace) *mcp.Tool {
 			"Use (?i) for case-insensitive matching. Results give paths relative to the workspace root, with line numbers for lines. "+
 			"Symlinks are not followed and .git directories are skipped. "+
 			"At most %d matches are returned, each line cut to %d bytes, in at most %d KiB; "+
-			"binary files and files over %d MiB are skipped, and the walk stops after %d entries or %d directory levels; "+
+			"binary files and files over %d MiB are skipped, and the walk stops after %d entries, %d directory levels or %d MiB of file contents read; "+
 			"the result says when any of this happened.",
-			MaxSearchMatches, maxMatchText, MaxResultBytes>>10, MaxSearchFileBytes>>20, MaxSearchEntries, maxSearchDepth),
+			MaxSearchMatches, maxMatchText, MaxResultBytes>>10, MaxSearchFileBytes>>20, MaxSearchEntries, maxSearchDepth, MaxScanBytes>>20),
 		InputSchema: json.RawMessage(`{"type":"object","properties":{` +
 			`"pattern":{"type":"string","minLength":1,"description":"A Go regular expression (RE2 syntax)."},` +
 			`"path":{"type":"string","description":"The directory to search below, or one file. Default \".\", the whole workspace. ` + pathDoc + `"},` +
@@ -335,6 +336,10 @@ func windowResult(name string, win *window) *mcp.CallToolResult {
 	switch {
 	case win.lines == 0:
 		return text(fmt.Sprintf("[file %s is empty]", shown(name)))
+	case win.spent && win.cut:
+		note = fmt.Sprintf("[line %d goes on past the %s that read_file reads per call; only its start is shown, and read_file cannot reach the lines after it]", win.first, sizeText(win.budget))
+	case win.spent:
+		note = fmt.Sprintf("[%s of %s (%s) shown; read_file stopped at the %s it reads per call: read_file with offset %d reads on]", lines, shown(name), sizeText(win.size), sizeText(win.budget), win.next())
 	case win.cut && win.more:
 		note = fmt.Sprintf("[line %d is longer than %d KiB and only its start is shown; read_file with offset %d reads on after it]", win.first, readBudget>>10, win.next())
 	case win.cut:
@@ -389,6 +394,9 @@ func formatFound(pattern string, f *found) string {
 	}
 	if f.stopped {
 		p.note("stopped after visiting %d entries; search a smaller directory to cover the rest", MaxSearchEntries)
+	}
+	if f.spent {
+		p.note("stopped after reading %s of file contents, the most one search reads; search a smaller directory or give a glob to cover the rest", sizeText(f.budget))
 	}
 	var skipped []string
 	if f.large > 0 {

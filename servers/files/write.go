@@ -1,10 +1,13 @@
 package files
 
 import (
+	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -14,10 +17,8 @@ import (
 // write creates or replaces the file name leads to with data, creating its
 // missing parent directories. A symlink that stays inside is followed: the
 // file it leads to is replaced and the link kept. It reports whether the
-// file is new.
-func (w *workspace) write(name string, data []byte) (created bool, err error) {
-	w.writing.Lock()
-	defer w.writing.Unlock()
+// file is new. Paths that the protect list covers are refused.
+func (w *workspace) write(ctx context.Context, name string, data []byte) (created bool, err error) {
 	p, err := w.open(name)
 	if err != nil {
 		return false, err
@@ -25,18 +26,25 @@ func (w *workspace) write(name string, data []byte) (created bool, err error) {
 	if p == "." {
 		return false, fmt.Errorf("path %s is the workspace root, a directory; name a file in it", shown(name))
 	}
+	if err := w.refuseProtected(name, p); err != nil {
+		return false, err
+	}
+	dir := path.Dir(p)
+	if dir != "." {
+		if err := w.root.MkdirAll(dir, 0o777); err != nil {
+			return false, w.pathError(name, p, err)
+		}
+	}
+	unlock, err := w.lock(ctx, name, dir)
+	if err != nil {
+		return false, err
+	}
+	defer unlock()
 	perm, exists, err := w.existing(name, p)
 	if err != nil {
 		return false, err
 	}
-	if !exists {
-		if dir := path.Dir(p); dir != "." {
-			if err := w.root.MkdirAll(dir, 0o777); err != nil {
-				return false, w.pathError(name, p, err)
-			}
-		}
-	}
-	if err := w.replace(name, p, data, perm, exists); err != nil {
+	if err := w.replace(name, p, data, perm, exists, nil); err != nil {
 		return false, err
 	}
 	return !exists, nil
@@ -58,17 +66,21 @@ func (w *workspace) existing(name, p string) (perm fs.FileMode, exists bool, err
 	return keptMode(fi.Mode()), true, nil
 }
 
-// keptMode is the part of a file's mode that a replaced file keeps.
+// keptMode is the part of a file's mode that a replaced file keeps: its
+// permissions and the sticky bit, but not setuid and setgid, which the
+// kernel clears too when a program writes to a file. Otherwise a model
+// could turn a setuid program of someone else's into its own code.
 func keptMode(m fs.FileMode) fs.FileMode {
-	return m & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
+	return m & (fs.ModePerm | fs.ModeSticky)
 }
 
 // replace writes data to a new file next to p and renames it over p, so
 // that a reader sees the old content or the new, never a part. With keep,
 // the new file gets perm, the mode of the file it replaces; otherwise the
 // default mode less the umask, as for any new file. The owner is not kept,
-// and a hard link to the old file keeps the old content.
-func (w *workspace) replace(name, p string, data []byte, perm fs.FileMode, keep bool) (err error) {
+// and a hard link to the old file keeps the old content. check, if not
+// nil, runs just before the rename: its error leaves p as it was.
+func (w *workspace) replace(name, p string, data []byte, perm fs.FileMode, keep bool, check func() error) (err error) {
 	tmp, f, err := w.createTemp(name, p)
 	if err != nil {
 		return err
@@ -87,6 +99,11 @@ func (w *workspace) replace(name, p string, data []byte, perm fs.FileMode, keep 
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
+	}
+	if err == nil && check != nil {
+		if err = check(); err != nil {
+			return err
+		}
 	}
 	if err == nil {
 		err = w.root.Rename(tmp, p)
@@ -125,30 +142,53 @@ type edit struct {
 // edit replaces oldText with newText in the file name leads to: the one
 // occurrence, or with all every occurrence. Zero occurrences, or several
 // without all, change nothing and say what to do instead.
-func (w *workspace) edit(name, oldText, newText string, all bool) (*edit, error) {
+//
+// The file is read and replaced under the write locks, so that no edit of
+// this server or of another files server on the workspace is lost. A
+// program that takes no lock (an editor, a tool) may still change the file
+// meanwhile: just before the rename the file is checked again, and when it
+// is no longer what was read, nothing is written and the model is told to
+// read it again.
+func (w *workspace) edit(ctx context.Context, name, oldText, newText string, all bool) (*edit, error) {
 	switch {
 	case oldText == "":
 		return nil, errors.New("old_text is empty; give the exact text to replace (write_file creates or replaces a whole file)")
 	case oldText == newText:
 		return nil, errors.New("old_text and new_text are the same; there is nothing to change")
 	}
-	w.writing.Lock()
-	defer w.writing.Unlock()
 	p, err := w.open(name)
 	if err != nil {
 		return nil, err
 	}
+	if err := w.refuseProtected(name, p); err != nil {
+		return nil, err
+	}
+	unlock, err := w.lock(ctx, name, path.Dir(p))
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	// Everything below reads the descriptor that was opened without
+	// blocking and checked to be a regular file, never the path again: a
+	// pipe swapped in for the file cannot block the edit.
 	f, fi, err := w.openFile(name, p, false)
 	if err != nil {
 		return nil, err
 	}
-	f.Close()
-	if fi.Size() > MaxEditBytes {
-		return nil, fmt.Errorf("file %s is %s, more than edit_file's limit of %s; use write_file to replace it whole", shown(name), sizeText(fi.Size()), sizeText(MaxEditBytes))
+	defer f.Close()
+	tooLarge := func(size int64) error {
+		return fmt.Errorf("file %s is %s, more than edit_file's limit of %s; use write_file to replace it whole", shown(name), sizeText(size), sizeText(MaxEditBytes))
 	}
-	data, err := w.root.ReadFile(p)
+	if fi.Size() > MaxEditBytes {
+		return nil, tooLarge(fi.Size())
+	}
+	checked(p)
+	data, err := readUpTo(f, make([]byte, 0, fi.Size()+1), MaxEditBytes+1)
 	if err != nil {
 		return nil, w.pathError(name, p, err)
+	}
+	if len(data) > MaxEditBytes {
+		return nil, tooLarge(int64(len(data)))
 	}
 	if binary(data[:min(len(data), sniffLen)]) {
 		return nil, fmt.Errorf("file %s is binary (NUL bytes in its first 8 KB); edit_file edits text files only", shown(name))
@@ -176,10 +216,46 @@ func (w *workspace) edit(name, oldText, newText string, all bool) (*edit, error)
 	if all {
 		n = -1
 	}
-	if err := w.replace(name, p, []byte(strings.Replace(content, oldText, newText, n)), keptMode(fi.Mode()), true); err != nil {
+	unchanged := func() error { return w.unchanged(name, p, f, fi, data) }
+	if err := w.replace(name, p, []byte(strings.Replace(content, oldText, newText, n)), keptMode(fi.Mode()), true, unchanged); err != nil {
 		return nil, err
 	}
 	return e, nil
+}
+
+// unchanged checks that p is still the file f, which was was when data was
+// read from it, and that it still holds data.
+func (w *workspace) unchanged(name, p string, f *os.File, was fs.FileInfo, data []byte) error {
+	checked(p)
+	now, err := w.root.Lstat(p)
+	same := err == nil && os.SameFile(was, now)
+	if same {
+		if same, err = holds(f, data); err != nil {
+			return w.pathError(name, p, err)
+		}
+	}
+	if !same {
+		return fmt.Errorf("file %s changed while edit_file was working on it (another program wrote or replaced it); nothing was written: read_file it again and redo the edit", shown(name))
+	}
+	return nil
+}
+
+// holds reports whether f holds exactly data, reading it a chunk at a time.
+func holds(f *os.File, data []byte) (bool, error) {
+	buf := make([]byte, min(len(data)+1, 32<<10))
+	for off := 0; ; {
+		n, err := f.ReadAt(buf, int64(off))
+		if n > len(data)-off || !bytes.Equal(buf[:n], data[off:off+n]) {
+			return false, nil
+		}
+		off += n
+		switch {
+		case errors.Is(err, io.EOF):
+			return off == len(data), nil
+		case err != nil:
+			return false, err
+		}
+	}
 }
 
 // notFound explains why old is not in content, pointing at the lines where

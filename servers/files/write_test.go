@@ -8,8 +8,11 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/mcpgen/mcpgen/mcp"
 )
 
 func readDisk(t testing.TB, w *workspace, name string) string {
@@ -57,7 +60,7 @@ func TestEdit(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			w := workspaceWith(t, map[string]string{"f.txt": tt.content})
-			e, err := w.edit("f.txt", tt.old, tt.new, tt.all)
+			e, err := w.edit(t.Context(), "f.txt", tt.old, tt.new, tt.all)
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Errorf("edit error:\n got %v\nwant %s", err, tt.err)
@@ -76,44 +79,72 @@ func TestEdit(t *testing.T) {
 
 func TestEditTooLarge(t *testing.T) {
 	w := workspaceWith(t, map[string]string{"big.txt": strings.Repeat("x", MaxEditBytes+1)})
-	_, err := w.edit("big.txt", "x", "y", false)
+	_, err := w.edit(t.Context(), "big.txt", "x", "y", false)
 	if err == nil || !strings.Contains(err.Error(), "more than edit_file's limit of 1.0 MiB; use write_file") {
 		t.Errorf("edit of a large file = %v", err)
 	}
 }
 
 // TestWriteKeepsMode checks that replacing a file, by write or edit, keeps
-// its permission bits, and that a new file gets the usual ones.
+// its permission bits but drops setuid and setgid, as the kernel does when
+// a program writes to a file (a model must not be able to put its own code
+// in someone's setuid program), and that a new file gets the usual ones.
 func TestWriteKeepsMode(t *testing.T) {
-	w := workspaceWith(t, map[string]string{"script.sh": "#!/bin/sh\n", "secret": "s\n", "group": "g\n"})
-	modes := map[string]fs.FileMode{"script.sh": 0o755, "secret": 0o600, "group": 0o640 | fs.ModeSetgid}
-	for name, mode := range modes {
-		if err := os.Chmod(filepath.Join(w.dir, name), mode); err != nil {
-			t.Fatal(err)
+	tests := []struct {
+		mode, want fs.FileMode
+	}{
+		{0o755, 0o755},
+		{0o600, 0o600},
+		{0o640 | fs.ModeSetgid, 0o640},
+		{0o750 | fs.ModeSetgid, 0o750},
+		{0o755 | fs.ModeSetuid, 0o755},
+		{0o755 | fs.ModeSetuid | fs.ModeSetgid, 0o755},
+		{0o644 | fs.ModeSticky, 0o644 | fs.ModeSticky},
+	}
+	tools := map[string]func(w *workspace, name string) error{
+		"write": func(w *workspace, name string) error {
+			_, err := w.write(t.Context(), name, []byte("edited\n"))
+			return err
+		},
+		"edit": func(w *workspace, name string) error {
+			_, err := w.edit(t.Context(), name, "original", "edited", false)
+			return err
+		},
+	}
+	for tool, run := range tools {
+		for _, tt := range tests {
+			t.Run(tool+"/"+tt.mode.String(), func(t *testing.T) {
+				w := workspaceWith(t, map[string]string{"f": "original\n"})
+				if err := os.Chmod(filepath.Join(w.dir, "f"), tt.mode); err != nil {
+					t.Fatal(err)
+				}
+				if fi, err := os.Stat(filepath.Join(w.dir, "f")); err != nil || fi.Mode() != tt.mode {
+					t.Skipf("cannot set mode %v here: got %v, %v", tt.mode, fi.Mode(), err)
+				}
+				if err := run(w, "f"); err != nil {
+					t.Fatal(err)
+				}
+				fi, err := os.Stat(filepath.Join(w.dir, "f"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := fi.Mode(); got != tt.want {
+					t.Errorf("mode after %s: got %v, want %v", tool, got, tt.want)
+				}
+				if got := readDisk(t, w, "f"); got != "edited\n" {
+					t.Errorf("content after %s: got %q, want %q", tool, got, "edited\n")
+				}
+			})
 		}
 	}
-	for name, mode := range modes {
-		if _, err := w.write(name, []byte("replaced\n")); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := w.edit(name, "replaced", "edited", false); err != nil {
-			t.Fatal(err)
-		}
-		fi, err := os.Stat(filepath.Join(w.dir, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := fi.Mode() & (fs.ModePerm | fs.ModeSetgid); got != mode {
-			t.Errorf("%s: mode %v after write and edit, want %v", name, got, mode)
-		}
-		if got := readDisk(t, w, name); got != "edited\n" {
-			t.Errorf("%s = %q", name, got)
-		}
-	}
+}
 
-	umask := syscall.Umask(0o022)
-	syscall.Umask(umask)
-	if _, err := w.write("new/file.txt", []byte("x")); err != nil {
+// TestNewFileMode checks that a new file gets the default mode less the
+// umask, and that no temporary file is left behind.
+func TestNewFileMode(t *testing.T) {
+	w := workspaceWith(t, map[string]string{"f": "x"})
+	umask := currentUmask()
+	if _, err := w.write(t.Context(), "new/file.txt", []byte("x")); err != nil {
 		t.Fatal(err)
 	}
 	fi, err := os.Stat(filepath.Join(w.dir, "new/file.txt"))
@@ -164,7 +195,7 @@ func TestWriteAtomic(t *testing.T) {
 		}
 	})
 	for i := range 40 {
-		if _, err := w.write("f", versions[i%2]); err != nil {
+		if _, err := w.write(t.Context(), "f", versions[i%2]); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -177,9 +208,7 @@ func TestWriteAtomic(t *testing.T) {
 
 func TestWriteRefuses(t *testing.T) {
 	w := workspaceWith(t, map[string]string{"file": "x", "dir/inner": "y"})
-	if err := syscall.Mkfifo(filepath.Join(w.dir, "fifo"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	fifo := mkfifo(t, filepath.Join(w.dir, "fifo"))
 	tests := []struct{ path, want string }{
 		{".", `path "." is the workspace root, a directory; name a file in it`},
 		{"dir", `path "dir" is a directory; name a file`},
@@ -189,8 +218,11 @@ func TestWriteRefuses(t *testing.T) {
 		{"file/a/b", `path "file/a/b": a component of it is a file, not a directory`},
 	}
 	for _, tt := range tests {
+		if tt.path == "fifo" && !fifo {
+			continue
+		}
 		before := snapshot(t, w.dir)
-		_, err := w.write(tt.path, []byte("new"))
+		_, err := w.write(t.Context(), tt.path, []byte("new"))
 		if err == nil || err.Error() != tt.want {
 			t.Errorf("write(%q) error:\n got %v\nwant %s", tt.path, err, tt.want)
 		}
@@ -212,7 +244,7 @@ func TestEditsInParallel(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			if _, err := w.edit("f", fmt.Sprintf("slot %02d", i), fmt.Sprintf("done %02d", i), false); err != nil {
+			if _, err := w.edit(t.Context(), "f", fmt.Sprintf("slot %02d", i), fmt.Sprintf("done %02d", i), false); err != nil {
 				t.Error(err)
 			}
 		})
@@ -220,5 +252,88 @@ func TestEditsInParallel(t *testing.T) {
 	wg.Wait()
 	if got, want := readDisk(t, w, "f"), strings.ReplaceAll(content.String(), "slot", "done"); got != want {
 		t.Errorf("after parallel edits:\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestEditChangedUnderneath: a program that takes no lock (an editor, a
+// tool) changes the file while edit_file works on it. Its change must not
+// be lost: a change after the edit has read the file makes the edit write
+// nothing and say to read the file again; a change before the read is
+// simply edited.
+func TestEditChangedUnderneath(t *testing.T) {
+	inPlace := func(p string) error { return os.WriteFile(p, []byte("one\nTWO by hand\n"), 0o644) }
+	sameLength := func(p string) error { return os.WriteFile(p, []byte("one\nTWO\n"), 0o644) }
+	renamed := func(p string) error {
+		if err := os.WriteFile(p+".new", []byte("one\nTWO by hand\n"), 0o644); err != nil {
+			return err
+		}
+		return os.Rename(p+".new", p)
+	}
+	const changed = `file "f" changed while edit_file was working on it (another program wrote or replaced it); nothing was written: read_file it again and redo the edit`
+	tests := []struct {
+		name   string
+		at     int // the hook's call for "f": 2 between open and read, 3 between read and rename
+		change func(path string) error
+		err    string
+		want   string // the file afterwards
+	}{
+		{"rewritten in place after the read", 3, inPlace, changed, "one\nTWO by hand\n"},
+		{"same length, in place, after the read", 3, sameLength, changed, "one\nTWO\n"},
+		{"replaced by a rename after the read", 3, renamed, changed, "one\nTWO by hand\n"},
+		{"replaced by a rename before the read", 2, renamed, changed, "one\nTWO by hand\n"},
+		{"rewritten in place before the read", 2, inPlace, "", "ONE\nTWO by hand\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := workspaceWith(t, map[string]string{"f": "one\ntwo\n"})
+			calls := 0
+			testHookChecked = func(p string) {
+				if p != "f" {
+					return
+				}
+				if calls++; calls == tt.at {
+					if err := tt.change(filepath.Join(w.dir, "f")); err != nil {
+						t.Error(err)
+					}
+				}
+			}
+			defer func() { testHookChecked = nil }()
+			_, err := w.edit(t.Context(), "f", "one", "ONE", false)
+			if tt.err == "" && err != nil || tt.err != "" && (err == nil || err.Error() != tt.err) {
+				t.Errorf("edit: got %v, want %q", err, tt.err)
+			}
+			if calls < tt.at {
+				t.Errorf("the hook saw \"f\" %d times, want at least %d", calls, tt.at)
+			}
+			if got := readDisk(t, w, "f"); got != tt.want {
+				t.Errorf("file = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// BenchmarkEditFile edits a 100 KiB source file through the edit_file
+// handler, back and forth: the locks, the read, the check before the rename
+// and the atomic write (with its fsync) are all in the loop.
+func BenchmarkEditFile(b *testing.B) {
+	var content strings.Builder
+	for content.Len() < 100<<10 {
+		content.WriteString("\tif err := w.root.Rename(tmp, p); err != nil { return err } // 64b\n")
+	}
+	w := workspaceWith(b, map[string]string{"src/big.go": "package big\n" + content.String()[:100<<10]})
+	handler := editTool(w).Handler
+	reqs := [2]*mcp.CallToolRequest{
+		{Name: "edit_file", Arguments: json.RawMessage(`{"path":"src/big.go","old_text":"package big\n","new_text":"package large\n"}`)},
+		{Name: "edit_file", Arguments: json.RawMessage(`{"path":"src/big.go","old_text":"package large\n","new_text":"package big\n"}`)},
+	}
+	b.SetBytes(100 << 10)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		res, err := handler(b.Context(), reqs[i%2])
+		if err != nil || res.IsError {
+			b.Fatal(err, res)
+		}
+		i++
 	}
 }
