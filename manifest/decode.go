@@ -54,9 +54,10 @@ func (d *decoder) sortedKeys(path []string, t map[string]any) []string {
 	for k := range t {
 		keys = append(keys, k)
 	}
+	order := d.pos.childOrder(path, keys)
 	slices.SortFunc(keys, func(a, b string) int {
-		oa, okA := d.pos.order[pathKey(child(path, a))]
-		ob, okB := d.pos.order[pathKey(child(path, b))]
+		oa, okA := order[a]
+		ob, okB := order[b]
 		if okA && okB && oa != ob {
 			return oa - ob
 		}

@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -34,6 +35,16 @@ func Load(path string) (*Manifest, error) {
 // Parse decodes and validates manifest data; file names it in errors and dir
 // is where its relative paths resolve.
 func Parse(data []byte, file, dir string) (*Manifest, error) {
+	if bytes.HasPrefix(data, utf8BOM) {
+		return nil, Errors{{File: file, Pos: Position{1, 1}, Msg: "the file starts with a UTF-8 byte order mark (BOM), which TOML does not allow: save it as UTF-8 without a BOM"}}
+	}
+	// Positions first: indexing walks the file once and refuses a shape
+	// beyond the limits (MaxDepth, MaxTableKeys, MaxKeys) before anything
+	// decodes it.
+	pos, limit := indexPositions(data)
+	if limit != nil {
+		return nil, Errors{limit.error(file)}
+	}
 	var raw map[string]any
 	if err := toml.Unmarshal(data, &raw); err != nil {
 		var de *toml.DecodeError
@@ -43,7 +54,12 @@ func Parse(data []byte, file, dir string) (*Manifest, error) {
 		}
 		return nil, fmt.Errorf("%s: invalid TOML: %w", file, err)
 	}
-	d := &decoder{file: file, pos: indexPositions(data)}
+	if len(raw) == 0 {
+		// A file cut to nothing by a save or a deploy that went wrong would
+		// otherwise stop every server of a launcher that follows it.
+		return nil, Errors{{File: file, Pos: Position{1, 1}, Msg: fmt.Sprintf("%s is empty (nothing but whitespace and comments), which mcpgen takes for a save cut short rather than for no servers: write `version = 1` to run no servers", filepath.Base(file))}}
+	}
+	d := &decoder{file: file, pos: pos}
 	m := d.manifest(raw)
 	if len(d.errs) > 0 {
 		d.errs.sort()
@@ -52,6 +68,10 @@ func Parse(data []byte, file, dir string) (*Manifest, error) {
 	m.File, m.Dir, m.pos = file, dir, d.pos
 	return m, nil
 }
+
+// utf8BOM is the byte order mark that some Windows editors put at the start
+// of UTF-8 files.
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
 var (
 	serverName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
