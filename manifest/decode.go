@@ -11,19 +11,31 @@ import (
 // decoder turns the generic map that go-toml decodes into the model, and
 // collects every problem with its position instead of stopping at the first.
 type decoder struct {
-	file string
-	pos  positions
-	errs Errors
+	file     string
+	pos      positions
+	errs     Errors
+	warnings Errors
 }
 
 func (d *decoder) errorAt(at Position, path []string, format string, args ...any) {
+	d.errs = append(d.errs, d.newError(at, path, format, args...))
+}
+
+func (d *decoder) newError(at Position, path []string, format string, args ...any) *Error {
 	e := &Error{File: d.file, Pos: at, Msg: fmt.Sprintf(format, args...)}
 	if len(path) >= 2 && path[0] == "servers" {
 		e.Server, e.Key = path[1], dotted(path[2:])
 	} else {
 		e.Key = dotted(path)
 	}
-	d.errs = append(d.errs, e)
+	return e
+}
+
+// valueWarning notes something valid but likely dangerous about a value.
+func (d *decoder) valueWarning(path []string, format string, args ...any) {
+	w := d.newError(d.pos.value(path), path, format, args...)
+	w.Warning = true
+	d.warnings = append(d.warnings, w)
 }
 
 // keyError reports a problem with a key itself (unknown, not allowed here).

@@ -65,7 +65,8 @@ func Parse(data []byte, file, dir string) (*Manifest, error) {
 		d.errs.sort()
 		return nil, d.errs
 	}
-	m.File, m.Dir, m.pos = file, dir, d.pos
+	d.warnings.sort()
+	m.File, m.Dir, m.pos, m.Warnings = file, dir, d.pos, d.warnings
 	return m, nil
 }
 

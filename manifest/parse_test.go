@@ -181,3 +181,36 @@ func BenchmarkParse(b *testing.B) {
 		})
 	}
 }
+
+// TestProgramWarning: a tool whose program is an argument lets the model
+// choose what runs; the manifest is valid, with a warning at run[0].
+func TestProgramWarning(t *testing.T) {
+	tests := []struct {
+		name, run, args string
+		want            []string
+	}{
+		{"argument as the program", `["{prog}", "--version"]`, `args.prog = {}`, []string{
+			`m.toml:2:8: warning: server "x": tool "t": the program to run is {prog}, so the model chooses it: name the program in run[0], or give "prog" an enum of the programs allowed`}},
+		{"argument inside the program's path", `["/usr/bin/{prog}"]`, `args.prog = {}`, []string{
+			`m.toml:2:8: warning: server "x": tool "t": the program to run is {prog}, so the model chooses it: name the program in run[0], or give "prog" an enum of the programs allowed`}},
+		{"an enum of programs", `["{prog}"]`, `args.prog = { enum = ["git", "hg"] }`, nil},
+		{"argument after the program", `["git", "{rev}"]`, `args.rev = {}`, nil},
+		{"braces that name no argument", `["{x}"]`, ``, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := "[servers.x.tools.t]\nrun = " + tt.run + "\n" + tt.args + "\n"
+			m, err := Parse([]byte(in), "m.toml", "/")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, w := range m.Warnings {
+				got = append(got, w.Error())
+			}
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("got  %q\nwant %q", got, tt.want)
+			}
+		})
+	}
+}

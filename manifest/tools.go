@@ -60,7 +60,21 @@ func (d *decoder) tool(path []string, v any) *Tool {
 			d.keyError(child(child(path, "args"), a.Name), "argument %q is not used: put {%s} in an element of \"run\"", a.Name, a.Name)
 		}
 	}
+	d.checkProgram(path, tool)
 	return tool
+}
+
+// checkProgram warns when the model chooses the program a tool runs: an
+// argument in run[0] without an enum that names the programs allowed.
+func (d *decoder) checkProgram(path []string, tool *Tool) {
+	if len(tool.Run) == 0 {
+		return
+	}
+	for _, a := range tool.Args {
+		if a.Enum == nil && usesArg(tool.Run[:1], a.Name) {
+			d.valueWarning(child(child(path, "run"), indexKey(0)), "tool %q: the program to run is {%s}, so the model chooses it: name the program in run[0], or give %q an enum of the programs allowed", tool.Name, a.Name, a.Name)
+		}
+	}
 }
 
 // usesArg reports whether {name} appears in one of the argv's elements.
