@@ -106,6 +106,10 @@ func Serve(m *manifest.Manifest, s *manifest.Server, o Options) *Entry {
 	return e
 }
 
+// UTF8BOM is the byte order mark that some Windows editors put at the start of UTF-8 files;
+// the mergers read past it.
+var UTF8BOM = []byte{0xEF, 0xBB, 0xBF}
+
 // LauncherEnv names the variables that `mcpgen connect` reads to find the
 // workspace's launcher: agents that do not pass their environment on
 // (Codex) must pass these.

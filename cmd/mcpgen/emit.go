@@ -47,7 +47,7 @@ manifest are removed, everything else in the file is kept (in TOML, byte
 for byte, comments and Codex's own approval tables included). The write is
 atomic, the replaced content is kept in FILE.bak, and nothing is written
 when nothing changed. An entry written by hand under a manifest server's
-name is an error unless --force.
+name, and a file whose mode makes it read-only, are errors unless --force.
 
 Without --workspace the output is portable: WORKSPACE_ID, WORKSPACE_DIR and
 USER_ID are left for the agent's environment to provide. With --workspace
@@ -85,7 +85,7 @@ agent's MCPGEN_WORKSPACE.
 	f.StringVar(&o.scope, "scope", "", "with --write: user or project (default: user for codex, project for claude)")
 	f.BoolVar(&o.check, "check", false, "write nothing; exit 1 with a diff when the file is out of date")
 	f.BoolVar(&o.diff, "diff", false, "write nothing; show what would change")
-	f.BoolVar(&o.force, "force", false, "replace entries written or edited by hand (the old file is kept in FILE.bak)")
+	f.BoolVar(&o.force, "force", false, "replace entries written or edited by hand, and a read-only file (the old file is kept in FILE.bak)")
 	f.StringVar(&o.mcpgenPath, "mcpgen-path", "", "the mcpgen binary that entries run (default: this one)")
 	f.BoolVar(&o.launcher, "launcher", false, "stdio servers go through mcpgen connect: every agent of the workspace shares the launcher's processes")
 	_ = cmd.MarkFlagRequired("provider")
@@ -153,9 +153,17 @@ func (a *app) emit(o emitOptions) error {
 		fmt.Fprintf(a.stderr, "%s is up to date (%d server%s)\n", target, n, plural(n))
 		return nil
 	}
+	if !o.force {
+		if err := checkWritable(target); err != nil {
+			return err
+		}
+	}
 	mode := os.FileMode(0o644)
 	if private {
 		mode = 0o600
+	}
+	if bytes.HasPrefix(old, providers.UTF8BOM) && !bytes.HasPrefix(out, providers.UTF8BOM) {
+		fmt.Fprintf(a.stderr, "mcpgen: %s started with a UTF-8 byte order mark, which JSON readers may refuse: it is written without one\n", target)
 	}
 	backup, err := writeFile(target, out, mode)
 	if err != nil {

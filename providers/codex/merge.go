@@ -53,7 +53,21 @@ var markerRE = regexp.MustCompile("^" + regexp.QuoteMeta(markerPrefix) + "(" + p
 // unless opts.Force. Merge of empty input is the fresh rendering of entries. When nothing
 // changes, Merge returns a copy of existing. Errors carry line:column, and never come with
 // output.
+//
+// A UTF-8 byte order mark at the start of existing is kept, as every other byte is: Codex
+// reads a file that starts with one.
 func Merge(existing []byte, entries []Entry, opts MergeOptions) ([]byte, error) {
+	if rest, ok := bytes.CutPrefix(existing, providers.UTF8BOM); ok {
+		out, err := merge(rest, entries, opts)
+		if err != nil {
+			return nil, err
+		}
+		return append(bytes.Clone(providers.UTF8BOM), out...), nil
+	}
+	return merge(existing, entries, opts)
+}
+
+func merge(existing []byte, entries []Entry, opts MergeOptions) ([]byte, error) {
 	eol := lineEnding(existing)
 	blocks, err := prepareBlocks(entries, eol)
 	if err != nil {
