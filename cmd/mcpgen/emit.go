@@ -51,8 +51,14 @@ name, and a file whose mode makes it read-only, are errors unless --force.
 
 Without --workspace the output is portable: WORKSPACE_ID, WORKSPACE_DIR and
 USER_ID are left for the agent's environment to provide. With --workspace
-ID they are written literally. Other ${VAR}s are secrets: they stay
-references in every mode, and never reach the file.
+ID they are written literally, except what comes from mcpgen's
+environment: emit never writes a value it reads there, into a file or
+into the arguments of an entry. A context variable whose value would come
+from it (USER_ID from $USER by default, workspace.user = "${GITHUB_TOKEN}",
+a [workspace.vars] value "${OPENAI_API_KEY}") stays a reference that the
+agent resolves, or goes through mcpgen serve or connect, which resolve it
+when the server starts; --dir and --user write theirs. Other ${VAR}s are
+secrets: they stay references in every mode.
 
 With --launcher, stdio servers run as mcpgen connect NAME: every agent of
 the workspace shares the processes of its launcher (mcpgen launch), which
@@ -105,12 +111,14 @@ func (a *app) emit(o emitOptions) error {
 		return err
 	}
 	po := providers.Options{Mcpgen: a.mcpgenPath(o.mcpgenPath), Launcher: o.launcher}
-	if o.workspace != "" {
-		po.Context, err = m.Context(manifest.ContextOptions{WorkspaceID: o.workspace, Dir: o.dir, User: o.user})
-		if err != nil {
-			return err
-		}
+	// The context as templates, not values: no value of mcpgen's
+	// environment is read, so none can be written (only the flags and the
+	// manifest's own text are).
+	po.Context, err = m.ContextTemplate(manifest.ContextOptions{WorkspaceID: o.workspace, Dir: o.dir, User: o.user})
+	if err != nil {
+		return err
 	}
+	a.noteFromEnv(po.Context)
 
 	target, private, err := o.target()
 	if err != nil {
@@ -183,6 +191,28 @@ func (a *app) emit(o emitOptions) error {
 		fmt.Fprintf(a.stderr, "note: Codex reads %s only in a trusted project: add [projects.%q] trust_level = \"trusted\" to %s\n", target, absPath(filepath.Dir(filepath.Dir(target))), userConfig)
 	}
 	return nil
+}
+
+// noteFromEnv says which context variables emit --workspace leaves as
+// references because they come from the environment, and which flag
+// writes them.
+func (a *app) noteFromEnv(c *manifest.ContextTemplate) {
+	vars := c.FromEnv()
+	if len(vars) == 0 {
+		return
+	}
+	var names, flags []string
+	for _, v := range vars {
+		names = append(names, fmt.Sprintf("%s (%s)", v.Name, v.Value))
+		if f := manifest.Flag(v.Name); f != "" {
+			flags = append(flags, fmt.Sprintf("%s to write %s", f, v.Name))
+		}
+	}
+	fmt.Fprintf(a.stderr, "mcpgen: from the environment, so not written: %s; the agent, or mcpgen serve or connect, resolves them when a server starts", strings.Join(names, ", "))
+	if len(flags) > 0 {
+		fmt.Fprintf(a.stderr, " (pass %s)", strings.Join(flags, ", "))
+	}
+	fmt.Fprintln(a.stderr)
 }
 
 // inFile puts the file that a merge error is about in front of it, as
