@@ -85,14 +85,15 @@ func (m *Manifest) ContextTemplate(o ContextOptions) (*ContextTemplate, error) {
 	known := map[string]bool{}
 	// resolve substitutes the context variables known so far. A reference
 	// to one defined later is unset, as in Context: its default, or an
-	// error.
+	// error. In portable output the three variables of mcpgen stay
+	// references, and so does anything that is not context.
 	resolve := func(t Template, path ...string) (Template, error) {
 		var unset error
 		out := t.Substitute(func(name string) (Template, bool) {
 			if known[name] {
 				return c.Lookup(name)
 			}
-			if c.Literal() && (name == VarWorkspaceID || name == VarWorkspaceDir || name == VarUserID) || m.IsContext(name) && !IsAgentContext(name) {
+			if m.IsContext(name) && (c.Literal() || !IsAgentContext(name)) {
 				for _, s := range t {
 					if s.Ref == name && !s.HasDefault && unset == nil {
 						unset = m.errorAt(path, &UnsetError{Name: name})
