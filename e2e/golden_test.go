@@ -32,6 +32,10 @@ var goldenCases = map[string]struct {
 	"claude-workspace.json":         {nil, claudeServers},
 	"claude-merged.json":            {nil, append([]string{"mine"}, claudeServers...)},
 	"claude-desktop-workspace.json": {[]string{"--desktop"}, desktopServers},
+	// USER_ID from $USER, not written.
+	"codex-workspace-env.toml":          {nil, codexServers},
+	"claude-workspace-env.json":         {nil, claudeServers},
+	"claude-desktop-workspace-env.json": {[]string{"--desktop"}, desktopServers},
 }
 
 // TestGoldensAcceptedByRealClients gives every golden file to the real

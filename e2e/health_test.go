@@ -89,6 +89,10 @@ func TestHealthWithRealClients(t *testing.T) {
 		{"codex-workspace", "codex", []string{"--workspace", "ws-e2e", "--user", "e2e"}, nil},
 		{"claude", "claude", nil, agentEnv},
 		{"claude-workspace", "claude", []string{"--workspace", "ws-e2e", "--user", "e2e"}, nil},
+		// Without --user, USER_ID comes from $USER, which emit never
+		// writes: the agent's environment provides it at start.
+		{"codex-workspace-env", "codex", []string{"--workspace", "ws-e2e"}, []string{"USER=e2e"}},
+		{"claude-workspace-env", "claude", []string{"--workspace", "ws-e2e"}, []string{"USER=e2e"}},
 	} {
 		args := append([]string{"emit", "--manifest", manifest, "--provider", tc.provider, "--mcpgen-path", mcpgen}, tc.args...)
 		out := sb.mcpgen("", args...).stdout

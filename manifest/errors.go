@@ -15,11 +15,17 @@ type Error struct {
 	Server string // empty when the problem is not inside a server
 	Key    string // dotted key, relative to the server when Server is set
 	Msg    string
+	// Warning marks something valid that is likely a mistake or a risk:
+	// the manifest loads, and Manifest.Warnings lists it.
+	Warning bool
 }
 
 func (e *Error) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s:%d:%d: ", e.File, e.Pos.Line, e.Pos.Column)
+	if e.Warning {
+		b.WriteString("warning: ")
+	}
 	if e.Server != "" {
 		fmt.Fprintf(&b, "server %q: ", e.Server)
 	}

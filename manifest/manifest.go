@@ -66,6 +66,10 @@ type Manifest struct {
 	Gateway   Gateway
 	Servers   []*Server // in file order
 
+	// Warnings are what validate shows about a valid manifest: things
+	// allowed but likely a mistake or a risk, in file order.
+	Warnings Errors
+
 	pos positions
 }
 

@@ -360,6 +360,10 @@ func FuzzParse(f *testing.F) {
 	f.Add(templates.Demo)
 	f.Add([]byte("[servers.x]\ncommand = \"${A:-b}\"\nargs = [1, \"${\"]\n"))
 	f.Add([]byte("servers = { x = { tools = { t = { run = [\"a\", \"{b}\"], args = { b = { enum = [1] } } } } } }"))
+	f.Add([]byte(""))
+	f.Add([]byte("\xEF\xBB\xBFversion = 1\n"))
+	f.Add([]byte(nest("inline table", MaxDepth+1)))
+	f.Add([]byte(nest("header and inline table", MaxDepth)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := Parse(data, "f.toml", "/")
 		if err != nil {

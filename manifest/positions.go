@@ -1,7 +1,7 @@
 package manifest
 
 import (
-	"bytes"
+	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,22 +14,59 @@ type Position struct {
 	Line, Column int
 }
 
-// positions maps a dotted key path ("servers.git.tools.log") to where its key
-// and its value are written. go-toml decodes values but forgets where they
-// came from; a second pass with its unstable parser remembers, so that every
+// Limits on the shape of a manifest. A manifest needs a handful of levels
+// and a few dozen keys per table; these bounds are far beyond that, and
+// keep a hostile or broken file from costing seconds and gigabytes.
+const (
+	// MaxDepth is how deeply a manifest may nest tables, dotted keys,
+	// arrays and inline tables, counted as the parts of a key path
+	// (servers.git.tools.log.args.count.enum[0] is 8).
+	MaxDepth = 64
+	// MaxTableKeys is how many keys one table may hold, and MaxKeys how
+	// many key paths the whole manifest may write (array elements do not
+	// count). go-toml's decoder looks every key up among the keys before
+	// it, so its time grows with their square: 40,000 keys in one table
+	// take it 3 s.
+	MaxTableKeys = 10_000
+	MaxKeys      = 200_000
+)
+
+// positions remembers where each key path ("servers.git.tools.log") and its
+// value are written. go-toml decodes values but forgets where they came
+// from; a second pass with its unstable parser remembers, so that every
 // error can point at the line and column to fix.
+//
+// The paths form a tree, each node found from its parent by one key part,
+// so that indexing costs one map entry per key part written: a table of
+// full path strings cost the square of the depth for each key (1 GB for a
+// 10,000-level inline table).
 type positions struct {
-	keys   map[string]Position
-	values map[string]Position
-	order  map[string]int // first appearance of a path, for file order
+	nodes    []pathNode // nodes[0] is the root; a node's index is its first appearance
+	children map[edge]int32
+	keys     int // key paths written, array elements left out
 	// lines holds the offset where each line starts. The parser's own
 	// Shape counts lines from the start of the file on every call, which
-	// made indexing a manifest quadratic in its size (70% of emit for 100
-	// servers).
+	// made indexing a manifest quadratic in its size.
 	lines []int
 }
 
-func pathKey(path []string) string { return strings.Join(path, "\x00") }
+type pathNode struct {
+	key, value Position // zero Line: not written
+	where      Position // the key's place, else the nearest enclosing one
+	depth      int
+	keys       int // how many keys the table at this path holds
+}
+
+type edge struct {
+	parent int32
+	part   string
+}
+
+// limitError says where a manifest goes past one of its limits.
+type limitError struct {
+	at  Position
+	msg string
+}
 
 // dotted writes a key path as users write it: env.API_KEY, args[2].
 func dotted(path []string) string {
@@ -43,55 +80,73 @@ func dotted(path []string) string {
 	return b.String()
 }
 
-func indexPositions(data []byte) positions {
-	ix := positions{keys: map[string]Position{}, values: map[string]Position{}, order: map[string]int{}, lines: []int{0}}
-	for i := 0; ; {
-		n := bytes.IndexByte(data[i:], '\n')
-		if n < 0 {
-			break
+// indexPositions walks the file's expressions and records where every key
+// path is written. It stops at the first place that goes past a limit
+// (MaxDepth, MaxTableKeys, MaxKeys) and reports it, before anything
+// decodes the file. A file that does
+// not parse gets the positions before the syntax error; go-toml's decoder
+// reports the error itself.
+func indexPositions(data []byte) (positions, *limitError) {
+	ix := positions{nodes: []pathNode{{where: Position{1, 1}}}, children: map[edge]int32{}, lines: []int{0}}
+	for i, c := range data {
+		if c == '\n' {
+			ix.lines = append(ix.lines, i+1)
 		}
-		i += n + 1
-		ix.lines = append(ix.lines, i)
 	}
 	p := &unstable.Parser{}
 	p.Reset(data)
-	var table []string
+	table := int32(0)
 	for p.NextExpression() {
 		e := p.Expression()
+		var err *limitError
 		switch e.Kind {
 		case unstable.Table, unstable.ArrayTable:
-			table = ix.addKey(nil, e.Key())
+			table, err = ix.addKey(0, e.Key())
 		case unstable.KeyValue:
-			ix.addKeyValue(table, e)
+			err = ix.addKeyValue(table, e)
+		}
+		if err != nil {
+			return ix, err
 		}
 	}
-	return ix
+	return ix, nil
 }
 
-// addKey records every prefix of a dotted key and returns the full path.
-func (ix positions) addKey(prefix []string, it unstable.Iterator) []string {
-	path := append([]string(nil), prefix...)
+// addKey records every part of a dotted key below parent and returns the
+// node of the full key.
+func (ix *positions) addKey(parent int32, it unstable.Iterator) (int32, *limitError) {
+	n := parent
 	for it.Next() {
 		k := it.Node()
-		path = append(path, string(k.Data))
-		ix.set(ix.keys, path, k.Raw)
+		var err *limitError
+		if n, err = ix.child(n, string(k.Data), false, k.Raw); err != nil {
+			return 0, err
+		}
+		ix.setKey(n, k.Raw)
 	}
-	return path
+	return n, nil
 }
 
-func (ix positions) addKeyValue(table []string, kv *unstable.Node) {
-	path := ix.addKey(table, kv.Key())
-	ix.addValue(path, kv.Value())
+func (ix *positions) addKeyValue(table int32, kv *unstable.Node) *limitError {
+	n, err := ix.addKey(table, kv.Key())
+	if err != nil {
+		return err
+	}
+	return ix.addValue(n, kv.Value())
 }
 
-func (ix positions) addValue(path []string, v *unstable.Node) {
-	ix.set(ix.values, path, v.Raw)
+// addValue records a value at node n, and the values inside it. It
+// recurses once per level, and the levels are at most MaxDepth.
+func (ix *positions) addValue(n int32, v *unstable.Node) *limitError {
+	ix.setValue(n, v.Raw)
 	switch v.Kind {
 	case unstable.InlineTable:
 		it := v.Children()
 		for it.Next() {
 			if c := it.Node(); c.Kind == unstable.KeyValue {
-				ix.addKeyValue(path, c)
+				if err := ix.addKeyValue(n, c); err != nil {
+					return err
+				}
 			}
 		}
 	case unstable.Array:
@@ -102,40 +157,115 @@ func (ix positions) addValue(path []string, v *unstable.Node) {
 			if c.Kind == unstable.Comment {
 				continue
 			}
-			ix.addValue(append(path[:len(path):len(path)], indexKey(i)), c)
+			e, err := ix.child(n, indexKey(i), true, c.Raw)
+			if err == nil {
+				err = ix.addValue(e, c)
+			}
+			if err != nil {
+				return err
+			}
 			i++
 		}
 	}
+	return nil
 }
 
 func indexKey(i int) string { return "[" + strconv.Itoa(i) + "]" }
 
-func (ix positions) set(m map[string]Position, path []string, r unstable.Range) {
-	k := pathKey(path)
-	if _, seen := ix.order[k]; !seen {
-		ix.order[k] = len(ix.order)
+// child returns the node of part below parent, made if new; index says
+// that part is an array index. r is where the part is written, for the
+// error when it goes past a limit.
+func (ix *positions) child(parent int32, part string, index bool, r unstable.Range) (int32, *limitError) {
+	e := edge{parent, part}
+	if n, ok := ix.children[e]; ok {
+		return n, nil
 	}
-	if r.Length == 0 {
-		return
+	where := ix.nodes[parent].where
+	if r.Length > 0 {
+		where = ix.at(int(r.Offset))
 	}
-	if _, ok := m[k]; ok {
-		return // keep the first place a table is named
+	depth := ix.nodes[parent].depth + 1
+	switch {
+	case depth > MaxDepth:
+		return 0, &limitError{where, fmt.Sprintf("nested more than %d levels deep (tables, dotted keys, arrays and inline tables count): a manifest needs a handful; flatten this value", MaxDepth)}
+	case index:
+	case ix.nodes[parent].keys >= MaxTableKeys:
+		return 0, &limitError{where, fmt.Sprintf("more than %d keys in one table: mcpgen reads at most that many", MaxTableKeys)}
+	case ix.keys >= MaxKeys:
+		return 0, &limitError{where, fmt.Sprintf("more than %d keys in the manifest: mcpgen reads at most that many", MaxKeys)}
+	default:
+		ix.nodes[parent].keys++
+		ix.keys++
 	}
-	m[k] = ix.at(int(r.Offset))
+	n := int32(len(ix.nodes))
+	ix.nodes = append(ix.nodes, pathNode{where: where, depth: depth})
+	ix.children[e] = n
+	return n, nil
+}
+
+// setKey and setValue keep the first place a path is written: where a
+// table is first named.
+func (ix *positions) setKey(n int32, r unstable.Range) {
+	if r.Length > 0 && ix.nodes[n].key.Line == 0 {
+		ix.nodes[n].key = ix.at(int(r.Offset))
+	}
+}
+
+func (ix *positions) setValue(n int32, r unstable.Range) {
+	if r.Length > 0 && ix.nodes[n].value.Line == 0 {
+		ix.nodes[n].value = ix.at(int(r.Offset))
+	}
 }
 
 // at returns the line and column of a byte offset; columns count bytes, as
 // the parser's own errors do.
-func (ix positions) at(offset int) Position {
+func (ix *positions) at(offset int) Position {
 	line := sort.Search(len(ix.lines), func(i int) bool { return ix.lines[i] > offset }) - 1
 	return Position{Line: line + 1, Column: offset - ix.lines[line] + 1}
 }
 
+// walk returns the nodes of path's prefixes that the file writes, root
+// first: fewer than len(path)+1 when the file stops short of path.
+func (ix *positions) walk(path []string) []int32 {
+	nodes := make([]int32, 1, len(path)+1)
+	n := int32(0)
+	for _, part := range path {
+		c, ok := ix.children[edge{n, part}]
+		if !ok {
+			break
+		}
+		n = c
+		nodes = append(nodes, n)
+	}
+	return nodes
+}
+
+// childOrder returns when each of the keys below path first appears in the
+// file, to keep file order; keys the file does not write are left out.
+func (ix *positions) childOrder(path []string, keys []string) map[string]int {
+	order := make(map[string]int, len(keys))
+	nodes := ix.walk(path)
+	if ix.nodes == nil || len(nodes) != len(path)+1 {
+		return order
+	}
+	parent := nodes[len(nodes)-1]
+	for _, k := range keys {
+		if n, ok := ix.children[edge{parent, k}]; ok {
+			order[k] = int(n)
+		}
+	}
+	return order
+}
+
 // key returns where the key at path is written, or the nearest enclosing
 // key's place when path itself was never written (a default, say).
-func (ix positions) key(path []string) Position {
-	for n := len(path); n > 0; n-- {
-		if pos, ok := ix.keys[pathKey(path[:n])]; ok {
+func (ix *positions) key(path []string) Position {
+	if ix.nodes == nil {
+		return Position{Line: 1, Column: 1}
+	}
+	nodes := ix.walk(path)
+	for i := len(nodes) - 1; i > 0; i-- {
+		if pos := ix.nodes[nodes[i]].key; pos.Line > 0 {
 			return pos
 		}
 	}
@@ -143,9 +273,17 @@ func (ix positions) key(path []string) Position {
 }
 
 // value returns where the value at path is written, else where its key is.
-func (ix positions) value(path []string) Position {
-	if pos, ok := ix.values[pathKey(path)]; ok {
-		return pos
+func (ix *positions) value(path []string) Position {
+	if ix.nodes != nil {
+		if nodes := ix.walk(path); len(nodes) == len(path)+1 {
+			if pos := ix.nodes[nodes[len(nodes)-1]].value; pos.Line > 0 {
+				return pos
+			}
+		}
 	}
 	return ix.key(path)
+}
+
+func (e *limitError) error(file string) *Error {
+	return &Error{File: file, Pos: e.at, Msg: e.msg}
 }

@@ -170,6 +170,12 @@ func (t Template) Substitute(subst func(name string) (Template, bool)) Template 
 			out = out.appendText(s.Default)
 			continue
 		}
+		if name, isRef := r.SingleRef(); isRef && s.HasDefault {
+			// ${USER_ID:-x} where USER_ID stands for ${USER}: the default
+			// still applies.
+			out = append(out, Segment{Ref: name, Default: s.Default, HasDefault: true})
+			continue
+		}
 		for _, rs := range r {
 			if rs.Ref == "" {
 				out = out.appendText(rs.Text)

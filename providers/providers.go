@@ -14,15 +14,31 @@ import (
 
 // Options say how to prepare entries.
 type Options struct {
-	// Context, when set, is written literally (emit --workspace). When nil
-	// the output is portable: WORKSPACE_ID, WORKSPACE_DIR and USER_ID stay
+	// Context is the workspace context as it may be written: literal for
+	// emit --workspace, except what comes from mcpgen's environment, which
+	// stays a reference (manifest.ContextTemplate). nil is the portable
+	// context of the manifest: WORKSPACE_ID, WORKSPACE_DIR and USER_ID stay
 	// references that the agent resolves from its own environment.
-	Context *manifest.Context
+	Context *manifest.ContextTemplate
 	// Mcpgen is the program that entries running `mcpgen serve` start.
 	Mcpgen string
 	// Launcher makes stdio servers go through `mcpgen connect`, so that
 	// every agent of the workspace shares the launcher's processes.
 	Launcher bool
+}
+
+// WithContext returns o with its Context set: the portable context of m
+// when o has none.
+func (o Options) WithContext(m *manifest.Manifest) (Options, error) {
+	if o.Context != nil {
+		return o, nil
+	}
+	c, err := m.ContextTemplate(manifest.ContextOptions{})
+	if err != nil {
+		return o, err
+	}
+	o.Context = c
+	return o, nil
 }
 
 // An Entry is one server as a provider should start it, with the context
@@ -55,7 +71,7 @@ type Entry struct {
 // The provider then decides whether it can express the result, and falls
 // back to Serve when it cannot.
 func Native(m *manifest.Manifest, s *manifest.Server, o Options) *Entry {
-	subst := substitution(m, o)
+	subst := substitution(o)
 	e := &Entry{Server: s}
 	if s.Kind == manifest.KindRemote {
 		e.URL = s.URL.Substitute(subst)
@@ -88,23 +104,29 @@ func Native(m *manifest.Manifest, s *manifest.Server, o Options) *Entry {
 // Serve prepares s as `mcpgen serve NAME`: the manifest is resolved when the
 // agent spawns the server, so anything the provider cannot express works.
 // The entry carries WORKSPACE_ID, WORKSPACE_DIR and USER_ID (from which
-// serve derives the rest of the context) and names the secrets it needs.
+// serve derives the rest of the context) as o.Context has them: literal,
+// or references (to the agent's context, or to what they come from in
+// the environment), which a provider that cannot express them leaves out
+// for serve to resolve itself. It names the secrets it needs.
 func Serve(m *manifest.Manifest, s *manifest.Server, o Options) *Entry {
 	e := &Entry{Server: s, Serve: true, Command: literal(o.Mcpgen)}
 	for _, a := range slices.Concat([]string{"serve"}, m.Flags(), []string{s.Name}) {
 		e.Args = append(e.Args, literal(a))
 	}
 	for _, name := range []string{manifest.VarWorkspaceID, manifest.VarWorkspaceDir, manifest.VarUserID} {
-		if o.Context != nil {
-			v, _ := o.Context.Lookup(name)
-			e.Env = append(e.Env, manifest.Var{Name: name, Value: literal(v)})
-		} else {
-			e.Env = append(e.Env, manifest.Var{Name: name, Value: reference(name)})
+		t, ok := o.Context.Lookup(name)
+		if !ok {
+			t = reference(name)
 		}
+		e.Env = append(e.Env, manifest.Var{Name: name, Value: t})
 	}
 	e.Passthrough = Secrets(m, s)
 	return e
 }
+
+// UTF8BOM is the byte order mark that some Windows editors put at the start of UTF-8 files;
+// the mergers read past it.
+var UTF8BOM = []byte{0xEF, 0xBB, 0xBF}
 
 // LauncherEnv names the variables that `mcpgen connect` reads to find the
 // workspace's launcher: agents that do not pass their environment on
@@ -113,20 +135,34 @@ var LauncherEnv = []string{"MCPGEN_WORKSPACE", "MCPGEN_RUNTIME_DIR", "XDG_RUNTIM
 
 // Connect prepares s as `mcpgen connect NAME`: the agent reaches the
 // workspace launcher's process, shared with every other agent, and the
-// launcher is started if none runs. With a context the workspace is
-// written into the entry, with the directory and user that emit resolved,
-// so that a launcher that connect starts has the same context; without
-// one, connect reads MCPGEN_WORKSPACE from the agent's environment.
+// launcher is started if none runs. With a literal context the workspace is
+// written into the entry, with the directory and user when they may be
+// written, so that a launcher that connect starts has the same context; a
+// directory or user that comes from the environment is left to that
+// launcher, which resolves the manifest itself. Without one, connect reads
+// MCPGEN_WORKSPACE from the agent's environment. The agent passes on the
+// secrets the launcher needs for s and for the context.
 func Connect(m *manifest.Manifest, s *manifest.Server, o Options) *Entry {
 	e := &Entry{Server: s, Serve: true, Command: literal(o.Mcpgen)}
 	args := []string{"connect"}
-	if o.Context != nil {
-		args = append(args, "--workspace", o.Context.WorkspaceID, "--dir", o.Context.WorkspaceDir, "--user", o.Context.UserID)
+	if o.Context.Literal() {
+		args = append(args, "--workspace", o.Context.WorkspaceID)
+		for _, name := range []string{manifest.VarWorkspaceDir, manifest.VarUserID} {
+			t, _ := o.Context.Lookup(name)
+			if v, ok := t.Literal(); ok && v != "" {
+				args = append(args, manifest.Flag(name), v)
+			}
+		}
 	}
 	for _, a := range slices.Concat(args, m.Flags(), []string{s.Name}) {
 		e.Args = append(e.Args, literal(a))
 	}
-	e.Passthrough = LauncherEnv
+	e.Passthrough = slices.Clone(LauncherEnv)
+	for _, name := range Secrets(m, s) {
+		if !slices.Contains(e.Passthrough, name) {
+			e.Passthrough = append(e.Passthrough, name)
+		}
+	}
 	return e
 }
 
@@ -161,27 +197,12 @@ func Secrets(m *manifest.Manifest, s *manifest.Server) []string {
 	return names
 }
 
-// substitution decides what each reference becomes: with a context, every
-// context variable is its value; without one, the three variables of mcpgen
-// stay references and [workspace.vars] are replaced by their definitions.
-// Anything else is a secret and stays a reference.
-func substitution(m *manifest.Manifest, o Options) func(string) (manifest.Template, bool) {
-	var subst func(string) (manifest.Template, bool)
-	subst = func(name string) (manifest.Template, bool) {
-		if o.Context != nil {
-			if v, ok := o.Context.Lookup(name); ok {
-				return literal(v), true
-			}
-			return nil, false
-		}
-		for _, v := range m.Workspace.Vars {
-			if v.Name == name {
-				return v.Value.Substitute(subst), true
-			}
-		}
-		return nil, false
-	}
-	return subst
+// substitution decides what each reference becomes: a context variable is
+// its template in o.Context (literal, or references to what it comes from);
+// the three variables of mcpgen in portable output, and anything else (a
+// secret), stay references.
+func substitution(o Options) func(string) (manifest.Template, bool) {
+	return o.Context.Lookup
 }
 
 // contextEnv returns the context variables that s selects.
@@ -219,10 +240,4 @@ func literal(s string) manifest.Template {
 
 func reference(name string) manifest.Template {
 	return manifest.Template{{Ref: name}}
-}
-
-// IsAgentContext reports whether name is one of the variables that portable
-// output leaves for the agent's environment to provide.
-func IsAgentContext(name string) bool {
-	return name == manifest.VarWorkspaceID || name == manifest.VarWorkspaceDir || name == manifest.VarUserID
 }

@@ -47,12 +47,18 @@ manifest are removed, everything else in the file is kept (in TOML, byte
 for byte, comments and Codex's own approval tables included). The write is
 atomic, the replaced content is kept in FILE.bak, and nothing is written
 when nothing changed. An entry written by hand under a manifest server's
-name is an error unless --force.
+name, and a file whose mode makes it read-only, are errors unless --force.
 
 Without --workspace the output is portable: WORKSPACE_ID, WORKSPACE_DIR and
 USER_ID are left for the agent's environment to provide. With --workspace
-ID they are written literally. Other ${VAR}s are secrets: they stay
-references in every mode, and never reach the file.
+ID they are written literally, except what comes from mcpgen's
+environment: emit never writes a value it reads there, into a file or
+into the arguments of an entry. A context variable whose value would come
+from it (USER_ID from $USER by default, workspace.user = "${GITHUB_TOKEN}",
+a [workspace.vars] value "${OPENAI_API_KEY}") stays a reference that the
+agent resolves, or goes through mcpgen serve or connect, which resolve it
+when the server starts; --dir and --user write theirs. Other ${VAR}s are
+secrets: they stay references in every mode.
 
 With --launcher, stdio servers run as mcpgen connect NAME: every agent of
 the workspace shares the processes of its launcher (mcpgen launch), which
@@ -85,7 +91,7 @@ agent's MCPGEN_WORKSPACE.
 	f.StringVar(&o.scope, "scope", "", "with --write: user or project (default: user for codex, project for claude)")
 	f.BoolVar(&o.check, "check", false, "write nothing; exit 1 with a diff when the file is out of date")
 	f.BoolVar(&o.diff, "diff", false, "write nothing; show what would change")
-	f.BoolVar(&o.force, "force", false, "replace entries written or edited by hand (the old file is kept in FILE.bak)")
+	f.BoolVar(&o.force, "force", false, "replace entries written or edited by hand, and a read-only file (the old file is kept in FILE.bak)")
 	f.StringVar(&o.mcpgenPath, "mcpgen-path", "", "the mcpgen binary that entries run (default: this one)")
 	f.BoolVar(&o.launcher, "launcher", false, "stdio servers go through mcpgen connect: every agent of the workspace shares the launcher's processes")
 	_ = cmd.MarkFlagRequired("provider")
@@ -105,12 +111,14 @@ func (a *app) emit(o emitOptions) error {
 		return err
 	}
 	po := providers.Options{Mcpgen: a.mcpgenPath(o.mcpgenPath), Launcher: o.launcher}
-	if o.workspace != "" {
-		po.Context, err = m.Context(manifest.ContextOptions{WorkspaceID: o.workspace, Dir: o.dir, User: o.user})
-		if err != nil {
-			return err
-		}
+	// The context as templates, not values: no value of mcpgen's
+	// environment is read, so none can be written (only the flags and the
+	// manifest's own text are).
+	po.Context, err = m.ContextTemplate(manifest.ContextOptions{WorkspaceID: o.workspace, Dir: o.dir, User: o.user})
+	if err != nil {
+		return err
 	}
+	a.noteFromEnv(po.Context)
 
 	target, private, err := o.target()
 	if err != nil {
@@ -153,9 +161,17 @@ func (a *app) emit(o emitOptions) error {
 		fmt.Fprintf(a.stderr, "%s is up to date (%d server%s)\n", target, n, plural(n))
 		return nil
 	}
+	if !o.force {
+		if err := checkWritable(target); err != nil {
+			return err
+		}
+	}
 	mode := os.FileMode(0o644)
 	if private {
 		mode = 0o600
+	}
+	if bytes.HasPrefix(old, providers.UTF8BOM) && !bytes.HasPrefix(out, providers.UTF8BOM) {
+		fmt.Fprintf(a.stderr, "mcpgen: %s started with a UTF-8 byte order mark, which JSON readers may refuse: it is written without one\n", target)
 	}
 	backup, err := writeFile(target, out, mode)
 	if err != nil {
@@ -175,6 +191,28 @@ func (a *app) emit(o emitOptions) error {
 		fmt.Fprintf(a.stderr, "note: Codex reads %s only in a trusted project: add [projects.%q] trust_level = \"trusted\" to %s\n", target, absPath(filepath.Dir(filepath.Dir(target))), userConfig)
 	}
 	return nil
+}
+
+// noteFromEnv says which context variables emit --workspace leaves as
+// references because they come from the environment, and which flag
+// writes them.
+func (a *app) noteFromEnv(c *manifest.ContextTemplate) {
+	vars := c.FromEnv()
+	if len(vars) == 0 {
+		return
+	}
+	var names, flags []string
+	for _, v := range vars {
+		names = append(names, fmt.Sprintf("%s (%s)", v.Name, v.Value))
+		if f := manifest.Flag(v.Name); f != "" {
+			flags = append(flags, fmt.Sprintf("%s to write %s", f, v.Name))
+		}
+	}
+	fmt.Fprintf(a.stderr, "mcpgen: from the environment, so not written: %s; the agent, or mcpgen serve or connect, resolves them when a server starts", strings.Join(names, ", "))
+	if len(flags) > 0 {
+		fmt.Fprintf(a.stderr, " (pass %s)", strings.Join(flags, ", "))
+	}
+	fmt.Fprintln(a.stderr)
 }
 
 // inFile puts the file that a merge error is about in front of it, as

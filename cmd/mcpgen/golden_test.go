@@ -25,6 +25,11 @@ var goldenCases = []struct {
 	{"claude-workspace.json", []string{"--provider", "claude", "--workspace", "ws-42", "--user", "alice"}, ""},
 	{"claude-merged.json", []string{"--provider", "claude"}, "existing-claude.json"},
 	{"claude-desktop-workspace.json", []string{"--provider", "claude-desktop", "--workspace", "ws-42", "--user", "alice"}, ""},
+	// Without --user, USER_ID comes from $USER: it stays a reference, or
+	// goes through mcpgen serve, which resolves it when the server starts.
+	{"codex-workspace-env.toml", []string{"--provider", "codex", "--workspace", "ws-42"}, ""},
+	{"claude-workspace-env.json", []string{"--provider", "claude", "--workspace", "ws-42"}, ""},
+	{"claude-desktop-workspace-env.json", []string{"--provider", "claude-desktop", "--workspace", "ws-42"}, ""},
 }
 
 // goldenDirToken stands for the absolute path of testdata/golden in golden

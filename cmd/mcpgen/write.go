@@ -20,6 +20,18 @@ func resolveLinks(path string) (string, error) {
 	return real, err
 }
 
+// checkWritable refuses to replace a file whose mode makes it read-only:
+// someone made it so on purpose (a config under change control, a file
+// an administrator pinned), and the rename of an atomic write would replace
+// it all the same. A file that does not exist yet is writable.
+func checkWritable(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().Perm()&0o200 != 0 {
+		return nil
+	}
+	return fmt.Errorf("%s is read-only (mode %04o): mcpgen does not replace it; make it writable, or re-run with --force (which keeps its mode)", path, fi.Mode().Perm())
+}
+
 // writeFile replaces path with data atomically: a temporary file in the same
 // directory, synced, then renamed over it, so a crash leaves the old file or
 // the new one, never half of one. An existing file keeps its mode and its

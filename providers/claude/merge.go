@@ -46,12 +46,17 @@ const (
 // A server that entries names but someone wrote or edited by hand, and an edited server that
 // would be removed, are conflicts: Merge returns a *providers.ConflictError listing them all,
 // unless opts.Force. Errors carry line:column, and never come with output.
+//
+// A UTF-8 byte order mark at the start of existing is read past, and left out of a file that
+// changes: RFC 8259 forbids it in JSON that is exchanged and lets readers refuse it (Python's
+// json does), while every reader takes the file without it. The file is re-indented anyway,
+// so no byte-for-byte promise is lost.
 func Merge(existing []byte, entries []Entry, opts MergeOptions) ([]byte, error) {
 	values, err := prepareValues(entries)
 	if err != nil {
 		return nil, err
 	}
-	doc, err := parse(existing)
+	doc, err := parse(bytes.TrimPrefix(existing, providers.UTF8BOM))
 	if err != nil {
 		return nil, err
 	}

@@ -305,6 +305,7 @@ func FuzzMerge(f *testing.F) {
 			if file.Name == "existing" {
 				f.Add(file.Data, false, uint8(0xff))
 				f.Add(file.Data, true, uint8(0x05))
+				f.Add(append(bytes.Clone(providers.UTF8BOM), file.Data...), false, uint8(0xff))
 			}
 		}
 	}
@@ -374,4 +375,40 @@ func BenchmarkMerge(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestMergeBOM: a file that starts with a UTF-8 byte order mark is merged
+// past it; a file that changes is written without it (RFC 8259 lets JSON
+// readers refuse it), one that does not change is left as it is.
+func TestMergeBOM(t *testing.T) {
+	bom := string(providers.UTF8BOM)
+	plain := "{\"theme\": \"dark\"}\n"
+	merged, err := Merge([]byte(plain), sampleEntries, MergeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, existing string
+		entries        []Entry
+		want, wantErr  string
+	}{
+		{"entries added", bom + plain, sampleEntries, string(merged), ""},
+		{"nothing to change", bom + string(merged), sampleEntries, bom + string(merged), ""},
+		{"invalid after the mark", bom + "{\n\"a\": }\n", sampleEntries, "", "2:6: invalid JSON"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Merge([]byte(tt.existing), tt.entries, MergeOptions{})
+			switch {
+			case tt.wantErr != "":
+				if err == nil || !strings.HasPrefix(err.Error(), tt.wantErr) {
+					t.Errorf("got error %v, want %q...", err, tt.wantErr)
+				}
+			case err != nil:
+				t.Fatal(err)
+			case string(got) != tt.want:
+				t.Errorf("(-want +got)\n%s", diff.Diff("want", []byte(tt.want), "got", got))
+			}
+		})
+	}
 }

@@ -26,6 +26,9 @@ const (
 // Desktop), in the manifest's order, and warnings about servers it left out
 // on purpose. It reports every server it cannot express at once.
 func Render(m *manifest.Manifest, provider string, o providers.Options) (entries []Entry, warnings []string, err error) {
+	if o, err = o.WithContext(m); err != nil {
+		return nil, nil, err
+	}
 	desktop := provider == Desktop
 	var errs []error
 	for _, s := range m.Servers {
@@ -47,11 +50,11 @@ func Render(m *manifest.Manifest, provider string, o providers.Options) (entries
 }
 
 func prepare(m *manifest.Manifest, s *manifest.Server, o providers.Options, desktop bool) (*providers.Entry, error) {
-	if desktop && o.Context == nil && !s.Context.None {
+	if desktop && !o.Context.Literal() && !s.Context.None {
 		return nil, errors.New("Claude Desktop expands no ${VAR}, so the workspace context must be written literally: pass --workspace ID (or set context = false)")
 	}
 	if o.Launcher && s.Kind.Stdio() {
-		if desktop && o.Context == nil {
+		if desktop && !o.Context.Literal() {
 			return nil, errors.New("Claude Desktop expands no ${VAR}: pass --workspace ID with --launcher")
 		}
 		e := providers.Connect(m, s, o)
@@ -67,10 +70,34 @@ func prepare(m *manifest.Manifest, s *manifest.Server, o providers.Options, desk
 		return e, nil
 	}
 	e = providers.Serve(m, s, o)
-	if desktop && o.Context == nil {
-		e.Env = nil // references would reach serve as literal text; it uses its defaults
+	var env []manifest.Var
+	for _, v := range e.Env {
+		switch {
+		case v.Value.IsLiteral():
+			env = append(env, v)
+		case !desktop:
+			// Claude leaves an unset ${VAR} as that text: serve would take
+			// "${USER}" for the user. Empty, serve falls back to the
+			// manifest's defaults, as it does for what it is not given.
+			env = append(env, manifest.Var{Name: v.Name, Value: emptyDefaults(v.Value)})
+		}
+		// Claude Desktop expands nothing: a reference would reach serve as
+		// text. Left out, serve resolves it from the manifest itself.
 	}
+	e.Env = env
 	return e, nil
+}
+
+// emptyDefaults gives every reference of t without a default an empty one.
+func emptyDefaults(t manifest.Template) manifest.Template {
+	out := make(manifest.Template, len(t))
+	for i, seg := range t {
+		if seg.Ref != "" && !seg.HasDefault {
+			seg.HasDefault = true
+		}
+		out[i] = seg
+	}
+	return out
 }
 
 func allLiteral(e *providers.Entry) bool {
@@ -135,7 +162,7 @@ func encode(e *providers.Entry, desktop bool) []byte {
 func value(t manifest.Template) string {
 	out := make(manifest.Template, len(t))
 	for i, seg := range t {
-		if seg.Ref != "" && !seg.HasDefault && providers.IsAgentContext(seg.Ref) {
+		if seg.Ref != "" && !seg.HasDefault && manifest.IsAgentContext(seg.Ref) {
 			seg.HasDefault = true
 		}
 		out[i] = seg

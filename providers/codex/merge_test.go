@@ -203,7 +203,8 @@ func assertCRLF(t *testing.T, b []byte) {
 func assertValid(t *testing.T, b []byte) {
 	t.Helper()
 	var v map[string]any
-	if err := toml.Unmarshal(b, &v); err != nil {
+	// Codex reads past a byte order mark, which go-toml refuses.
+	if err := toml.Unmarshal(bytes.TrimPrefix(b, providers.UTF8BOM), &v); err != nil {
 		t.Fatalf("merged file does not parse: %v\n%s", err, b)
 	}
 }
@@ -377,6 +378,7 @@ func FuzzMerge(f *testing.F) {
 			if file.Name == "existing" {
 				f.Add(file.Data, false, uint8(0xff))
 				f.Add(file.Data, true, uint8(0x05))
+				f.Add(append(bytes.Clone(providers.UTF8BOM), file.Data...), false, uint8(0xff))
 			}
 		}
 	}
@@ -448,4 +450,41 @@ func BenchmarkMerge(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestMergeBOM: a file that starts with a UTF-8 byte order mark (which
+// Codex reads) is merged past it, and keeps it, as it keeps every byte;
+// errors point where they would without it.
+func TestMergeBOM(t *testing.T) {
+	bom := string(providers.UTF8BOM)
+	plain := "# mine\nmodel = \"o3\"\n"
+	merged, err := Merge([]byte(plain), sampleEntries, MergeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, existing string
+		entries        []Entry
+		want, wantErr  string
+	}{
+		{"entries added", bom + plain, sampleEntries, bom + string(merged), ""},
+		{"nothing to change", bom + string(merged), sampleEntries, bom + string(merged), ""},
+		{"only the mark", bom, nil, bom, ""},
+		{"invalid after the mark", bom + "model = \"o3\"\nx = [1,\n", sampleEntries, "", "2:8: invalid TOML: "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Merge([]byte(tt.existing), tt.entries, MergeOptions{})
+			switch {
+			case tt.wantErr != "":
+				if err == nil || !strings.HasPrefix(err.Error(), tt.wantErr) {
+					t.Errorf("got error %v, want %q...", err, tt.wantErr)
+				}
+			case err != nil:
+				t.Fatal(err)
+			case string(got) != tt.want:
+				t.Errorf("(-want +got)\n%s", diff.Diff("want", []byte(tt.want), "got", got))
+			}
+		})
+	}
 }

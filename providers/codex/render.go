@@ -20,6 +20,10 @@ const Name = "codex"
 // Render returns the table of every server of m meant for Codex, in the
 // manifest's order. It reports every server it cannot express at once.
 func Render(m *manifest.Manifest, o providers.Options) ([]Entry, error) {
+	o, err := o.WithContext(m)
+	if err != nil {
+		return nil, err
+	}
 	var entries []Entry
 	var errs []error
 	for _, s := range m.Servers {
@@ -110,7 +114,14 @@ func (w *writer) stdio(e *providers.Entry) {
 			envVars = appendNew(envVars, name)
 			continue
 		}
-		val, _ := v.Value.Literal()
+		val, ok := v.Value.Literal()
+		if !ok {
+			// Only a serve entry gets here (Native ones are expressible):
+			// Codex would pass "${USER}" as text, so the variable is left
+			// out, and serve resolves it from the manifest and the
+			// variables of env_vars.
+			continue
+		}
 		env = append(env, manifest.EnvVar{Name: v.Name, Value: val})
 	}
 	for _, name := range e.Passthrough {
@@ -128,9 +139,10 @@ func (w *writer) stdio(e *providers.Entry) {
 }
 
 func (w *writer) remote(e *providers.Entry, o providers.Options) error {
+	s := e.Server
 	url, ok := e.URL.Literal()
 	if !ok {
-		return fmt.Errorf("\"url\" uses %s, and Codex expands no variables in a url; %s", refList(e.URL), fixFor(e.URL, o))
+		return fmt.Errorf("\"url\" uses %s, and Codex expands no variables in a url; %s", refList(e.URL), fixFor(s.URL, o))
 	}
 	w.str("url", url)
 	if e.BearerTokenEnv != "" {
@@ -138,13 +150,13 @@ func (w *writer) remote(e *providers.Entry, o providers.Options) error {
 	}
 	var literal []manifest.EnvVar
 	var fromEnv []manifest.EnvVar
-	for _, h := range e.Headers {
+	for i, h := range e.Headers {
 		if v, ok := h.Value.Literal(); ok {
 			literal = append(literal, manifest.EnvVar{Name: h.Name, Value: v})
 		} else if name, ok := h.Value.SingleRef(); ok {
 			fromEnv = append(fromEnv, manifest.EnvVar{Name: h.Name, Value: name})
 		} else {
-			return fmt.Errorf("header %q mixes text and %s; Codex can only send a header that is literal or exactly one ${VAR}; %s", h.Name, refList(h.Value), fixFor(h.Value, o))
+			return fmt.Errorf("header %q mixes text and %s; Codex can only send a header that is literal or exactly one ${VAR}; %s", h.Name, refList(h.Value), fixFor(s.Headers[i].Value, o))
 		}
 	}
 	if len(literal) > 0 {
@@ -164,13 +176,15 @@ func refList(t manifest.Template) string {
 	return strings.Join(refs, ", ")
 }
 
-// fixFor suggests how to make a remote value expressible.
+// fixFor suggests how to make a remote value expressible; t is the value
+// as the manifest writes it.
 func fixFor(t manifest.Template, o providers.Options) string {
-	if o.Context == nil {
-		for _, r := range t.Refs() {
-			if providers.IsAgentContext(r) {
-				return "pass --workspace ID to write the workspace context literally, or leave Codex out with providers = [...]"
-			}
+	for _, r := range t.Refs() {
+		if !o.Context.Literal() && manifest.IsAgentContext(r) {
+			return "pass --workspace ID to write the workspace context literally, or leave Codex out with providers = [...]"
+		}
+		if ct, ok := o.Context.Lookup(r); ok && !ct.IsLiteral() && manifest.Flag(r) != "" {
+			return fmt.Sprintf("%s comes from the environment, which emit never writes: pass %s to write it, or leave Codex out with providers = [...]", r, manifest.Flag(r))
 		}
 	}
 	return "leave Codex out of this server with providers = [...]"

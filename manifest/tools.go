@@ -1,0 +1,201 @@
+package manifest
+
+import (
+	"slices"
+	"strings"
+)
+
+func (d *decoder) tools(path []string, v any) []*Tool {
+	t, ok := d.table(path, v)
+	if !ok {
+		return nil
+	}
+	if len(t) == 0 {
+		d.valueError(path, "\"tools\" is empty: declare at least one tool, [servers.%s.tools.NAME] with run = [...]", path[1])
+	}
+	var tools []*Tool
+	for _, n := range d.sortedKeys(path, t) {
+		if tool := d.tool(child(path, n), t[n]); tool != nil {
+			tools = append(tools, tool)
+		}
+	}
+	return tools
+}
+
+func (d *decoder) tool(path []string, v any) *Tool {
+	n := path[len(path)-1]
+	if !toolName.MatchString(n) {
+		d.keyError(path, "tool name %q is not valid: use 1 to 64 letters, digits, _ or -", n)
+		return nil
+	}
+	t, ok := d.table(path, v)
+	if !ok {
+		return nil
+	}
+	tool := &Tool{Name: n, Pos: d.pos.key(path)}
+	known := []string{"description", "run", "args", "timeout"}
+	for _, k := range d.sortedKeys(path, t) {
+		p := child(path, k)
+		switch k {
+		case "description":
+			tool.Description, _ = d.str(p, t[k])
+		case "run":
+			tool.Run = d.templates(p, t[k])
+			if _, ok := t[k].([]any); ok && (len(tool.Run) == 0 || tool.Run[0].String() == "") {
+				d.valueError(p, "\"run\" is empty: give the command as an argv, e.g. [\"git\", \"status\"]")
+			}
+		case "args":
+			tool.Args = d.args(p, t[k])
+		case "timeout":
+			tool.Timeout = d.duration(p, t[k])
+		default:
+			d.unknownKey(p, known)
+		}
+	}
+	if _, ok := t["run"]; !ok {
+		d.keyError(path, "tool %q has no \"run\": give the command to run as an argv", n)
+	}
+	for _, a := range tool.Args {
+		if !usesArg(tool.Run, a.Name) {
+			d.keyError(child(child(path, "args"), a.Name), "argument %q is not used: put {%s} in an element of \"run\"", a.Name, a.Name)
+		}
+	}
+	d.checkProgram(path, tool)
+	return tool
+}
+
+// checkProgram warns when the model chooses the program a tool runs: an
+// argument in run[0] without an enum that names the programs allowed.
+func (d *decoder) checkProgram(path []string, tool *Tool) {
+	if len(tool.Run) == 0 {
+		return
+	}
+	for _, a := range tool.Args {
+		if a.Enum == nil && usesArg(tool.Run[:1], a.Name) {
+			d.valueWarning(child(child(path, "run"), indexKey(0)), "tool %q: the program to run is {%s}, so the model chooses it: name the program in run[0], or give %q an enum of the programs allowed", tool.Name, a.Name, a.Name)
+		}
+	}
+}
+
+// usesArg reports whether {name} appears in one of the argv's elements.
+func usesArg(run []Template, name string) bool {
+	for _, t := range run {
+		if strings.Contains(t.String(), "{"+name+"}") {
+			return true
+		}
+	}
+	return false
+}
+
+var argTypes = []string{TypeString, TypeInteger, TypeNumber, TypeBoolean}
+
+func (d *decoder) args(path []string, v any) []*Arg {
+	t, ok := d.table(path, v)
+	if !ok {
+		return nil
+	}
+	var args []*Arg
+	for _, n := range d.sortedKeys(path, t) {
+		p := child(path, n)
+		if !varName.MatchString(n) {
+			d.keyError(p, "argument name %q is not valid: use letters, digits and _, not starting with a digit", n)
+			continue
+		}
+		if a := d.arg(p, t[n]); a != nil {
+			args = append(args, a)
+		}
+	}
+	return args
+}
+
+func (d *decoder) arg(path []string, v any) *Arg {
+	t, ok := d.table(path, v)
+	if !ok {
+		return nil
+	}
+	a := &Arg{Name: path[len(path)-1], Type: TypeString}
+	if tv, ok := t["type"]; ok {
+		if s, ok := d.str(child(path, "type"), tv); ok {
+			if !slices.Contains(argTypes, s) {
+				d.valueError(child(path, "type"), "unknown type %q%s; use %s", s, suggest(s, argTypes), strings.Join(argTypes, ", "))
+				return nil
+			}
+			a.Type = s
+		}
+	}
+	required, hasRequired := true, false
+	for _, k := range d.sortedKeys(path, t) {
+		p := child(path, k)
+		switch k {
+		case "type":
+		case "description":
+			a.Description, _ = d.str(p, t[k])
+		case "default":
+			a.Default, _ = d.argValue(p, a.Type, t[k])
+		case "required":
+			required, _ = d.boolean(p, t[k])
+			hasRequired = true
+		case "allow_dash":
+			a.AllowDash, _ = d.boolean(p, t[k])
+			if a.Type != TypeString {
+				d.keyError(p, "\"allow_dash\" applies to string arguments; %q is %s", a.Name, withArticle(a.Type))
+			}
+		case "enum":
+			vals, ok := t[k].([]any)
+			if !ok || len(vals) == 0 {
+				d.valueError(p, "\"enum\" must be a non-empty array of allowed values")
+				continue
+			}
+			for i, e := range vals {
+				if x, ok := d.argValue(child(p, indexKey(i)), a.Type, e); ok {
+					a.Enum = append(a.Enum, x)
+				}
+			}
+		default:
+			d.unknownKey(p, []string{"type", "description", "default", "required", "enum", "allow_dash"})
+		}
+	}
+	a.Required = required && a.Default == nil
+	if hasRequired && required && a.Default != nil {
+		d.keyError(child(path, "required"), "required = true contradicts the default: remove one of them")
+	}
+	if a.Default != nil && a.Enum != nil && !slices.Contains(a.Enum, a.Default) {
+		d.valueError(child(path, "default"), "the default %v is not one of \"enum\"", a.Default)
+	}
+	return a
+}
+
+// argValue checks that a default or enum value has the argument's type and
+// returns it as a string, int64, float64 or bool.
+func (d *decoder) argValue(path []string, typ string, v any) (any, bool) {
+	switch x := v.(type) {
+	case string:
+		if typ == TypeString {
+			return x, true
+		}
+	case int64:
+		switch typ {
+		case TypeInteger:
+			return x, true
+		case TypeNumber:
+			return float64(x), true
+		}
+	case float64:
+		if typ == TypeNumber {
+			return x, true
+		}
+	case bool:
+		if typ == TypeBoolean {
+			return x, true
+		}
+	}
+	d.valueError(path, "%v is %s, but the argument's type is %s", v, describe(v), typ)
+	return nil, false
+}
+
+func withArticle(typ string) string {
+	if typ == TypeInteger {
+		return "an integer"
+	}
+	return "a " + typ
+}
