@@ -32,8 +32,12 @@ var Builtins = []string{"files"}
 
 // DefaultProtect is what the files server never writes unless the manifest
 // says otherwise: a planted .git/config (core.fsmonitor, say) would run
-// commands the next time a git tool runs.
-var DefaultProtect = []string{".git/**"}
+// commands the next time a git tool runs. Nested repositories and
+// submodules count too, since a git command at the root walks into them;
+// the root's own pattern comes first because a pattern with a literal
+// start also catches other names for that directory (a bind mount, a
+// Windows short name).
+var DefaultProtect = []string{".git/**", "**/.git/**"}
 
 // ReservedNames are server names that Claude Code keeps for itself: an entry
 // with one of them is skipped there, so the manifest refuses them.
@@ -205,7 +209,7 @@ type Server struct {
 	Builtin  string
 	ReadOnly bool // files: no writing tools
 	// Protect lists globs, relative to the workspace, that the files
-	// server never writes: [".git/**"] unless the manifest says otherwise.
+	// server never writes: DefaultProtect unless the manifest says otherwise.
 	Protect []string
 
 	// KindDeclared

@@ -238,7 +238,7 @@ args.rev = { type = "string", allow_dash = true }
 			t.Errorf("mem exposes %q: got %v, want %v", tool, got, want)
 		}
 	}
-	if got := m.Server("files").Protect; !reflect.DeepEqual(got, []string{".git/**"}) {
+	if got := m.Server("files").Protect; !reflect.DeepEqual(got, DefaultProtect) {
 		t.Errorf("files protects by default: got %q", got)
 	}
 	if got := m.Server("open").Protect; got == nil || len(got) != 0 {

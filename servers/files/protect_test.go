@@ -59,6 +59,8 @@ func TestProtect(t *testing.T) {
 		{"upper case", nil, ".GIT/config", refused},
 		{"mixed case", nil, ".Git/HEAD", refused},
 		{"git dir behind a .git symlink, by its own name", []string{"nested/.git/**"}, "nested/real/conf", `"nested/.git/**" in the files server's protect list`},
+		{"nested repository", nil, "vendor/lib/.git/config", `"**/.git/**" in the files server's protect list`},
+		{"submodule's .git file", nil, "sub/.git", refused},
 		{"a name that starts like it", nil, ".github/workflows/ci.yml", ""},
 		{"a name that ends like it", nil, "a.git/config", ""},
 		{"a file beside it", nil, "src/main.go", ""},
