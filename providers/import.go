@@ -146,7 +146,7 @@ func Combine(files []*ImportedFile, rename bool) ([]*ImportedServer, error) {
 			}
 			s.Server.Name = freeName(name, taken)
 			taken[s.Server.Name] = true
-			s.Note("Renamed from %q: %s defines another server of that name (%s differs).", name, first.Where(), strings.Join(diff, ", "))
+			s.Note("Renamed from %q: %s defines another server of that name (it differs in %s).", name, first.Where(), strings.Join(diff, ", "))
 			byName[s.Server.Name] = s
 			out = append(out, s)
 		}
