@@ -91,6 +91,13 @@ func (a *app) importConfigs(o importOptions, files []string) error {
 			return err
 		}
 	}
+	if o.output != "" {
+		for _, file := range files {
+			if samePath(file, o.output) {
+				return usageError("-o %s names a file that import reads: write the manifest to another file", o.output)
+			}
+		}
+	}
 	if o.output != "" && !o.force {
 		// Fail before reading anything: nothing would be written.
 		if _, err := os.Lstat(o.output); err == nil {
@@ -181,6 +188,16 @@ func (a *app) importConfigs(o importOptions, files []string) error {
 	}
 	fmt.Fprintf(a.stderr, "wrote %s: check it with mcpgen validate --manifest %s\n", o.output, o.output)
 	return nil
+}
+
+// samePath reports whether a and b name the same file, links followed.
+func samePath(a, b string) bool {
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	if errA == nil && errB == nil {
+		return os.SameFile(fa, fb)
+	}
+	return absPath(a) == absPath(b)
 }
 
 // detectKind tells what file holds: a JSON object is a Claude file (which
