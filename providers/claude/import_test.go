@@ -280,3 +280,29 @@ func FuzzImport(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkImport reads a .mcp.json of n servers: the time should grow
+// with n, not n².
+func BenchmarkImport(b *testing.B) {
+	for _, n := range []int{100, 1000} {
+		var sb strings.Builder
+		sb.WriteString(`{"mcpServers": {`)
+		for i := range n {
+			if i > 0 {
+				sb.WriteString(",\n")
+			}
+			fmt.Fprintf(&sb, `"s%d": {"command": "npx", "args": ["-y", "pkg-%d", "${DIR:-/tmp}"], "env": {"LEVEL": "info", "N": "%d"}, "timeout": 30000}`, i, i, i)
+		}
+		sb.WriteString("}}\n")
+		data := []byte(sb.String())
+		b.Run(fmt.Sprintf("servers=%d", n), func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				f, err := Import(data, ".mcp.json", ImportOptions{Kind: ProjectFile})
+				if err != nil || len(f.Servers) != n {
+					b.Fatalf("got %v servers, err %v", len(f.Servers), err)
+				}
+			}
+		})
+	}
+}

@@ -100,11 +100,14 @@ func Import(data []byte, file string) (*providers.ImportedFile, error) {
 // serverIndex knows where each server of the file starts, and where its
 // keys are, for messages; and which servers mcpgen marked as its own.
 type serverIndex struct {
-	first  map[string]int               // server -> order of first appearance
-	lines  map[string]int               // server -> line of its table (or first key)
-	marked map[string]bool              // server -> the line above its table is mcpgen's mark
-	keys   map[string]unstable.Position // key path ("mcp_servers\x00x\x00env") -> position
-	parser *unstable.Parser             // for positions
+	first  map[string]int  // server -> order of first appearance
+	lines  map[string]int  // server -> line of its table (or first key)
+	marked map[string]bool // server -> the line above its table is mcpgen's mark
+	keys   map[string]int  // key path ("mcp_servers\x00x\x00env") -> offset of the key
+	// starts holds the offset where each line starts: the parser's own
+	// Shape counts lines from the start of the file on every call, which
+	// is quadratic in the size of the file.
+	starts []int
 }
 
 func (ix *serverIndex) order(name string) int {
@@ -116,11 +119,21 @@ func (ix *serverIndex) order(name string) int {
 
 func (ix *serverIndex) line(name string) int { return ix.lines[name] }
 
+// position returns the 1-based line and column (in bytes) of an offset.
+func (ix *serverIndex) position(offset int) (line, col int) {
+	i, found := slices.BinarySearch(ix.starts, offset)
+	if !found {
+		i--
+	}
+	return i + 1, offset - ix.starts[i] + 1
+}
+
 // at returns "LINE:COL" of a key path, or of the nearest enclosing key.
 func (ix *serverIndex) at(path ...string) string {
 	for n := len(path); n > 0; n-- {
-		if p, ok := ix.keys[strings.Join(path[:n], "\x00")]; ok {
-			return fmt.Sprintf("%d:%d", p.Line, p.Column)
+		if off, ok := ix.keys[strings.Join(path[:n], "\x00")]; ok {
+			line, col := ix.position(off)
+			return fmt.Sprintf("%d:%d", line, col)
 		}
 	}
 	return "1:1"
@@ -129,22 +142,27 @@ func (ix *serverIndex) at(path ...string) string {
 // indexServers walks the file with go-toml's parser, which keeps the order
 // and the comments that decoding forgets.
 func indexServers(data []byte) *serverIndex {
-	ix := &serverIndex{first: map[string]int{}, lines: map[string]int{}, marked: map[string]bool{}, keys: map[string]unstable.Position{}}
+	ix := &serverIndex{first: map[string]int{}, lines: map[string]int{}, marked: map[string]bool{}, keys: map[string]int{}, starts: []int{0}}
+	for i, b := range data {
+		if b == '\n' {
+			ix.starts = append(ix.starts, i+1)
+		}
+	}
 	p := &unstable.Parser{KeepComments: true}
 	p.Reset(data)
-	ix.parser = p
 	var table []string
 	lastComment, lastCommentLine := "", 0
 	for p.NextExpression() {
 		e := p.Expression()
 		switch e.Kind {
 		case unstable.Comment:
-			lastComment, lastCommentLine = string(e.Data), p.Shape(e.Raw).Start.Line
+			lastComment = string(e.Data)
+			lastCommentLine, _ = ix.position(int(e.Raw.Offset))
 		case unstable.Table, unstable.ArrayTable:
 			table = ix.addKey(nil, e.Key())
-			if len(table) >= 2 && table[0] == "mcp_servers" {
-				line := ix.keys[strings.Join(table[:2], "\x00")].Line
-				if len(table) == 2 && lastCommentLine == line-1 && importMark.MatchString(lastComment) {
+			if len(table) == 2 && table[0] == "mcp_servers" {
+				line, _ := ix.position(ix.keys[strings.Join(table, "\x00")])
+				if lastCommentLine == line-1 && importMark.MatchString(lastComment) {
 					ix.marked[table[1]] = true
 				}
 			}
@@ -155,7 +173,7 @@ func indexServers(data []byte) *serverIndex {
 	return ix
 }
 
-// addKey records the position of every prefix of a dotted key under
+// addKey records the offset of every prefix of a dotted key under
 // mcp_servers, and the first appearance of each server; it returns the
 // full path.
 func (ix *serverIndex) addKey(prefix []string, it unstable.Iterator) []string {
@@ -168,12 +186,12 @@ func (ix *serverIndex) addKey(prefix []string, it unstable.Iterator) []string {
 		}
 		pk := strings.Join(path, "\x00")
 		if _, ok := ix.keys[pk]; !ok {
-			ix.keys[pk] = ix.parser.Shape(k.Raw).Start
+			ix.keys[pk] = int(k.Raw.Offset)
 		}
 		if len(path) == 2 {
 			if _, ok := ix.first[path[1]]; !ok {
 				ix.first[path[1]] = len(ix.first)
-				ix.lines[path[1]] = ix.keys[pk].Line
+				ix.lines[path[1]], _ = ix.position(ix.keys[pk])
 			}
 		}
 	}
@@ -400,8 +418,8 @@ func (r *reader) table(key []string, v any) []keyValue {
 	slices.SortFunc(out, func(a, b keyValue) int {
 		pa, okA := r.ix.keys[strings.Join(append(slices.Clone(base), a.Name), "\x00")]
 		pb, okB := r.ix.keys[strings.Join(append(slices.Clone(base), b.Name), "\x00")]
-		if okA && okB && pa.Offset != pb.Offset {
-			return pa.Offset - pb.Offset
+		if okA && okB && pa != pb {
+			return pa - pb
 		}
 		return strings.Compare(a.Name, b.Name)
 	})

@@ -1,6 +1,7 @@
 package codex
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -286,4 +287,25 @@ func FuzzImport(f *testing.F) {
 			t.Fatalf("the imported servers do not make a manifest: %v\n%s", err, out)
 		}
 	})
+}
+
+// BenchmarkImport reads a config.toml of n servers, each with args, env
+// and an approval table: the time should grow with n, not n².
+func BenchmarkImport(b *testing.B) {
+	for _, n := range []int{100, 1000} {
+		var sb strings.Builder
+		for i := range n {
+			fmt.Fprintf(&sb, "[mcp_servers.s%d]\ncommand = \"npx\"\nargs = [\"-y\", \"pkg-%d\"]\nenv = { LEVEL = \"info\", N = \"%d\" }\nstartup_timeout_sec = 20\n\n[mcp_servers.s%d.tools.t]\napproval_mode = \"approve\"\n\n", i, i, i, i)
+		}
+		data := []byte(sb.String())
+		b.Run(fmt.Sprintf("servers=%d", n), func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				f, err := Import(data, "config.toml")
+				if err != nil || len(f.Servers) != n {
+					b.Fatalf("got %v servers, err %v", len(f.Servers), err)
+				}
+			}
+		})
+	}
 }
