@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -15,20 +14,6 @@ import (
 	"github.com/mcpgen/mcpgen/manifest"
 	"github.com/mcpgen/mcpgen/templates"
 )
-
-// version is set at link time (-ldflags "-X main.version=v1.2.3"); when it is
-// not, the module version that `go install` recorded is used.
-var version = ""
-
-func versionString() string {
-	if version != "" {
-		return version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "devel"
-}
 
 // Exit codes.
 const (
@@ -150,6 +135,7 @@ embedded demo manifest, and say so.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.SetVersionTemplate("{{.Name}} {{.Version}}\n")
 	root.SetIn(a.stdin)
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
@@ -170,6 +156,7 @@ embedded demo manifest, and say so.`,
 		a.statusCommand(),
 		a.logsCommand(),
 		a.connectCommand(),
+		a.importCommand(),
 	)
 	return root
 }
