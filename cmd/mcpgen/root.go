@@ -170,6 +170,7 @@ embedded demo manifest, and say so.`,
 		a.statusCommand(),
 		a.logsCommand(),
 		a.connectCommand(),
+		a.toolsCommand(),
 	)
 	return root
 }

@@ -43,11 +43,10 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
+	"unicode"
 
 	json "github.com/goccy/go-json"
 
@@ -511,7 +510,7 @@ func (t *Transport) request(id mcp.ID, method string, body []byte) {
 		go func() {
 			defer t.wg.Done()
 			defer cancel(nil)
-			t.answerError(p, CodeTransportError, fmt.Sprintf("%s: more than %d requests are waiting for an answer from %s; retry later", method, maxInFlight, t.where))
+			t.answerError(p, CodeTransportError, fmt.Sprintf("more than %d requests are waiting for an answer from %s; retry later", maxInFlight, t.where))
 		}()
 		return
 	}
@@ -661,13 +660,13 @@ func (t *Transport) exchange(ctx context.Context, p *pending, body []byte, wrote
 		return
 	case status == http.StatusAccepted:
 		discard(resp.Body)
-		t.answerError(p, CodeTransportError, fmt.Sprintf("%s: POST %s: the server accepted the request (202) without answering it", p.method, t.where))
+		t.answerError(p, CodeTransportError, fmt.Sprintf("POST %s: the server accepted the request (202) without answering it", t.where))
 		return
 	}
 	if initialize {
 		if err := t.takeSession(resp.Header.Get("Mcp-Session-Id")); err != nil {
 			discard(resp.Body)
-			t.answerError(p, CodeTransportError, fmt.Sprintf("initialize: POST %s: %v", t.where, err))
+			t.answerError(p, CodeTransportError, fmt.Sprintf("POST %s: %v", t.where, err))
 			return
 		}
 	}
@@ -678,8 +677,8 @@ func (t *Transport) exchange(ctx context.Context, p *pending, body []byte, wrote
 		t.readStream(ctx, p, resp.Body)
 	default:
 		discard(resp.Body)
-		t.answerError(p, CodeTransportError, fmt.Sprintf("%s: POST %s: the server answered with Content-Type %q; MCP answers are application/json or text/event-stream",
-			p.method, t.where, resp.Header.Get("Content-Type")))
+		t.answerError(p, CodeTransportError, fmt.Sprintf("POST %s: the server answered with Content-Type %q; MCP answers are application/json or text/event-stream",
+			t.where, resp.Header.Get("Content-Type")))
 	}
 }
 
@@ -723,14 +722,14 @@ func (t *Transport) readJSON(ctx context.Context, p *pending, body io.ReadCloser
 		t.unanswered(ctx, p, "POST", err)
 		return
 	case len(data) > t.maxMsg:
-		t.answerError(p, CodeTransportError, fmt.Sprintf("%s: POST %s: the answer is longer than %d bytes", p.method, t.where, t.maxMsg))
+		t.answerError(p, CodeTransportError, fmt.Sprintf("POST %s: the answer is longer than %d bytes", t.where, t.maxMsg))
 		return
 	}
 	data = bytes.TrimSpace(data)
 	if len(data) > 0 && data[0] == '[' {
 		var batch []json.RawMessage
 		if err := json.Unmarshal(data, &batch); err != nil {
-			t.answerError(p, CodeTransportError, fmt.Sprintf("%s: POST %s: the answer is not JSON: %v", p.method, t.where, err))
+			t.answerError(p, CodeTransportError, fmt.Sprintf("POST %s: the answer is not JSON: %v", t.where, err))
 			return
 		}
 		for _, m := range batch {
@@ -742,7 +741,7 @@ func (t *Transport) readJSON(ctx context.Context, p *pending, body io.ReadCloser
 		return
 	}
 	if t.isPending(p) {
-		t.answerError(p, CodeTransportError, fmt.Sprintf("%s: POST %s: the server's answer holds no response to the request: %s", p.method, t.where, snippet(data)))
+		t.answerError(p, CodeTransportError, fmt.Sprintf("POST %s: the server's answer holds no response to the request: %s", t.where, snippet(data)))
 	}
 }
 
@@ -772,10 +771,10 @@ func (t *Transport) readStream(ctx context.Context, p *pending, body io.ReadClos
 				t.unanswered(ctx, p, "GET", ctx.Err())
 				return
 			case errors.Is(err, errEventTooLarge):
-				t.answerError(p, CodeTransportError, fmt.Sprintf("%s: %s: an event of the answer is longer than %d bytes", p.method, t.where, t.maxMsg))
+				t.answerError(p, CodeTransportError, fmt.Sprintf("%s: an event of the answer is longer than %d bytes", t.where, t.maxMsg))
 				return
 			case lastID == "":
-				t.answerError(p, CodeTransportError, fmt.Sprintf("%s: %s: the server closed the answer's event stream before the response, with no event id to resume it from", p.method, t.where))
+				t.answerError(p, CodeTransportError, fmt.Sprintf("%s: the server closed the answer's event stream before the response, with no event id to resume it from", t.where))
 				return
 			case delivered || sse.idSeen:
 				failures = 0
@@ -784,7 +783,7 @@ func (t *Transport) readStream(ctx context.Context, p *pending, body io.ReadClos
 			}
 		}
 		if failures > t.maxReconnects {
-			t.answerError(p, CodeTransportError, fmt.Sprintf("%s: %s: the answer's event stream could not be resumed (%d attempts)", p.method, t.where, failures))
+			t.answerError(p, CodeTransportError, fmt.Sprintf("%s: the answer's event stream could not be resumed (%d attempts)", t.where, failures))
 			return
 		}
 		if !sleep(ctx, reconnectDelay(retry, failures)) {
@@ -806,7 +805,7 @@ func (t *Transport) readStream(ctx context.Context, p *pending, body io.ReadClos
 			return
 		case resp.StatusCode == http.StatusMethodNotAllowed:
 			discard(resp.Body)
-			t.answerError(p, CodeTransportError, fmt.Sprintf("%s: %s: the server closed the answer's event stream before the response, and offers no GET to resume it (405)", p.method, t.where))
+			t.answerError(p, CodeTransportError, fmt.Sprintf("%s: the server closed the answer's event stream before the response, and offers no GET to resume it (405)", t.where))
 			return
 		case resp.StatusCode/100 == 2 && mediaType(resp.Header.Get("Content-Type")) == "text/event-stream":
 			body = resp.Body
@@ -939,7 +938,7 @@ func (t *Transport) answerHTTPError(p *pending, resp *http.Response) {
 	if m, err := mcp.DecodeMessage(bytes.TrimSpace(body)); err == nil && m.Error != nil {
 		code, detail = m.Error.Code, m.Error.Message
 	}
-	msg := fmt.Sprintf("%s: POST %s: %s", p.method, t.where, resp.Status)
+	msg := fmt.Sprintf("POST %s: %s", t.where, resp.Status)
 	if detail != "" {
 		msg += ": " + detail
 	}
@@ -963,13 +962,13 @@ func (t *Transport) unanswered(ctx context.Context, p *pending, method string, e
 	cause := context.Cause(ctx)
 	switch {
 	case errors.Is(cause, errTimedOut):
-		t.answerError(p, CodeTransportError, fmt.Sprintf("%s: %s: no answer within %s", p.method, t.where, t.requestTimeout))
+		t.answerError(p, CodeTransportError, fmt.Sprintf("%s: no answer within %s", t.where, t.requestTimeout))
 	case ctx.Err() != nil:
 		// Cancelled: the client wants no answer.
 	case unreachable(err):
 		t.fail(t.unreachableError(method, err))
 	default:
-		t.answerError(p, CodeTransportError, fmt.Sprintf("%s: %s %s: %v", p.method, method, t.where, err))
+		t.answerError(p, CodeTransportError, fmt.Sprintf("%s %s: %v", method, t.where, err))
 	}
 }
 
@@ -1125,22 +1124,28 @@ func readSome(r io.Reader, n int64) []byte {
 	return b
 }
 
-// snippet quotes the start of what a server sent, for a message: printable,
-// one line, at most 200 bytes.
+// snippet quotes the start of what a server sent, for a message: one line
+// (white space collapsed), printable, at most 200 bytes.
 func snippet(b []byte) string {
 	const limit = 200
-	b = bytes.TrimSpace(b)
-	cut := len(b) > limit
-	if cut {
-		b = b[:limit]
-		for len(b) > 0 && !utf8.Valid(b) {
-			b = b[:len(b)-1]
+	var out strings.Builder
+	for i, f := range strings.Fields(string(b)) {
+		if i > 0 {
+			out.WriteByte(' ')
+		}
+		for _, r := range f {
+			if !unicode.IsGraphic(r) {
+				r = '?'
+			}
+			out.WriteRune(r)
+		}
+		if out.Len() > limit {
+			break
 		}
 	}
-	s := strconv.QuoteToGraphic(string(b))
-	s = s[1 : len(s)-1]
-	if cut {
-		s += "..."
+	s := out.String()
+	if len(s) > limit {
+		s = strings.ToValidUTF8(s[:limit], "") + "..."
 	}
 	return s
 }

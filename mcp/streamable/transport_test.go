@@ -127,7 +127,7 @@ func TestAnswers(t *testing.T) {
 			w.Header().Set("Content-Type", "text/html")
 			io.WriteString(w, "<html></html>")
 		}},
-		{name: "500 with text", wantCode: CodeTransportError, wantErr: "500 Internal Server Error: database\\n down", answer: func(w http.ResponseWriter, r *http.Request, id string) {
+		{name: "500 with text", wantCode: CodeTransportError, wantErr: "500 Internal Server Error: database down", answer: func(w http.ResponseWriter, r *http.Request, id string) {
 			http.Error(w, "database\n down", http.StatusInternalServerError)
 		}},
 		{name: "401", wantCode: CodeTransportError, wantErr: "check the bearer token", answer: func(w http.ResponseWriter, r *http.Request, id string) {
