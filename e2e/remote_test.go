@@ -8,9 +8,13 @@ package e2e
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -18,6 +22,9 @@ import (
 	"time"
 
 	json "github.com/goccy/go-json"
+
+	"github.com/mcpgen/mcpgen/mcp"
+	"github.com/mcpgen/mcpgen/mcp/streamable"
 )
 
 func TestRemoteTools(t *testing.T) {
@@ -121,7 +128,7 @@ type everythingHTTP struct {
 // free loopback port: testdata/loopback.cjs keeps its listener on
 // 127.0.0.1 (it would listen on every interface) and says which port PORT=0
 // got.
-func startEverythingHTTP(t *testing.T) *everythingHTTP {
+func startEverythingHTTP(t testing.TB) *everythingHTTP {
 	t.Helper()
 	preload, err := filepath.Abs(filepath.Join("testdata", "loopback.cjs"))
 	if err != nil {
@@ -170,7 +177,7 @@ func (s *everythingHTTP) stdout() string { return s.out.String() }
 
 // stop ends the server by its PID (SIGTERM, then SIGKILL) and checks that
 // it is gone.
-func (s *everythingHTTP) stop(t *testing.T) {
+func (s *everythingHTTP) stop(t testing.TB) {
 	select {
 	case <-s.done:
 		return
@@ -203,4 +210,72 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.String()
+}
+
+// BenchmarkRemoteEcho measures a tools/call round trip to server-everything
+// over Streamable HTTP on loopback, with mcpgen's transport (mcp.Client over
+// streamable.Transport) and, as the reference, the official TypeScript
+// SDK's client (testdata/http-bench.mjs), side by side in one run. Compare
+// the p50s within a run:
+//
+//	MCPGEN_E2E=1 go test -run x -bench RemoteEcho -benchtime 2000x ./e2e/
+func BenchmarkRemoteEcho(b *testing.B) {
+	if !enabled {
+		b.Skip(howToRun)
+	}
+	srv := startEverythingHTTP(b)
+	defer srv.stop(b)
+
+	b.Run("mcpgen", func(b *testing.B) {
+		tr, err := streamable.New(srv.url, streamable.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ctx := context.Background()
+		c := mcp.NewClient(ctx, tr, tr, mcp.ClientOptions{})
+		defer c.Close()
+		if _, err := c.Initialize(ctx); err != nil {
+			b.Fatal(err)
+		}
+		call := func(i int) {
+			res, err := c.CallTool(ctx, "echo", map[string]string{"message": fmt.Sprintf("hello %d", i)})
+			if err != nil || res.IsError {
+				b.Fatalf("echo: %v %+v", err, res)
+			}
+		}
+		for i := range 50 {
+			call(i)
+		}
+		lat := make([]time.Duration, 0, b.N)
+		b.ResetTimer()
+		for i := 0; b.Loop(); i++ {
+			start := time.Now()
+			call(i)
+			lat = append(lat, time.Since(start))
+		}
+		b.StopTimer()
+		slices.Sort(lat)
+		b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+		b.ReportMetric(float64(lat[min(len(lat)-1, len(lat)*99/100)].Microseconds())/1000, "p99-ms")
+	})
+	b.Run("ts-sdk", func(b *testing.B) {
+		script, err := filepath.Abs(filepath.Join("testdata", "http-bench.mjs"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		// The script times its own calls: ns/op here counts node's start.
+		out, err := exec.Command(node, script, srv.url, strconv.Itoa(max(b.N, 100))).Output()
+		if err != nil {
+			b.Fatalf("http-bench.mjs: %v\n%s", err, out)
+		}
+		var r struct {
+			P50 float64 `json:"p50_ms"`
+			P99 float64 `json:"p99_ms"`
+		}
+		if err := json.Unmarshal(out, &r); err != nil {
+			b.Fatalf("http-bench.mjs: %v\n%s", err, out)
+		}
+		b.ReportMetric(r.P50, "p50-ms")
+		b.ReportMetric(r.P99, "p99-ms")
+	})
 }

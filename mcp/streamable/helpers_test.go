@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"runtime/pprof"
@@ -23,7 +24,7 @@ import (
 // the test on posted), and passes other requests to call and GETs to get
 // (405 when nil). It records every HTTP request it gets.
 type fake struct {
-	t         *testing.T
+	t         testing.TB
 	srv       *httptest.Server
 	session   string
 	noSession bool
@@ -34,8 +35,9 @@ type fake struct {
 
 	posted chan *mcp.Message
 
-	mu   sync.Mutex
-	seen []seenRequest
+	mu     sync.Mutex
+	seen   []seenRequest
+	closed int // connections closed
 }
 
 // A seenRequest is what the fake got: the HTTP method, the JSON-RPC
@@ -46,10 +48,18 @@ type seenRequest struct {
 	header http.Header
 }
 
-func newFake(t *testing.T) *fake {
+func newFake(t testing.TB) *fake {
 	t.Helper()
 	f := &fake{t: t, session: "sess-1", version: "2025-11-25", posted: make(chan *mcp.Message, 64)}
-	f.srv = httptest.NewServer(f)
+	f.srv = httptest.NewUnstartedServer(f)
+	f.srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateClosed {
+			f.mu.Lock()
+			f.closed++
+			f.mu.Unlock()
+		}
+	}
+	f.srv.Start()
 	t.Cleanup(f.srv.Close)
 	return f
 }
@@ -107,6 +117,13 @@ func (f *fake) requests() []seenRequest {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]seenRequest(nil), f.seen...)
+}
+
+// closedConns returns how many connections have been closed so far.
+func (f *fake) closedConns() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.closed
 }
 
 // count counts the requests of an HTTP method (and a JSON-RPC one, if set).

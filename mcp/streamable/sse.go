@@ -45,7 +45,7 @@ type sseReader struct {
 const maxRetry = time.Minute
 
 func newSSEReader(r io.Reader, max int) *sseReader {
-	return &sseReader{br: bufio.NewReaderSize(r, 32<<10), max: max}
+	return &sseReader{br: bufio.NewReaderSize(r, 4<<10), max: max}
 }
 
 // An sseEvent is an event with data. Type is "message" unless the event

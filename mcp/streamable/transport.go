@@ -100,6 +100,9 @@ const (
 	// maxSessionID bounds the session id a server may hand out; it goes
 	// back in a header of every request.
 	maxSessionID = 4096
+	// drainGrace is how long the rest of an answered event stream is read,
+	// so that its connection can be reused.
+	drainGrace = 2 * time.Second
 	// firstReconnect and maxReconnectDelay shape the backoff between
 	// reconnections when the server gave no retry delay.
 	firstReconnect    = time.Second
@@ -363,6 +366,10 @@ func (t *Transport) Write(p []byte) (int, error) {
 		}
 		t.send(rest[:i])
 		rest = rest[i+1:]
+		if err := t.writeErr(); err != nil {
+			t.wbuf = t.wbuf[:0]
+			return 0, err
+		}
 	}
 	if len(rest) > t.maxMsg {
 		t.wbuf = t.wbuf[:0]
@@ -733,11 +740,11 @@ func (t *Transport) readJSON(ctx context.Context, p *pending, body io.ReadCloser
 			return
 		}
 		for _, m := range batch {
-			if !t.deliver(m) {
+			if !t.deliver(m, p) {
 				return
 			}
 		}
-	} else if !t.deliver(data) {
+	} else if !t.deliver(data, p) {
 		return
 	}
 	if t.isPending(p) {
@@ -757,7 +764,15 @@ func (t *Transport) readStream(ctx context.Context, p *pending, body io.ReadClos
 	for {
 		if body != nil {
 			sse := newSSEReader(body, t.maxMsg)
-			delivered, err := t.events(sse, func() bool { return !t.isPending(p) })
+			delivered, err := t.events(sse, p)
+			if err == nil && !t.isPending(p) {
+				// Answered. The server should end the stream now: reading
+				// it to its end, for a moment at most, lets the next
+				// request reuse the connection.
+				timer := time.AfterFunc(drainGrace, func() { body.Close() })
+				_, _ = t.events(sse, nil)
+				timer.Stop()
+			}
 			body.Close()
 			body = nil
 			if sse.idSeen {
@@ -790,7 +805,7 @@ func (t *Transport) readStream(ctx context.Context, p *pending, body io.ReadClos
 			t.unanswered(ctx, p, "GET", ctx.Err())
 			return
 		}
-		resp, sentSession, err := t.do(ctx, http.MethodGet, nil, false, lastID, nil)
+		resp, _, err := t.do(ctx, http.MethodGet, nil, false, lastID, nil)
 		switch {
 		case err != nil:
 			if ctx.Err() != nil || unreachable(err) {
@@ -799,13 +814,11 @@ func (t *Transport) readStream(ctx context.Context, p *pending, body io.ReadClos
 			}
 			t.log.Debug("streamable: resuming an answer failed", "url", t.where, "error", err)
 			failures++
-		case resp.StatusCode == http.StatusNotFound && sentSession:
+		case resp.StatusCode == http.StatusMethodNotAllowed || resp.StatusCode == http.StatusNotFound:
+			// 404 too: a server may have no GET route at all. If the
+			// session is gone, the next POST will say so.
 			discard(resp.Body)
-			t.fail(t.expiredError("GET"))
-			return
-		case resp.StatusCode == http.StatusMethodNotAllowed:
-			discard(resp.Body)
-			t.answerError(p, CodeTransportError, fmt.Sprintf("%s: the server closed the answer's event stream before the response, and offers no GET to resume it (405)", t.where))
+			t.answerError(p, CodeTransportError, fmt.Sprintf("%s: the server closed the answer's event stream before the response, and offers no GET to resume it (%s)", t.where, resp.Status))
 			return
 		case resp.StatusCode/100 == 2 && mediaType(resp.Header.Get("Content-Type")) == "text/event-stream":
 			body = resp.Body
@@ -817,11 +830,11 @@ func (t *Transport) readStream(ctx context.Context, p *pending, body io.ReadClos
 	}
 }
 
-// events delivers the messages of an event stream until it ends, stop (if
-// set) says so after a message, or the transport ends. It reports whether
-// it delivered any message. An event too large ends it with
-// errEventTooLarge; the stream may be read on.
-func (t *Transport) events(sse *sseReader, stop func() bool) (delivered bool, err error) {
+// events delivers the messages of an event stream until it ends, the
+// request it answers (owner, if set) has its response, or the transport
+// ends. It reports whether it delivered any message. An event too large
+// ends it with errEventTooLarge; the stream may be read on.
+func (t *Transport) events(sse *sseReader, owner *pending) (delivered bool, err error) {
 	for {
 		ev, err := sse.next()
 		if err != nil {
@@ -830,11 +843,11 @@ func (t *Transport) events(sse *sseReader, stop func() bool) (delivered bool, er
 		if ev.Type != "message" || len(bytes.TrimSpace(ev.Data)) == 0 {
 			continue // a priming event, or one that is not a message
 		}
-		if !t.deliver(ev.Data) {
+		if !t.deliver(ev.Data, owner) {
 			return delivered, t.ctx.Err()
 		}
 		delivered = true
-		if stop != nil && stop() {
+		if owner != nil && !t.isPending(owner) {
 			return delivered, nil
 		}
 	}
@@ -842,8 +855,10 @@ func (t *Transport) events(sse *sseReader, stop func() bool) (delivered bool, er
 
 // deliver hands one message from the server to the reader, and reports
 // false when the transport has ended. A response settles the request it
-// answers; one that answers no pending request (a replay) is dropped.
-func (t *Transport) deliver(data []byte) bool {
+// answers, and ends that request's exchange unless it came on the
+// exchange's own answer (owner); one that answers no pending request (a
+// replay) is dropped.
+func (t *Transport) deliver(data []byte, owner *pending) bool {
 	line := make([]byte, 0, len(data)+1)
 	line = append(line, data...)
 	// In JSON a raw newline can only be white space: a blank keeps the
@@ -863,6 +878,9 @@ func (t *Transport) deliver(data []byte) bool {
 		if p == nil {
 			t.log.Debug("streamable: dropping a response to no pending request", "url", t.where, "id", msg.ID.String())
 			return true
+		}
+		if p != owner {
+			p.cancel(errAnswered)
 		}
 		if p.method == "initialize" && msg.Error == nil {
 			t.takeVersion(msg.Result)
@@ -896,9 +914,8 @@ func (t *Transport) push(line []byte) bool {
 	}
 }
 
-// settle removes the pending request id (only if it is p, when p is set)
-// and ends its exchange; it returns the request, or nil when it was not
-// pending.
+// settle removes the pending request id (only if it is p, when p is set);
+// it returns the request, or nil when it was not pending.
 func (t *Transport) settle(id mcp.ID, p *pending) *pending {
 	t.mu.Lock()
 	got := t.inflight[id]
@@ -908,7 +925,6 @@ func (t *Transport) settle(id mcp.ID, p *pending) *pending {
 	}
 	delete(t.inflight, id)
 	t.mu.Unlock()
-	got.cancel(errAnswered)
 	return got
 }
 
@@ -924,6 +940,7 @@ func (t *Transport) answerError(p *pending, code int64, message string) {
 	if t.settle(p.id, p) == nil {
 		return
 	}
+	p.cancel(errAnswered)
 	resp := &mcp.Message{ID: p.id, Error: &mcp.Error{Code: code, Message: message}}
 	t.push(append(resp.AppendJSON(nil), '\n'))
 }
@@ -1025,7 +1042,9 @@ func (t *Transport) runListen(ready chan struct{}) {
 			}
 			t.log.Debug("streamable: the GET stream failed", "url", t.where, "error", err)
 			failures++
-		case resp.StatusCode == http.StatusNotFound && sentSession:
+		case resp.StatusCode == http.StatusNotFound && sentSession && !first:
+			// The stream worked with this session: now the session is
+			// gone. (A first GET may meet a server with no GET route.)
 			discard(resp.Body)
 			t.fail(t.expiredError("GET"))
 			return
@@ -1054,7 +1073,7 @@ func (t *Transport) runListen(ready chan struct{}) {
 			}
 		case first:
 			// 405 is how a server says it offers no stream; others say it
-			// less politely (400, or 404 without a session).
+			// less politely (400, 404).
 			t.log.Debug("streamable: the server offers no GET stream", "url", t.where, "status", resp.Status)
 			discard(resp.Body)
 			return

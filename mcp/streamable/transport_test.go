@@ -396,8 +396,11 @@ func TestResume(t *testing.T) {
 			}
 			event(w, "id: e3", `data: {"jsonrpc":"2.0","id":`+id+`,"result":{"resumed":true}}`)
 		}},
-		{name: "no GET", wantIDs: "e1", wantErr: "offers no GET to resume it (405)", get: func(w http.ResponseWriter, r *http.Request, id string) {
+		{name: "no GET", wantIDs: "e1", wantErr: "offers no GET to resume it (405 Method Not Allowed)", get: func(w http.ResponseWriter, r *http.Request, id string) {
 			w.WriteHeader(http.StatusMethodNotAllowed)
+		}},
+		{name: "no GET route", wantIDs: "e1", wantErr: "offers no GET to resume it (404 Not Found)", get: func(w http.ResponseWriter, r *http.Request, id string) {
+			http.NotFound(w, r)
 		}},
 		{name: "streams that bring nothing", wantIDs: "e1 e1 e1 e1", wantErr: "could not be resumed (4 attempts)", get: func(w http.ResponseWriter, r *http.Request, id string) {
 			startSSE(w)
@@ -502,10 +505,17 @@ func TestUnreachable(t *testing.T) {
 	srv.Close()
 	tr, _ := newTransport(t, url, Options{})
 	l := newLines(t, tr)
-	l.write(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`)
+	// The failure may come back to Write already, as EPIPE does to a
+	// process's stdin; Read says it in any case.
+	_, werr := tr.Write([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}` + "\n"))
 	err := l.readErr()
-	if err == nil || !strings.Contains(err.Error(), "cannot reach the server") {
-		t.Fatalf("read: got %v, want cannot reach the server", err)
+	for _, err := range []error{werr, err} {
+		if err != nil && !strings.Contains(err.Error(), "cannot reach the server") {
+			t.Errorf("got %v, want cannot reach the server", err)
+		}
+	}
+	if err == nil {
+		t.Error("read: no error")
 	}
 	tr.Close()
 	noTransportGoroutines(t)
@@ -723,5 +733,37 @@ func TestNewRefuses(t *testing.T) {
 		if err != nil && strings.Contains(err.Error(), "pw") {
 			t.Errorf("New(%q): the error shows the password: %v", tt.url, err)
 		}
+	}
+}
+
+// TestConnectionReuse: an answered event stream is read on to its end
+// rather than closed at the response, so that its connection survives for
+// later requests. The server here ends each stream only once the client has
+// had the response: a client that closed the stream at the response would
+// close the connection too, every time.
+func TestConnectionReuse(t *testing.T) {
+	f := newFake(t)
+	answered := make(chan struct{})
+	f.call = func(w http.ResponseWriter, r *http.Request, msg *mcp.Message) {
+		startSSE(w)
+		event(w, "id: 1", `data: {"jsonrpc":"2.0","id":`+msg.ID.String()+`,"result":{}}`)
+		select {
+		case <-answered:
+		case <-r.Context().Done():
+		}
+	}
+	tr, _ := newTransport(t, f.url(), Options{NoListen: true})
+	l := newLines(t, tr)
+	l.handshake()
+	const calls = 20
+	for i := range calls {
+		l.write(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"x"}}`, i+1))
+		if m := l.read(); m.Error != nil {
+			t.Fatal(m.Error)
+		}
+		answered <- struct{}{}
+	}
+	if closed := f.closedConns(); closed > 1 {
+		t.Errorf("connections closed during %d calls: got %d, want none (or one, to a slow drain)", calls, closed)
 	}
 }
