@@ -269,6 +269,29 @@ func TestSessionExpired(t *testing.T) {
 			t.Errorf("DELETEs: got %d, want 0 for an expired session", n)
 		}
 	})
+	t.Run("seen through mcp.Client", func(t *testing.T) {
+		f := newFake(t)
+		f.call = func(w http.ResponseWriter, r *http.Request, msg *mcp.Message) { http.NotFound(w, r) }
+		c, _ := newClient(t, f.url(), Options{NoListen: true}, mcp.ClientOptions{})
+		_, err := c.ListTools(context.Background())
+		if !errors.Is(err, ErrSessionExpired) || !errors.Is(err, mcp.ErrClosed) {
+			t.Fatalf("tools/list: got %v, want an error matching ErrSessionExpired and mcp.ErrClosed", err)
+		}
+	})
+	t.Run("a first GET answered 404 is no expiry", func(t *testing.T) {
+		f := newFake(t)
+		f.get = func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) }
+		tr, _ := newTransport(t, f.url(), Options{})
+		l := newLines(t, tr)
+		l.handshake()
+		l.write(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+		if m := l.read(); m.ID != mcp.Int64ID(1) || m.Error != nil {
+			t.Fatalf("got %+v, want ping answered", m)
+		}
+		if n := f.count("GET", ""); n != 1 {
+			t.Errorf("GETs: got %d, want 1", n)
+		}
+	})
 	t.Run("404 without a session", func(t *testing.T) {
 		srv := httptest.NewServer(http.NotFoundHandler())
 		defer srv.Close()
@@ -357,6 +380,29 @@ func TestGetStream(t *testing.T) {
 		}
 		if !strings.Contains(logs.String(), "longer than the limit") {
 			t.Errorf("logs: got %q, want the dropped event", logs.String())
+		}
+	})
+	t.Run("a reconnection answered 404 is the session's end", func(t *testing.T) {
+		f := newFake(t)
+		var mu sync.Mutex
+		gets := 0
+		f.get = func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			gets++
+			n := gets
+			mu.Unlock()
+			if n > 1 {
+				http.NotFound(w, r)
+				return
+			}
+			startSSE(w)
+			event(w, "id: g1", "retry: 1", "data:")
+		}
+		tr, _ := newTransport(t, f.url(), Options{})
+		l := newLines(t, tr)
+		l.handshake()
+		if err := l.readErr(); !errors.Is(err, ErrSessionExpired) {
+			t.Fatalf("read: got %v, want ErrSessionExpired", err)
 		}
 	})
 	t.Run("no GET with NoListen", func(t *testing.T) {
