@@ -157,6 +157,7 @@ embedded demo manifest, and say so.`,
 		a.logsCommand(),
 		a.connectCommand(),
 		a.importCommand(),
+		a.toolsCommand(),
 	)
 	return root
 }
