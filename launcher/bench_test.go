@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgen/mcpgen/internal/proc"
 	"github.com/mcpgen/mcpgen/mcp"
 )
 
@@ -195,9 +196,9 @@ func (c *benchConn) initialize(tb testing.TB) {
 
 // benchServer starts the test server in echo mode and ends it with the
 // benchmark.
-func benchServer(tb testing.TB) *Process {
+func benchServer(tb testing.TB) *proc.Process {
 	tb.Helper()
-	p, err := Start(testServerSpec(tb, "echo"))
+	p, err := proc.Start(testServerSpec(tb, "echo"))
 	if err != nil {
 		tb.Fatal(err)
 	}

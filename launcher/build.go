@@ -5,12 +5,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/mcpgen/mcpgen/internal/proc"
 	"github.com/mcpgen/mcpgen/manifest"
 )
 
@@ -55,22 +54,9 @@ func Build(ctx context.Context, m *manifest.Manifest, s *manifest.Server, env []
 		return UpToDate, 0, nil
 	}
 	start := time.Now()
-	cmd := exec.CommandContext(ctx, s.Build[0], s.Build[1:]...)
-	cmd.Dir = m.Dir
-	cmd.Env = env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = time.Second
-	out := NewTail(8 << 10)
-	cmd.Stdout, cmd.Stderr = out, out
-	err := cmd.Run()
-	if cmd.Process != nil {
-		signalGroup(cmd.Process.Pid, syscall.SIGKILL)
-	}
-	if err != nil {
-		if se := StartError(s.Build[0], err); se != err {
-			err = se
-		}
+	out := proc.NewTail(8 << 10)
+	spec := &proc.Spec{Path: s.Build[0], Args: s.Build[1:], Dir: m.Dir, Env: env, Stderr: out}
+	if err := proc.Run(ctx, spec, out); err != nil {
 		return Built, time.Since(start), &BuildError{Server: s.Name, Err: err, Output: out.Bytes()}
 	}
 	return Built, time.Since(start), nil

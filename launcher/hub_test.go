@@ -12,6 +12,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/mcpgen/mcpgen/internal/proc"
 	"github.com/mcpgen/mcpgen/mcp"
 )
 
@@ -25,7 +26,7 @@ const (
 type testHub struct {
 	t    *testing.T
 	hub  *Hub
-	proc *Process
+	proc *proc.Process
 	up   *upstream
 	root string
 }
@@ -45,7 +46,7 @@ func newTestHub(t *testing.T, mode string, extra ...string) *testHub {
 // start runs a server process and makes it the hub's.
 func (th *testHub) start(mode string, extra ...string) {
 	th.t.Helper()
-	p, err := Start(testServerSpec(th.t, mode, extra...))
+	p, err := proc.Start(testServerSpec(th.t, mode, extra...))
 	if err != nil {
 		th.t.Fatal(err)
 	}

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpgen/mcpgen/internal/proc"
 )
 
 func TestLogRotate(t *testing.T) {
@@ -311,15 +313,15 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 }
 
 // groupProcs returns the live (not zombie) processes of group pgid.
-func groupProcs(t *testing.T, pgid int) []procStat {
+func groupProcs(t *testing.T, pgid int) []proc.Stat {
 	t.Helper()
-	procs, err := scanProcs()
+	procs, err := proc.Scan()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var in []procStat
+	var in []proc.Stat
 	for _, p := range procs {
-		if p.pgid == pgid && p.state != 'Z' {
+		if p.Pgid == pgid && p.State != 'Z' {
 			in = append(in, p)
 		}
 	}

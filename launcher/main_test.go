@@ -16,6 +16,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/mcpgen/mcpgen/internal/proc"
 	"github.com/mcpgen/mcpgen/mcp"
 )
 
@@ -32,14 +33,14 @@ func TestMain(m *testing.M) {
 
 // testServerSpec returns the spec of a test server in mode; extra holds
 // more environment ("K=V").
-func testServerSpec(t testing.TB, mode string, extra ...string) *Spec {
+func testServerSpec(t testing.TB, mode string, extra ...string) *proc.Spec {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	env := append(os.Environ(), "MCPGEN_TESTSERVER="+mode)
-	return &Spec{Path: self, Args: []string{"-test.run=^$"}, Dir: t.TempDir(), Env: append(env, extra...)}
+	return &proc.Spec{Path: self, Args: []string{"-test.run=^$"}, Dir: t.TempDir(), Env: append(env, extra...)}
 }
 
 // testServer is a small MCP server written on the wire, so that it can do

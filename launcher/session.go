@@ -17,6 +17,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/mcpgen/mcpgen/internal/proc"
 	"github.com/mcpgen/mcpgen/manifest"
 )
 
@@ -53,7 +54,7 @@ type Session struct {
 	runtimeDir string
 	stateDir   string
 	started    time.Time
-	record     *Record
+	record     *proc.Record
 
 	// reloading serializes reloads: the watcher's, SIGHUP's and the
 	// control socket's, so that a manifest read earlier is never applied
@@ -119,14 +120,14 @@ func (s *Session) Run(ctx, hurry context.Context) error {
 	defer lock.Unlock()
 
 	// What a launcher killed with -9 left behind goes first.
-	reaped, err := Reap(s.runtimeDir)
+	reaped, err := proc.Reap(s.runtimeDir)
 	if err != nil {
 		s.log.Warn("reaping what an earlier launcher left", "error", err)
 	}
 	if len(reaped) > 0 {
 		s.log.Info("ended processes an earlier launcher left behind", "pids", reaped)
 	}
-	if s.record, err = NewRecord(s.runtimeDir); err != nil {
+	if s.record, err = proc.NewRecord(s.runtimeDir); err != nil {
 		return err
 	}
 
@@ -315,7 +316,7 @@ func (s *Session) apply(m *manifest.Manifest, c *manifest.Context, retryFailed b
 // leaves the server failed with that reason.
 func (s *Session) configure(m *manifest.Manifest, c *manifest.Context, srv *manifest.Server) *serverConfig {
 	cfg := &serverConfig{server: srv, m: m}
-	cfg.spec, cfg.err = ServerSpec(m, srv, c, s.opts.Self, s.opts.Env)
+	cfg.spec, cfg.err = serverSpec(m, srv, c, s.opts.Self, s.opts.Env)
 	cfg.key = restartKey(srv, cfg.spec, cfg.err)
 	return cfg
 }
@@ -324,7 +325,7 @@ func (s *Session) configure(m *manifest.Manifest, c *manifest.Context, srv *mani
 // command line and environment, and for servers mcpgen runs itself, their
 // definition. Descriptions and provider filters are left out: changing
 // them restarts nothing.
-func restartKey(srv *manifest.Server, spec *Spec, err error) string {
+func restartKey(srv *manifest.Server, spec *proc.Spec, err error) string {
 	def := *srv
 	def.Description, def.Providers, def.Pos, def.Watch = "", nil, manifest.Position{}, nil
 	// Tool filters and lifecycle settings change what the hub shows and

@@ -21,6 +21,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/mcpgen/mcpgen/internal/proc"
 	"github.com/mcpgen/mcpgen/manifest"
 	"github.com/mcpgen/mcpgen/mcp"
 )
@@ -378,18 +379,18 @@ func (l *eventLog) String() string {
 
 // tokenProcs returns the live processes (zombies are dead) whose
 // environment holds the token.
-func tokenProcs(token string) []procStat {
-	procs, err := scanProcs()
+func tokenProcs(token string) []proc.Stat {
+	procs, err := proc.Scan()
 	if err != nil {
 		return nil
 	}
 	needle := []byte(tokenVar + "=" + token + "\x00")
-	var out []procStat
+	var out []proc.Stat
 	for _, p := range procs {
-		if p.state == 'Z' || p.pid == os.Getpid() {
+		if p.State == 'Z' || p.Pid == os.Getpid() {
 			continue
 		}
-		env, err := os.ReadFile("/proc/" + strconv.Itoa(p.pid) + "/environ")
+		env, err := os.ReadFile("/proc/" + strconv.Itoa(p.Pid) + "/environ")
 		if err == nil && bytes.Contains(append(env, 0), needle) {
 			out = append(out, p)
 		}
@@ -410,8 +411,8 @@ func checkNoLeaks(t *testing.T, token string) {
 		}
 		if time.Now().After(deadline) {
 			for _, p := range left {
-				t.Errorf("leaked process %d (%s), group %d, parent %d", p.pid, p.comm, p.pgid, p.ppid)
-				_ = syscall.Kill(p.pid, syscall.SIGKILL)
+				t.Errorf("leaked process %d (%s), group %d, parent %d", p.Pid, p.Comm, p.Pgid, p.PPid)
+				_ = syscall.Kill(p.Pid, syscall.SIGKILL)
 			}
 			return
 		}
@@ -421,8 +422,8 @@ func checkNoLeaks(t *testing.T, token string) {
 
 // exited reports whether pid has exited (a zombie has).
 func exited(pid int) bool {
-	st, err := readStat(pid)
-	return err != nil || st.state == 'Z'
+	st, err := proc.ReadStat(pid)
+	return err != nil || st.State == 'Z'
 }
 
 // waitGone waits until every pid has exited.
@@ -437,6 +438,17 @@ func waitGone(t *testing.T, what string, pids ...int) {
 			time.Sleep(5 * time.Millisecond)
 		}
 	}
+}
+
+// signalOf returns the signal that ended a process, or 0.
+func signalOf(err error) syscall.Signal {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return ws.Signal()
+		}
+	}
+	return 0
 }
 
 func readPidFile(t *testing.T, path string) int {
@@ -822,9 +834,9 @@ func testHotReload(t *testing.T, how string) {
 	// Every process of the test is a final server's, or on its way out.
 	deadline := time.Now().Add(waitLong)
 	for {
-		var strays []procStat
+		var strays []proc.Stat
 		for _, p := range tokenProcs(ts.token) {
-			if !finalPids[p.pgid] {
+			if !finalPids[p.Pgid] {
 				strays = append(strays, p)
 			}
 		}
