@@ -86,7 +86,7 @@ func (s *Session) control(ctx context.Context, conn net.Conn) {
 		answer(conn, a)
 		conn.Close()
 	case "connect":
-		h, err := s.hub(req.Server)
+		h, err := s.hubOf(req.Server)
 		if err != nil {
 			answer(conn, controlAnswer{Error: err.Error()})
 			conn.Close()
@@ -121,7 +121,8 @@ func (s *Session) control(ctx context.Context, conn net.Conn) {
 }
 
 func answer(w io.Writer, a controlAnswer) error {
-	b, err := marshal(a)
+	// As the hub does: what a server or a manifest wrote reads as written.
+	b, err := json.MarshalWithOption(a, json.DisableHTMLEscape())
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpgen/mcpgen/internal/proc"
+	"github.com/mcpgen/mcpgen/launcher/internal/hub"
 	"github.com/mcpgen/mcpgen/manifest"
 	"github.com/mcpgen/mcpgen/mcp"
 )
@@ -47,15 +48,15 @@ func Probe(ctx context.Context, m *manifest.Manifest, s *manifest.Server, c *man
 		return nil, 0, err
 	}
 	// The hub answers the server's roots/list with the workspace dir.
-	up := NewHub(s.Name, c.WorkspaceDir, slog.New(slog.DiscardHandler)).newUpstream(p.Stdout(), p.Stdin())
-	go up.run() // ends when the process exits
+	up := hub.New(s.Name, c.WorkspaceDir, slog.New(slog.DiscardHandler)).NewUpstream(p.Stdout(), p.Stdin())
+	go up.Run() // ends when the process exits
 	timeout := s.Startup()
 	hctx, cancel := context.WithTimeoutCause(ctx, timeout, fmt.Errorf("not ready within %s (startup_timeout)", timeout))
-	_, tools, err := up.initialize(hctx)
+	_, tools, err := up.Initialize(hctx)
 	cancel()
 	elapsed := time.Since(p.Started)
 	stopErr := p.Stop(ctx)
-	<-up.done
+	<-up.Done()
 	if err != nil {
 		return nil, elapsed, &ServerError{Err: handshakeError(err, stopErr), Stderr: stderr.Bytes()}
 	}
@@ -82,6 +83,3 @@ func isSignal(err error) bool {
 	}
 	return false
 }
-
-// clientInfo is how the launcher introduces itself to servers.
-var clientInfo = mcp.Implementation{Name: "mcpgen", Version: "launcher"}

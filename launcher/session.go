@@ -18,6 +18,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/mcpgen/mcpgen/internal/proc"
+	"github.com/mcpgen/mcpgen/launcher/internal/hub"
 	"github.com/mcpgen/mcpgen/manifest"
 )
 
@@ -276,7 +277,7 @@ func (s *Session) apply(m *manifest.Manifest, c *manifest.Context, retryFailed b
 			delete(s.servers, name)
 			continue
 		}
-		v.hub.setRoot(c.WorkspaceDir)
+		v.hub.SetRoot(c.WorkspaceDir)
 		old := v.config()
 		if cfg.key != old.key || retryFailed && v.currentState() == Failed {
 			restart = append(restart, func() { v.restart(cfg) })
@@ -287,7 +288,7 @@ func (s *Session) apply(m *manifest.Manifest, c *manifest.Context, retryFailed b
 	var start []*supervisor
 	for _, name := range slices.Sorted(maps.Keys(want)) {
 		if _, ok := s.servers[name]; !ok {
-			v := newSupervisor(s, want[name], NewHub(name, c.WorkspaceDir, s.log))
+			v := newSupervisor(s, want[name], hub.New(name, c.WorkspaceDir, s.log))
 			s.servers[name] = v
 			start = append(start, v)
 		}
@@ -568,8 +569,9 @@ func (s *Session) Status() *Status {
 	return st
 }
 
-// hub returns the hub of a server, or an error naming the servers there are.
-func (s *Session) hub(name string) (*Hub, error) {
+// hubOf returns the hub of a server, or an error naming the servers there
+// are.
+func (s *Session) hubOf(name string) (*hub.Hub, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if v := s.servers[name]; v != nil {

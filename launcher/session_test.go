@@ -22,8 +22,8 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/mcpgen/mcpgen/internal/proc"
+	"github.com/mcpgen/mcpgen/launcher/internal/testserver"
 	"github.com/mcpgen/mcpgen/manifest"
-	"github.com/mcpgen/mcpgen/mcp"
 )
 
 // The Session tests run whole sessions in-process, with the test binary as
@@ -49,15 +49,8 @@ func testEnv(t *testing.T) (token string) {
 	return fmt.Sprintf("%s-%d-%d", t.Name(), os.Getpid(), rand.Int64())
 }
 
-// self is the test binary, which serves with MCPGEN_TESTSERVER set.
-func self(t testing.TB) string {
-	t.Helper()
-	p, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
+// self is the test binary, which serves with testserver.EnvMode set.
+func self(t testing.TB) string { return testserver.Self(t) }
 
 // tomlString quotes s as a TOML basic string.
 func tomlString(s string) string {
@@ -69,7 +62,7 @@ func tomlString(s string) string {
 // mode; env adds variables ("K=V").
 func testServerTOML(t testing.TB, name, mode string, env ...string) string {
 	t.Helper()
-	vars := []string{"MCPGEN_TESTSERVER = " + tomlString(mode)}
+	vars := []string{testserver.EnvMode + " = " + tomlString(mode)}
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
 		vars = append(vars, k+" = "+tomlString(v))
@@ -249,60 +242,22 @@ func dumpStatus(st *Status) string {
 
 // connect opens an MCP connection to a server through the session's
 // control socket, as mcpgen connect does, and initializes it.
-func (ts *testSession) connect(server, name string) *rawClient {
+func (ts *testSession) connect(server, name string) *testserver.Client {
 	ts.t.Helper()
 	conn, err := Connect(ts.ws, server)
 	if err != nil {
 		ts.t.Fatal(err)
 	}
-	c := &rawClient{t: ts.t, conn: conn, w: mcp.NewWriter(conn), in: make(chan *mcp.Message, 1000)}
-	go func() {
-		defer close(c.in)
-		r := mcp.NewReader(conn)
-		for {
-			msg, err := r.Read()
-			if err != nil {
-				return
-			}
-			c.in <- msg
-		}
-	}()
-	ts.t.Cleanup(func() { conn.Close() })
-	c.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"` + name + `","version":"1.0"}}}`)
-	if m := c.next(); m.Error != nil {
-		ts.t.Fatalf("initialize: %v", m.Error)
-	}
-	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	return c
+	return testserver.NewClient(ts.t, conn, name, "")
 }
 
-// disconnected waits until the hub closes the client's connection; what
-// arrives before is ignored.
-func (c *rawClient) disconnected() {
-	c.t.Helper()
-	timeout := time.After(waitLong)
-	for {
-		select {
-		case _, ok := <-c.in:
-			if !ok {
-				return
-			}
-		case <-timeout:
-			c.t.Fatal("the client is still connected")
-		}
+// disconnected waits until the hub closes c's connection; what arrives
+// before is ignored.
+func disconnected(t *testing.T, c *testserver.Client) {
+	t.Helper()
+	if _, closed := c.Closed(); !closed {
+		t.Fatal("the client is still connected")
 	}
-}
-
-// callPid asks a test server for its pid through the hub.
-func (c *rawClient) callPid(id string) int {
-	c.t.Helper()
-	c.call(id, "pid", `{}`)
-	m := c.next()
-	pid, err := strconv.Atoi(resultText(c.t, m))
-	if err != nil {
-		c.t.Fatalf("pid: %v", err)
-	}
-	return pid
 }
 
 // An eventLog is a slog.Handler that keeps the session's records, to tell
@@ -512,7 +467,7 @@ func TestSessionReady(t *testing.T) {
 	}
 	// A tool call through the hub reaches the server's process.
 	c := ts.connect("c", "tester")
-	if pid := c.callPid("1"); pid != server(st, "c").Pid {
+	if pid := c.CallPid("1"); pid != server(st, "c").Pid {
 		t.Errorf("pid through the hub: got %d, want %d", pid, server(st, "c").Pid)
 	}
 	if st := ts.status(); fmt.Sprint(server(st, "c").Clients.Names) != "[tester 1.0]" {
@@ -523,7 +478,7 @@ func TestSessionReady(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitGone(t, "after the session", pids...)
-	c.disconnected()
+	disconnected(t, c)
 	for _, name := range []string{"a", "b", "c"} {
 		if got := ts.events.states(name); got[len(got)-1] != Stopped {
 			t.Errorf("%s: states %v, want the last stopped", name, got)
@@ -637,7 +592,7 @@ func TestSessionReload(t *testing.T) {
 	if exited := exited(pids["gone"]) && exited(pids["change"]); !exited {
 		t.Errorf("after the reload returned, the removed or the changed server still runs")
 	}
-	goneClient.disconnected()
+	disconnected(t, goneClient)
 	st = ts.wait("ready after the reload", allReady("keep", "change", "desc", "add"))
 	if !st.Reload.OK || st.Reload.Error != "" {
 		t.Errorf("reload status: %+v", st.Reload)
@@ -650,7 +605,7 @@ func TestSessionReload(t *testing.T) {
 	if s := server(st, "change"); s.Pid == pids["change"] || s.Restarts != 1 {
 		t.Errorf("change: got pid %d, %d restarts; want a new pid", s.Pid, s.Restarts)
 	}
-	if pid := keepClient.callPid("1"); pid != pids["keep"] {
+	if pid := keepClient.CallPid("1"); pid != pids["keep"] {
 		t.Errorf("keep's client: pid %d, want %d", pid, pids["keep"])
 	}
 	if _, err := Connect("ws", "gone"); err == nil || !strings.Contains(err.Error(), `has no server "gone"; it has: add, change, desc, keep`) {
@@ -1166,13 +1121,13 @@ startup_timeout = "60s"
 	}
 
 	c := ts.connect("everything", "e2e")
-	c.call("1", "echo", `{"message":"through the hub"}`)
-	if got := resultText(t, c.next()); !strings.Contains(got, "through the hub") {
+	c.Call("1", "echo", `{"message":"through the hub"}`)
+	if got := testserver.ResultText(t, c.Next()); !strings.Contains(got, "through the hub") {
 		t.Errorf("everything echo: got %q", got)
 	}
 	fs := ts.connect("filesystem", "e2e")
-	fs.call("1", "read_text_file", fmt.Sprintf(`{"path":%s}`, tomlString(filepath.Join(files, "hello.txt"))))
-	if got := resultText(t, fs.next()); !strings.Contains(got, "hello from the workspace") {
+	fs.Call("1", "read_text_file", fmt.Sprintf(`{"path":%s}`, tomlString(filepath.Join(files, "hello.txt"))))
+	if got := testserver.ResultText(t, fs.Next()); !strings.Contains(got, "hello from the workspace") {
 		t.Errorf("filesystem read_text_file: got %q", got)
 	}
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpgen/mcpgen/internal/proc"
+	"github.com/mcpgen/mcpgen/launcher/internal/hub"
 	"github.com/mcpgen/mcpgen/manifest"
 	"github.com/mcpgen/mcpgen/mcp"
 )
@@ -91,7 +92,7 @@ type serverConfig struct {
 // and gives up after too many crashes. Its goroutine (run) ends after stop.
 type supervisor struct {
 	name    string
-	hub     *Hub
+	hub     *hub.Hub
 	session *Session
 	timing  Timing
 	cmds    chan supervisorCmd
@@ -117,13 +118,13 @@ type supervisorCmd struct {
 	ack   chan struct{}   // closed once handled
 }
 
-func newSupervisor(s *Session, cfg *serverConfig, hub *Hub) *supervisor {
+func newSupervisor(s *Session, cfg *serverConfig, h *hub.Hub) *supervisor {
 	stopping, cancel := context.WithCancel(context.Background())
 	return &supervisor{
 		stopping: stopping,
 		cancel:   cancel,
 		name:     cfg.server.Name,
-		hub:      hub,
+		hub:      h,
 		session:  s,
 		timing:   s.timing,
 		cmds:     make(chan supervisorCmd),
@@ -246,7 +247,7 @@ func (v *supervisor) waitOrCommand(d time.Duration) (stopped bool) {
 // reload) or a stop. It reports whether the supervisor was stopped.
 func (v *supervisor) failUntilCommand(reason string) (stopped bool) {
 	v.setState(Failed, reason)
-	v.hub.fail(fmt.Errorf("server %q failed: %s", v.name, reason))
+	v.hub.Fail(fmt.Errorf("server %q failed: %s", v.name, reason))
 	if v.stopping.Err() != nil {
 		<-v.cmds // the stop that cancelled it
 		v.setState(Stopped, "")
@@ -306,8 +307,8 @@ func (v *supervisor) runOnce() (*supervisorCmd, crashInfo) {
 	v.pid, v.startedAt = child.Pid, child.Started
 	v.mu.Unlock()
 
-	up := v.hub.newUpstream(child.Stdout(), child.Stdin())
-	go up.run() // ends when the process closes its stdout
+	up := v.hub.NewUpstream(child.Stdout(), child.Stdin())
+	go up.Run() // ends when the process closes its stdout
 
 	// The handshake runs aside, so that a stop or a restart need not wait
 	// for a slow server's startup timeout.
@@ -321,7 +322,7 @@ func (v *supervisor) runOnce() (*supervisorCmd, crashInfo) {
 	defer cancel()
 	hs := make(chan handshake, 1)
 	go func() {
-		init, tools, err := up.initialize(ctx)
+		init, tools, err := up.Initialize(ctx)
 		hs <- handshake{init, tools, err}
 	}()
 	var r handshake
@@ -344,10 +345,10 @@ func (v *supervisor) runOnce() (*supervisorCmd, crashInfo) {
 			}
 		}
 		child.Kill()
-		<-up.done
+		<-up.Done()
 		return v.commandOr(crashInfo{err: withStderr(err, child, tail)})
 	}
-	v.hub.attach(up, init, tools)
+	v.hub.Attach(up, init, tools)
 	names := v.hub.Tools()
 	v.mu.Lock()
 	v.state, v.lastError = Ready, ""
@@ -355,24 +356,24 @@ func (v *supervisor) runOnce() (*supervisorCmd, crashInfo) {
 	v.session.event(v.name, Ready, fmt.Sprintf("pid %d, %d tools", child.Pid, len(names)), nil)
 
 	cmd, err := v.watch(child, up)
-	v.hub.detach(up)
+	v.hub.Detach(up)
 	if cmd != nil {
 		return v.end(cmd, child, up), crashInfo{}
 	}
 	child.Kill() // the group: what the crashed server left behind
-	<-up.done
+	<-up.Done()
 	return nil, crashInfo{err: withStderr(err, child, tail), stable: time.Since(child.Started) >= v.timing.StableAfter}
 }
 
 // end stops the process for a command: gracefully (stdin, SIGTERM, SIGKILL),
 // so that the server can answer what it already read.
-func (v *supervisor) end(cmd *supervisorCmd, child *proc.Process, up *upstream) *supervisorCmd {
+func (v *supervisor) end(cmd *supervisorCmd, child *proc.Process, up *hub.Upstream) *supervisorCmd {
 	hurry := cmd.hurry
 	if hurry == nil {
 		hurry = context.Background()
 	}
 	_ = child.Stop(hurry)
-	<-up.done
+	<-up.Done()
 	return cmd
 }
 
@@ -393,7 +394,7 @@ func (v *supervisor) commandOr(c crashInfo) (*supervisorCmd, crashInfo) {
 
 // watch waits for the ready server to exit, to stop answering pings, or
 // for a command.
-func (v *supervisor) watch(child *proc.Process, up *upstream) (*supervisorCmd, error) {
+func (v *supervisor) watch(child *proc.Process, up *hub.Upstream) (*supervisorCmd, error) {
 	ping := time.NewTicker(v.timing.PingInterval)
 	defer ping.Stop()
 	pong := make(chan error, 1)
@@ -402,12 +403,12 @@ func (v *supervisor) watch(child *proc.Process, up *upstream) (*supervisorCmd, e
 		select {
 		case <-child.Exited():
 			return nil, exitError(child.ExitErr())
-		case <-up.done:
+		case <-up.Done():
 			// Its output closed: it is exiting, most likely.
 			if exit := exitWithin(child, exitWait); exit != nil {
 				return nil, exit
 			}
-			return nil, up.err
+			return nil, up.Err()
 		case cmd := <-v.cmds:
 			return &cmd, nil
 		case <-ping.C:
@@ -418,7 +419,7 @@ func (v *supervisor) watch(child *proc.Process, up *upstream) (*supervisorCmd, e
 			go func() {
 				ctx, cancel := context.WithTimeout(context.Background(), v.timing.PingTimeout)
 				defer cancel()
-				pong <- up.call(ctx, "ping", nil, nil)
+				pong <- up.Ping(ctx)
 			}()
 		case err := <-pong:
 			pinging = false

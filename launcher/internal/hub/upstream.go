@@ -1,4 +1,4 @@
-package launcher
+package hub
 
 import (
 	"context"
@@ -18,15 +18,15 @@ import (
 // in flight. It is the code the TypeScript SDK uses for a closed connection.
 const CodeUnavailable = -32000
 
-// upstream is the launcher's end of one server process's stdio, and the
+// An Upstream is the launcher's end of one server process's stdio, and the
 // server's only peer. The launcher's own requests (the handshake, pings,
 // re-listing tools) and the requests that the hub forwards for its clients
 // all go through it, each under an id of the upstream's own.
 //
-// Its read loop (run) is its one goroutine: it ends when the server closes
+// Its read loop (Run) is its one goroutine: it ends when the server closes
 // its stdout (it exited) or writes what cannot be read any more, and then
 // answers every pending request with a CodeUnavailable error.
-type upstream struct {
+type Upstream struct {
 	name string
 	w    *mcp.Writer
 	r    *mcp.Reader
@@ -34,11 +34,11 @@ type upstream struct {
 
 	// onRequest and onNotification receive what the server sends on its
 	// own; they run on the read loop and must not block.
-	onRequest      func(u *upstream, msg *mcp.Message)
-	onNotification func(u *upstream, msg *mcp.Message)
+	onRequest      func(u *Upstream, msg *mcp.Message)
+	onNotification func(u *Upstream, msg *mcp.Message)
 	// onEnd, if set, is called when the upstream ends, before it refuses
 	// requests (see errNotSent) and before it answers the pending ones.
-	onEnd func(u *upstream)
+	onEnd func(u *Upstream)
 
 	mu      sync.Mutex
 	nextID  int64
@@ -48,8 +48,8 @@ type upstream struct {
 	done    chan struct{}
 }
 
-func newUpstream(name string, r io.Reader, w io.Writer, log *slog.Logger) *upstream {
-	return &upstream{
+func newUpstream(name string, r io.Reader, w io.Writer, log *slog.Logger) *Upstream {
+	return &Upstream{
 		name:    name,
 		r:       mcp.NewReader(r),
 		w:       mcp.NewWriter(w),
@@ -59,8 +59,9 @@ func newUpstream(name string, r io.Reader, w io.Writer, log *slog.Logger) *upstr
 	}
 }
 
-// run reads the server's messages until its output ends.
-func (u *upstream) run() {
+// Run reads the server's messages until its output ends; call it once, on
+// a goroutine of its own.
+func (u *Upstream) Run() {
 	for {
 		msg, err := u.r.Read()
 		if err != nil {
@@ -101,7 +102,7 @@ func (u *upstream) run() {
 
 // shutdown ends the upstream: no more requests are accepted and every
 // pending one is answered with an error that says why.
-func (u *upstream) shutdown(cause error) {
+func (u *Upstream) shutdown(cause error) {
 	if u.onEnd != nil {
 		u.onEnd(u)
 	}
@@ -119,6 +120,18 @@ func (u *upstream) shutdown(cause error) {
 		deliver(&mcp.Message{ID: id, Error: unavailable(u.name, cause)})
 	}
 	close(u.done)
+}
+
+// Done is closed when the upstream has ended: the server closed its
+// output, and every request pending then has been answered.
+func (u *Upstream) Done() <-chan struct{} { return u.done }
+
+// Err says why the upstream ended; valid once Done is closed.
+func (u *Upstream) Err() error { return u.err }
+
+// Ping pings the server, which must answer within ctx.
+func (u *Upstream) Ping(ctx context.Context) error {
+	return u.call(ctx, "ping", nil, nil)
 }
 
 func unavailable(server string, cause error) *mcp.Error {
@@ -140,7 +153,7 @@ func (e notSentError) Unwrap() []error { return []error{errNotSent, e.err} }
 // send writes a request to the server under a new id and calls deliver with
 // its response, or with an error response if the upstream ends first. An
 // upstream that has ended refuses it with an error that matches errNotSent.
-func (u *upstream) send(msg *mcp.Message, deliver func(*mcp.Message)) (mcp.ID, error) {
+func (u *Upstream) send(msg *mcp.Message, deliver func(*mcp.Message)) (mcp.ID, error) {
 	u.mu.Lock()
 	if u.closed {
 		err := u.err
@@ -163,7 +176,7 @@ func (u *upstream) send(msg *mcp.Message, deliver func(*mcp.Message)) (mcp.ID, e
 
 // forget drops a pending request: its response, if one comes, is ignored.
 // It reports whether the request was still pending.
-func (u *upstream) forget(id mcp.ID) bool {
+func (u *Upstream) forget(id mcp.ID) bool {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	_, ok := u.pending[id]
@@ -173,12 +186,12 @@ func (u *upstream) forget(id mcp.ID) bool {
 
 // write sends a message as is: a notification, or a response to one of
 // the server's requests.
-func (u *upstream) write(msg *mcp.Message) error {
+func (u *Upstream) write(msg *mcp.Message) error {
 	return u.w.Write(msg)
 }
 
 // notify sends a notification.
-func (u *upstream) notify(method string, params any) error {
+func (u *Upstream) notify(method string, params any) error {
 	raw, err := marshal(params)
 	if err != nil {
 		return err
@@ -188,7 +201,7 @@ func (u *upstream) notify(method string, params any) error {
 
 // call is a request of the launcher's own. When ctx ends first, the server
 // is told with notifications/cancelled.
-func (u *upstream) call(ctx context.Context, method string, params, result any) error {
+func (u *Upstream) call(ctx context.Context, method string, params, result any) error {
 	raw, err := marshal(params)
 	if err != nil {
 		return err
@@ -229,10 +242,10 @@ func marshal(v any) (json.RawMessage, error) {
 	return json.MarshalWithOption(v, json.DisableHTMLEscape())
 }
 
-// initialize makes the server ready as the launcher defines it:
+// Initialize makes the server ready as the launcher defines it:
 // initialize (the latest protocol), notifications/initialized, then every
 // page of tools/list.
-func (u *upstream) initialize(ctx context.Context) (*mcp.InitializeResult, []*mcp.Tool, error) {
+func (u *Upstream) Initialize(ctx context.Context) (*mcp.InitializeResult, []*mcp.Tool, error) {
 	params := map[string]any{
 		"protocolVersion": mcp.LatestVersion,
 		"capabilities":    map[string]any{"roots": map[string]any{"listChanged": false}},
@@ -257,10 +270,13 @@ func (u *upstream) initialize(ctx context.Context) (*mcp.InitializeResult, []*mc
 	return &init, tools, nil
 }
 
+// clientInfo is how the launcher introduces itself to servers.
+var clientInfo = mcp.Implementation{Name: "mcpgen", Version: "launcher"}
+
 // maxPages bounds tools/list paging against a server that never stops.
 const maxPages = 1000
 
-func (u *upstream) listTools(ctx context.Context) ([]*mcp.Tool, error) {
+func (u *Upstream) listTools(ctx context.Context) ([]*mcp.Tool, error) {
 	var tools []*mcp.Tool
 	var cursor string
 	for range maxPages {
