@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcpgen/mcpgen/internal/proc"
 	"github.com/mcpgen/mcpgen/launcher/internal/hub"
+	"github.com/mcpgen/mcpgen/launcher/internal/watch"
 	"github.com/mcpgen/mcpgen/manifest"
 )
 
@@ -138,11 +139,11 @@ func (s *Session) Run(ctx, hurry context.Context) error {
 	}
 	// Watch at once: the watcher takes the manifest as it is now for what
 	// was loaded, so the sooner it starts, the less a change can slip by.
-	var events <-chan WatchEvent
+	var events <-chan watch.Event
 	var watchErrs <-chan error
-	var watcher *Watcher
+	var watcher *watch.Watcher
 	if m.Path != "" {
-		if watcher, err = NewWatcher(m.Path, s.opts.Debounce); err != nil {
+		if watcher, err = watch.New(m.Path, s.opts.Debounce); err != nil {
 			s.log.Warn("not watching the manifest", "error", err)
 		} else {
 			defer watcher.Close()
@@ -373,7 +374,7 @@ func (v *supervisor) currentState() State {
 }
 
 // watchSources tells the watcher which files each server is built from.
-func (s *Session) watchSources(w *Watcher) {
+func (s *Session) watchSources(w *watch.Watcher) {
 	s.mu.Lock()
 	m := s.m
 	sources := map[string][]string{}

@@ -1,4 +1,4 @@
-package launcher
+package watch
 
 import (
 	"errors"
@@ -32,7 +32,7 @@ type watchTest struct {
 
 func startWatch(t *testing.T, manifestPath string, debounce time.Duration) *watchTest {
 	t.Helper()
-	w, err := NewWatcher(manifestPath, debounce)
+	w, err := New(manifestPath, debounce)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func (wt *watchTest) setSources(dir string, sources map[string][]string) {
 	wt.dir = dir
 }
 
-func (wt *watchTest) next() WatchEvent {
+func (wt *watchTest) next() Event {
 	wt.t.Helper()
 	select {
 	case ev, ok := <-wt.w.Events():
@@ -82,16 +82,16 @@ func (wt *watchTest) next() WatchEvent {
 	case <-time.After(watchHang):
 		wt.t.Fatalf("no event within %v", watchHang)
 	}
-	return WatchEvent{}
+	return Event{}
 }
 
 // syncEvents writes the sentinel and returns the events up to the one that
 // reports it.
-func (wt *watchTest) syncEvents() []WatchEvent {
+func (wt *watchTest) syncEvents() []Event {
 	wt.t.Helper()
 	wt.n++
 	watchWrite(wt.t, filepath.Join(wt.dir, "sync", "s"), fmt.Sprint(wt.n))
-	var evs []WatchEvent
+	var evs []Event
 	for {
 		ev := wt.next()
 		evs = append(evs, ev)
@@ -565,7 +565,7 @@ func TestWatchClose(t *testing.T) {
 	dir := t.TempDir()
 	manifestPath := filepath.Join(dir, "mcpgen.toml")
 	watchWrite(t, manifestPath, manifestText(0))
-	w, err := NewWatcher(manifestPath, time.Millisecond)
+	w, err := New(manifestPath, time.Millisecond)
 	watchCheck(t, err)
 	watchCheck(t, w.Close())
 	watchCheck(t, w.Close())
@@ -581,7 +581,7 @@ func TestWatchClose(t *testing.T) {
 }
 
 func TestWatchMissingDir(t *testing.T) {
-	if _, err := NewWatcher(filepath.Join(t.TempDir(), "nope", "mcpgen.toml"), time.Millisecond); err == nil {
+	if _, err := New(filepath.Join(t.TempDir(), "nope", "mcpgen.toml"), time.Millisecond); err == nil {
 		t.Error("got no error for a manifest in a missing directory")
 	}
 }

@@ -1,4 +1,8 @@
-package launcher
+// Package watch follows what a workspace session depends on in the file
+// system, and reports its changes, debounced: the manifest, through
+// symbolic links and ConfigMap swaps, by its content; and the sources that
+// servers are built from, by their watch patterns.
+package watch
 
 import (
 	"crypto/sha256"
@@ -20,8 +24,8 @@ import (
 	"github.com/mcpgen/mcpgen/manifest"
 )
 
-// A WatchEvent says what changed since the previous one.
-type WatchEvent struct {
+// A Event says what changed since the previous one.
+type Event struct {
 	Manifest bool     // the manifest's content may have changed: reload it
 	Sources  []string // servers whose watched sources changed, sorted: rebuild, then restart them
 }
@@ -41,21 +45,21 @@ const (
 
 // A Watcher follows the manifest and the servers' watched sources and
 // reports their changes, debounced: a burst of writes (an editor's save, a
-// ConfigMap update, a git checkout) becomes one WatchEvent.
+// ConfigMap update, a git checkout) becomes one Event.
 //
 // It watches directories, never files: editors and Kubernetes replace a
 // file by renaming another over it, which a watch on the file itself does
 // not survive. Events are filtered by name, attribute-only changes are
 // ignored, and a single timer, reset by every relevant event, settles them.
 //
-// One goroutine, started by NewWatcher and ended by Close, owns the fields
+// One goroutine, started by New and ended by Close, owns the fields
 // from manifest on; SetSources hands it work through setc.
 type Watcher struct {
 	notify   *fsnotify.Watcher
 	debounce time.Duration
 	maxDirs  int
 
-	eventc    chan WatchEvent
+	eventc    chan Event
 	errc      chan error
 	setc      chan sourcesRequest
 	quit      chan struct{} // closed by Close
@@ -64,7 +68,7 @@ type Watcher struct {
 	closeErr  error // written by run before done is closed
 
 	// The manifest: its path, in its directory as resolved once, at
-	// NewWatcher.
+	// New.
 	manifest string
 	manDir   string
 	deps     map[string]bool  // the paths whose change may change what manifest reads
@@ -106,12 +110,12 @@ type sourcesRequest struct {
 	done  chan struct{}
 }
 
-// NewWatcher starts watching the manifest at manifestPath. Its content now
+// New starts watching the manifest at manifestPath. Its content now
 // is taken as the one the caller loaded: only a later change is reported.
 // So start it before loading the manifest, not after: a change in between
 // then costs a reload that changes nothing, instead of going unseen.
 // Call Close to stop.
-func NewWatcher(manifestPath string, debounce time.Duration) (*Watcher, error) {
+func New(manifestPath string, debounce time.Duration) (*Watcher, error) {
 	abs, err := filepath.Abs(manifestPath)
 	if err != nil {
 		return nil, fmt.Errorf("watch %s: %v", manifestPath, err)
@@ -134,7 +138,7 @@ func NewWatcher(manifestPath string, debounce time.Duration) (*Watcher, error) {
 		notify:   notify,
 		debounce: max(debounce, 0),
 		maxDirs:  maxSourceDirs,
-		eventc:   make(chan WatchEvent),
+		eventc:   make(chan Event),
 		errc:     make(chan error),
 		setc:     make(chan sourcesRequest),
 		quit:     make(chan struct{}),
@@ -158,7 +162,7 @@ func NewWatcher(manifestPath string, debounce time.Duration) (*Watcher, error) {
 // Events delivers what changed. A change that arrives before the previous
 // event was received is merged into it, so a slow reader gets fewer events,
 // never stale ones. Events is closed after Close.
-func (w *Watcher) Events() <-chan WatchEvent { return w.eventc }
+func (w *Watcher) Events() <-chan Event { return w.eventc }
 
 // Errors delivers problems worth logging; none of them stops the Watcher.
 // Reading it is optional: up to 32 wait for a reader, later ones are
@@ -213,7 +217,7 @@ func (w *Watcher) run() {
 	defer timer.Stop()
 	for {
 		// Offer what is pending, without ever blocking on the reader.
-		var eventc chan<- WatchEvent
+		var eventc chan<- Event
 		ev, ok := w.pendingEvent()
 		if ok {
 			eventc = w.eventc
@@ -307,11 +311,11 @@ func (w *Watcher) settle() {
 	clear(w.dirty)
 }
 
-func (w *Watcher) pendingEvent() (WatchEvent, bool) {
+func (w *Watcher) pendingEvent() (Event, bool) {
 	if !w.pendManifest && len(w.pending) == 0 {
-		return WatchEvent{}, false
+		return Event{}, false
 	}
-	return WatchEvent{Manifest: w.pendManifest, Sources: slices.Sorted(maps.Keys(w.pending))}, true
+	return Event{Manifest: w.pendManifest, Sources: slices.Sorted(maps.Keys(w.pending))}, true
 }
 
 func (w *Watcher) report(err error) {
