@@ -1,47 +1,32 @@
 // Package watch follows what a workspace session depends on in the file
 // system, and reports its changes, debounced: the manifest, through
-// symbolic links and ConfigMap swaps, by its content; and the sources that
-// servers are built from, by their watch patterns.
+// symbolic links and ConfigMap swaps, by its content (manifest.go); and the
+// sources that servers are built from, by their watch patterns
+// (sources.go).
 package watch
 
 import (
-	"crypto/sha256"
 	"errors"
 	"fmt"
-	"io/fs"
 	"maps"
-	"os"
-	"path"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
-
-	"github.com/mcpgen/mcpgen/manifest"
 )
 
-// A Event says what changed since the previous one.
+// An Event says what changed since the previous one.
 type Event struct {
 	Manifest bool     // the manifest's content may have changed: reload it
 	Sources  []string // servers whose watched sources changed, sorted: rebuild, then restart them
 }
 
-const (
-	// maxSourceDirs caps the directories watched for sources: each costs an
-	// inotify watch, and a pattern such as "**/*.go" in a large tree could
-	// otherwise use up the user's whole allowance (fs.inotify.max_user_watches).
-	maxSourceDirs = 4096
-	// maxQueuedErrors bounds the errors kept for a reader of Errors that
-	// is slow or absent; later ones are dropped rather than block watching.
-	maxQueuedErrors = 32
-	// maxLinks is how many symbolic links resolveManifest follows before it
-	// gives up.
-	maxLinks = 40
-)
+// maxQueuedErrors bounds the errors kept for a reader of Errors that is
+// slow or absent; later ones are dropped rather than block watching.
+const maxQueuedErrors = 32
 
 // A Watcher follows the manifest and the servers' watched sources and
 // reports their changes, debounced: a burst of writes (an editor's save, a
@@ -52,12 +37,11 @@ const (
 // not survive. Events are filtered by name, attribute-only changes are
 // ignored, and a single timer, reset by every relevant event, settles them.
 //
-// One goroutine, started by New and ended by Close, owns the fields
-// from manifest on; SetSources hands it work through setc.
+// One goroutine, started by New and ended by Close, owns the fields from
+// dirs on; SetSources hands it work through setc.
 type Watcher struct {
 	notify   *fsnotify.Watcher
 	debounce time.Duration
-	maxDirs  int
 
 	eventc    chan Event
 	errc      chan error
@@ -67,54 +51,27 @@ type Watcher struct {
 	closeOnce sync.Once
 	closeErr  error // written by run before done is closed
 
-	// The manifest: its path, in its directory as resolved once, at
-	// New.
-	manifest string
-	manDir   string
-	deps     map[string]bool  // the paths whose change may change what manifest reads
-	manDirs  map[string]bool  // the directories of deps, watched
-	last     manifestSnapshot // what was reported last; zero: nothing readable yet
+	dirs     *dirs     // the directories watched, for both parts
+	manifest *follower // the manifest
+	sources  *sources  // the servers' sources
 
-	// The sources.
-	srcDir  string // absolute, symbolic links resolved
-	globs   []watchGlob
-	srcDirs map[string]bool // the directories that globs may reach, watched
-	capHit  bool            // maxDirs was reported since the last SetSources
-
-	// Changes seen while the debounce timer runs, then settled ones that
-	// wait for the reader of eventc.
-	dirtyManifest bool
-	dirty         map[string]bool
-	pendManifest  bool
-	pending       map[string]bool
-	errq          []error
-}
-
-// A manifestSnapshot identifies what the manifest read: the file it
-// resolved to and a hash of its content.
-type manifestSnapshot struct {
-	file string
-	sum  [sha256.Size]byte
-}
-
-// A watchGlob is one watch pattern of one server.
-type watchGlob struct {
-	server  string
-	pattern string
-	elems   []string
+	// Settled changes, waiting for the reader of eventc.
+	pendManifest bool
+	pending      map[string]bool
+	errq         []error
 }
 
 type sourcesRequest struct {
 	dir   string
-	globs []watchGlob
+	globs []glob
 	done  chan struct{}
 }
 
-// New starts watching the manifest at manifestPath. Its content now
-// is taken as the one the caller loaded: only a later change is reported.
-// So start it before loading the manifest, not after: a change in between
-// then costs a reload that changes nothing, instead of going unseen.
-// Call Close to stop.
+// New starts watching the manifest at manifestPath. Its content now is
+// taken as the one the caller loaded: only a later change is reported. So
+// start it before loading the manifest, not after: a change in between then
+// costs a reload that changes nothing, instead of going unseen. Call Close
+// to stop.
 func New(manifestPath string, debounce time.Duration) (*Watcher, error) {
 	abs, err := filepath.Abs(manifestPath)
 	if err != nil {
@@ -130,30 +87,28 @@ func New(manifestPath string, debounce time.Duration) (*Watcher, error) {
 	if err != nil {
 		return nil, watchError(dir, err)
 	}
-	if err := notify.Add(dir); err != nil {
+	d := &dirs{notify: notify, refs: map[string]int{}}
+	if err := d.add(dir); err != nil {
 		notify.Close()
 		return nil, watchError(dir, err)
 	}
 	w := &Watcher{
 		notify:   notify,
 		debounce: max(debounce, 0),
-		maxDirs:  maxSourceDirs,
 		eventc:   make(chan Event),
 		errc:     make(chan error),
 		setc:     make(chan sourcesRequest),
 		quit:     make(chan struct{}),
 		done:     make(chan struct{}),
-		manifest: filepath.Join(dir, filepath.Base(abs)),
-		manDir:   dir,
-		manDirs:  map[string]bool{dir: true},
-		srcDirs:  map[string]bool{},
-		dirty:    map[string]bool{},
+		dirs:     d,
 		pending:  map[string]bool{},
 	}
-	if snap, err := w.readManifest(); err != nil {
+	w.manifest = newFollower(d, w.report, dir, filepath.Base(abs))
+	w.sources = newSources(d, w.report)
+	if snap, err := w.manifest.read(); err != nil {
 		w.report(err)
 	} else {
-		w.last = snap
+		w.manifest.last = snap
 	}
 	go w.run()
 	return w, nil
@@ -253,7 +208,9 @@ func (w *Watcher) run() {
 		case errc <- err:
 			w.errq = w.errq[1:]
 		case req := <-w.setc:
-			w.setSources(req.dir, req.globs)
+			keep := w.sources.set(req.dir, req.globs)
+			// Changes noted for servers that are gone are dropped.
+			maps.DeleteFunc(w.pending, func(s string, _ bool) bool { return !keep[s] })
 			close(req.done)
 		}
 	}
@@ -266,15 +223,9 @@ func (w *Watcher) handle(e fsnotify.Event) bool {
 	if e.Op&^fsnotify.Chmod == 0 {
 		return false
 	}
-	relevant := false
-	if w.deps[e.Name] {
-		w.dirtyManifest = true
-		relevant = true
-	}
-	if w.sourceEvent(e) {
-		relevant = true
-	}
-	return relevant
+	m := w.manifest.event(e)
+	s := w.sources.event(e)
+	return m || s
 }
 
 // fail handles an error from fsnotify and reports whether it marked
@@ -287,28 +238,20 @@ func (w *Watcher) fail(err error) bool {
 	// Some events were lost: assume everything changed, and look again for
 	// directories that appeared or went unseen.
 	w.report(errors.New("watch: too many changes at once, some went unseen: reloading the manifest and rebuilding every server to be safe (raise fs.inotify.max_queued_events)"))
-	w.last = manifestSnapshot{}
-	w.dirtyManifest = true
-	w.syncSources()
-	for _, g := range w.globs {
-		w.dirty[g.server] = true
-	}
+	w.manifest.lost()
+	w.sources.lost()
 	return true
 }
 
-// settle runs when the changes have quiet down: it reads the manifest if it
-// may have changed, and makes the changes pending.
+// settle runs when the changes have quieted down: it reads the manifest if
+// it may have changed, and makes the changes pending.
 func (w *Watcher) settle() {
-	if w.dirtyManifest {
-		w.dirtyManifest = false
-		if w.checkManifest() {
-			w.pendManifest = true
-		}
+	if w.manifest.settle() {
+		w.pendManifest = true
 	}
-	for s := range w.dirty {
+	for _, s := range w.sources.settle() {
 		w.pending[s] = true
 	}
-	clear(w.dirty)
 }
 
 func (w *Watcher) pendingEvent() (Event, bool) {
@@ -324,396 +267,37 @@ func (w *Watcher) report(err error) {
 	}
 }
 
-// checkManifest reports whether what the manifest reads now differs from
-// what was reported last. Comparing content rather than trusting events
-// turns a burst of writes into few reports, and makes a save that leaves
-// the content as it was (or a chmod, or a backup file) report nothing.
-func (w *Watcher) checkManifest() bool {
-	snap, err := w.readManifest()
-	if err != nil {
-		// Often a save in progress (the old file renamed away, the new one
-		// not written yet); the event that completes it comes next.
-		w.report(fmt.Errorf("%v (keeping the manifest loaded last)", err))
-		return false
-	}
-	if snap == w.last {
-		return false
-	}
-	w.last = snap
-	return true
+// dirs are the directories watched, with how many of the Watcher's two
+// parts need each: the manifest's directory is often the sources' too, and
+// a directory stays watched while either part needs it.
+type dirs struct {
+	notify *fsnotify.Watcher
+	refs   map[string]int
 }
 
-// readManifest follows the manifest's symbolic links anew, watches the
-// directories they go through, then reads it. Watching before reading means
-// that a change made after the read is seen.
-func (w *Watcher) readManifest() (manifestSnapshot, error) {
-	file, deps, err := resolveManifest(w.manDir, filepath.Base(w.manifest))
-	w.watchManifest(deps)
-	if err != nil {
-		return manifestSnapshot{}, err
-	}
-	// Read through the links rather than file: if they changed since they
-	// were resolved, the content is current and the change has an event
-	// coming.
-	data, err := os.ReadFile(w.manifest)
-	if err != nil {
-		return manifestSnapshot{}, err
-	}
-	return manifestSnapshot{file: file, sum: sha256.Sum256(data)}, nil
-}
-
-// watchManifest makes deps the paths that concern the manifest, and
-// watches their directories (and only those).
-func (w *Watcher) watchManifest(deps []string) {
-	w.deps = make(map[string]bool, len(deps))
-	want := map[string]bool{w.manDir: true}
-	for _, d := range deps {
-		w.deps[d] = true
-		want[filepath.Dir(d)] = true
-	}
-	for d := range w.manDirs {
-		if !want[d] {
-			delete(w.manDirs, d)
-			w.unwatch(d)
+// add watches dir, or counts one more user of its watch.
+func (d *dirs) add(dir string) error {
+	if d.refs[dir] == 0 {
+		if err := d.notify.Add(dir); err != nil {
+			return err
 		}
 	}
-	for d := range want {
-		if w.manDirs[d] {
-			continue
-		}
-		if !w.srcDirs[d] {
-			if err := w.notify.Add(d); err != nil {
-				if !errors.Is(err, fs.ErrNotExist) {
-					w.report(watchError(d, err))
-				}
-				continue
-			}
-		}
-		w.manDirs[d] = true
-	}
-}
-
-// resolveManifest follows dir/name to the file it reads, one path element at a
-// time, and returns that file and every path whose change may change what
-// dir/name reads: dir/name itself, each symbolic link on the way, and the
-// file. For a Kubernetes ConfigMap volume, where mcpgen.toml ->
-// ..data/mcpgen.toml and ..data -> ..2026_11_22_10_00_00.123, that is the
-// manifest, ..data and the file in the timestamped directory; an update
-// renames a new link over ..data. On error, the paths found so far are
-// returned, the missing one included.
-func resolveManifest(dir, name string) (string, []string, error) {
-	at := dir
-	var deps []string
-	add := func(p string) {
-		if !slices.Contains(deps, p) {
-			deps = append(deps, p)
-		}
-	}
-	add(filepath.Join(dir, name))
-	todo := []string{name}
-	for links := 0; len(todo) > 0; {
-		elem := todo[0]
-		todo = todo[1:]
-		switch elem {
-		case "", ".":
-			continue
-		case "..":
-			at = filepath.Dir(at)
-			continue
-		}
-		p := filepath.Join(at, elem)
-		info, err := os.Lstat(p)
-		if err != nil {
-			add(p)
-			return "", deps, err
-		}
-		if info.Mode()&fs.ModeSymlink == 0 {
-			at = p
-			continue
-		}
-		add(p)
-		if links++; links > maxLinks {
-			return "", deps, fmt.Errorf("%s: too many levels of symbolic links", filepath.Join(dir, name))
-		}
-		target, err := os.Readlink(p)
-		if err != nil {
-			return "", deps, err
-		}
-		if filepath.IsAbs(target) {
-			at = "/"
-		}
-		todo = append(strings.Split(filepath.ToSlash(target), "/"), todo...)
-	}
-	add(at)
-	return at, deps, nil
-}
-
-// setSources replaces the sources and watches what the new patterns may
-// reach; changes noted for servers that are gone are dropped.
-func (w *Watcher) setSources(dir string, globs []watchGlob) {
-	w.srcDir, w.globs, w.capHit = dir, globs, false
-	keep := map[string]bool{}
-	for _, g := range globs {
-		keep[g.server] = true
-	}
-	maps.DeleteFunc(w.dirty, func(s string, _ bool) bool { return !keep[s] })
-	maps.DeleteFunc(w.pending, func(s string, _ bool) bool { return !keep[s] })
-	w.syncSources()
-}
-
-// syncSources makes the watched source directories those that the
-// patterns may reach now.
-func (w *Watcher) syncSources() {
-	// Drop what the patterns no longer reach first, so that the cap counts
-	// only directories that stay.
-	for d := range w.srcDirs {
-		if rel, ok := w.rel(d); !ok || !w.mayHold(rel) {
-			w.dropSourceDir(d)
-		}
-	}
-	seen := map[string]bool{}
-	if len(w.globs) > 0 {
-		w.addTree(w.srcDir, false, seen)
-	}
-	for d := range w.srcDirs {
-		if !seen[d] {
-			w.dropSourceDir(d) // gone, or beyond the cap
-		}
-	}
-}
-
-// sourceEvent notes which servers e concerns, keeps the watched directories
-// in step with directories created, removed and renamed, and reports
-// whether it marked a server.
-func (w *Watcher) sourceEvent(e fsnotify.Event) bool {
-	if w.srcDirs[e.Name] && e.Has(fsnotify.Remove|fsnotify.Rename) {
-		w.dropTree(e.Name)
-		if !e.Has(fsnotify.Rename) {
-			return false // its files were removed first, each with an event
-		}
-		// Moved away: the files below went with it, and no event says so.
-		rel, ok := w.rel(e.Name)
-		if !ok {
-			return false
-		}
-		marked := false
-		for _, g := range w.globs {
-			if mayHold(g.elems, splitRel(rel)) {
-				w.dirty[g.server] = true
-				marked = true
-			}
-		}
-		return marked
-	}
-	// Only directories watched for sources count: the manifest's own
-	// directories (a ConfigMap's timestamped ones) are not sources.
-	if !w.srcDirs[filepath.Dir(e.Name)] {
-		return false
-	}
-	rel, ok := w.rel(e.Name)
-	if !ok {
-		return false
-	}
-	if e.Has(fsnotify.Create) {
-		if info, err := os.Lstat(e.Name); err == nil && info.IsDir() {
-			if !w.mayHold(rel) {
-				return false
-			}
-			// Created or moved in, perhaps with files already: watch it and
-			// everything below, and count the files found.
-			return w.addTree(e.Name, true, nil)
-		}
-	}
-	return w.markFile(rel)
-}
-
-// addTree watches root and the directories below it that a pattern may
-// reach. With mark, it marks the servers whose patterns match a file found;
-// seen, if not nil, collects the directories visited.
-func (w *Watcher) addTree(root string, mark bool, seen map[string]bool) bool {
-	marked := false
-	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil // gone, or unreadable: nothing to watch there
-		}
-		rel, ok := w.rel(p)
-		if !ok {
-			return filepath.SkipDir
-		}
-		if !d.IsDir() {
-			if mark && w.markFile(rel) {
-				marked = true
-			}
-			return nil
-		}
-		if !w.mayHold(rel) {
-			return filepath.SkipDir
-		}
-		// Watch before the walk reads the directory: a file created in
-		// between is then both seen by the walk and reported, never missed.
-		if !w.addSourceDir(p) {
-			return filepath.SkipAll
-		}
-		if seen != nil {
-			seen[p] = true
-		}
-		return nil
-	})
-	return marked
-}
-
-// addSourceDir watches dir for sources and reports whether the walk that
-// found it should go on.
-func (w *Watcher) addSourceDir(dir string) bool {
-	if w.srcDirs[dir] {
-		return true
-	}
-	if len(w.srcDirs) >= w.maxDirs {
-		if !w.capHit {
-			w.capHit = true
-			w.report(fmt.Errorf("watch %s: %d directories watched, the most allowed: changes in the rest go unseen (narrow the watch patterns)", dir, w.maxDirs))
-		}
-		return false
-	}
-	if !w.manDirs[dir] {
-		if err := w.notify.Add(dir); err != nil {
-			switch {
-			case errors.Is(err, fs.ErrNotExist):
-				return true
-			case errors.Is(err, syscall.ENOSPC):
-				w.report(watchError(dir, err))
-				return false // every further one would fail too
-			}
-			w.report(watchError(dir, err))
-			return true
-		}
-	}
-	w.srcDirs[dir] = true
-	return true
-}
-
-// dropTree stops watching dir and the watched directories below it. A
-// directory renamed away keeps its watches under the old names, so they
-// must go before a directory of that name is watched again.
-func (w *Watcher) dropTree(dir string) {
-	for d := range w.srcDirs {
-		if d == dir || strings.HasPrefix(d, dir+string(filepath.Separator)) {
-			w.dropSourceDir(d)
-		}
-	}
-}
-
-func (w *Watcher) dropSourceDir(dir string) {
-	delete(w.srcDirs, dir)
-	w.unwatch(dir)
-}
-
-// unwatch removes the watch on dir unless the manifest or the sources still
-// need it. The kernel drops the watch of a removed directory itself, so an
-// error here says nothing useful.
-func (w *Watcher) unwatch(dir string) {
-	if !w.srcDirs[dir] && !w.manDirs[dir] {
-		_ = w.notify.Remove(dir)
-	}
-}
-
-// markFile marks the servers with a pattern that matches rel, a file's
-// slash-separated path relative to the sources' directory.
-func (w *Watcher) markFile(rel string) bool {
-	marked := false
-	for _, g := range w.globs {
-		if manifest.MatchGlob(g.pattern, rel) {
-			w.dirty[g.server] = true
-			marked = true
-		}
-	}
-	return marked
-}
-
-// mayHold reports whether a pattern may match a file below the directory
-// rel (relative to the sources' directory; "" for that directory itself).
-func (w *Watcher) mayHold(rel string) bool {
-	elems := splitRel(rel)
-	for _, g := range w.globs {
-		if mayHold(g.elems, elems) {
-			return true
-		}
-	}
-	return false
-}
-
-// rel returns p relative to the sources' directory, slash-separated.
-func (w *Watcher) rel(p string) (string, bool) {
-	if w.srcDir == "" {
-		return "", false
-	}
-	r, err := filepath.Rel(w.srcDir, p)
-	if err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
-		return "", false
-	}
-	if r == "." {
-		return "", true
-	}
-	return filepath.ToSlash(r), true
-}
-
-func splitRel(rel string) []string {
-	if rel == "" {
-		return nil
-	}
-	return strings.Split(rel, "/")
-}
-
-// mayHold reports whether the pattern pat may match a file below the
-// directory dir (both split into elements). A hidden directory is reached
-// only by a pattern element that names it, starting with a dot itself:
-// neither "*" nor "**" walks into .git.
-func mayHold(pat, dir []string) bool {
-	if len(dir) == 0 {
-		return len(pat) > 0 // an element is left for the file
-	}
-	if len(pat) == 0 {
-		return false
-	}
-	if pat[0] == "**" {
-		return mayHold(pat[1:], dir) || (!isHidden(dir[0]) && mayHold(pat, dir[1:]))
-	}
-	if isHidden(dir[0]) && !isHidden(pat[0]) {
-		return false
-	}
-	ok, _ := path.Match(pat[0], dir[0])
-	return ok && mayHold(pat[1:], dir[1:])
-}
-
-func isHidden(name string) bool { return strings.HasPrefix(name, ".") }
-
-// compileGlobs checks every server's patterns and orders them by server.
-func compileGlobs(sources map[string][]string) ([]watchGlob, error) {
-	var globs []watchGlob
-	for _, server := range slices.Sorted(maps.Keys(sources)) {
-		for _, p := range sources[server] {
-			if err := checkWatchPattern(p); err != nil {
-				return nil, fmt.Errorf("server %q: watch pattern %q: %v", server, p, err)
-			}
-			globs = append(globs, watchGlob{server: server, pattern: p, elems: strings.Split(p, "/")})
-		}
-	}
-	return globs, nil
-}
-
-func checkWatchPattern(p string) error {
-	if p == "" {
-		return errors.New("empty pattern")
-	}
-	if strings.HasPrefix(p, "/") || p == ".." || strings.HasPrefix(p, "../") {
-		return errors.New("patterns are relative to the manifest's directory and stay inside it")
-	}
-	for _, elem := range strings.Split(p, "/") {
-		if _, err := path.Match(elem, ""); err != nil {
-			return errors.New("malformed pattern (use *, ?, [a-z] within a name and ** for any directories)")
-		}
-	}
+	d.refs[dir]++
 	return nil
+}
+
+// drop counts one user fewer of dir's watch, and removes the watch when it
+// was the last. The kernel drops the watch of a removed directory itself,
+// so an error here says nothing useful.
+func (d *dirs) drop(dir string) {
+	switch d.refs[dir] {
+	case 0:
+	case 1:
+		delete(d.refs, dir)
+		_ = d.notify.Remove(dir)
+	default:
+		d.refs[dir]--
+	}
 }
 
 // watchError describes a failure to watch dir, with the limit to raise
