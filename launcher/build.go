@@ -74,7 +74,7 @@ func upToDate(m *manifest.Manifest, s *manifest.Server) bool {
 		return false
 	}
 	newer := false
-	_ = WalkWatched(m, s, func(path string, info fs.FileInfo) bool {
+	_ = walkWatched(m, s, func(path string, info fs.FileInfo) bool {
 		if info.ModTime().After(out.ModTime()) {
 			newer = true
 			return false
@@ -84,11 +84,12 @@ func upToDate(m *manifest.Manifest, s *manifest.Server) bool {
 	return !newer
 }
 
-// WalkWatched calls fn for every regular file under the manifest's
+// walkWatched calls fn for every regular file under the manifest's
 // directory that one of s's watch patterns matches, until fn returns false.
-// Each pattern is walked from its longest literal directory, and hidden
-// directories are skipped unless a pattern names them.
-func WalkWatched(m *manifest.Manifest, s *manifest.Server, fn func(path string, info fs.FileInfo) bool) error {
+// Each pattern is walked from its longest literal directory, into the
+// directories that may hold a match (manifest.GlobMayHold): those the source
+// watcher watches, and no others.
+func walkWatched(m *manifest.Manifest, s *manifest.Server, fn func(path string, info fs.FileInfo) bool) error {
 	for _, g := range s.Watch {
 		root := filepath.Join(m.Dir, literalDir(g))
 		stop := false
@@ -96,10 +97,16 @@ func WalkWatched(m *manifest.Manifest, s *manifest.Server, fn func(path string, 
 			if err != nil {
 				return nil // unreadable or missing: nothing to watch there
 			}
-			rel, _ := filepath.Rel(m.Dir, path)
+			rel, err := filepath.Rel(m.Dir, path)
+			if err != nil {
+				return nil
+			}
 			rel = filepath.ToSlash(rel)
 			if d.IsDir() {
-				if path != root && strings.HasPrefix(d.Name(), ".") {
+				if rel == "." {
+					rel = ""
+				}
+				if !manifest.GlobMayHold(g, rel) {
 					return filepath.SkipDir
 				}
 				return nil

@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"maps"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -41,8 +40,7 @@ type sources struct {
 // A glob is one watch pattern of one server.
 type glob struct {
 	server  string
-	pattern string
-	elems   []string
+	pattern string // as manifest.CheckGlob accepts it
 }
 
 func newSources(d *dirs, report func(error)) *sources {
@@ -54,28 +52,13 @@ func compileGlobs(sources map[string][]string) ([]glob, error) {
 	var globs []glob
 	for _, server := range slices.Sorted(maps.Keys(sources)) {
 		for _, p := range sources[server] {
-			if err := checkWatchPattern(p); err != nil {
+			if err := manifest.CheckGlob(p); err != nil {
 				return nil, fmt.Errorf("server %q: watch pattern %q: %v", server, p, err)
 			}
-			globs = append(globs, glob{server: server, pattern: p, elems: strings.Split(p, "/")})
+			globs = append(globs, glob{server: server, pattern: p})
 		}
 	}
 	return globs, nil
-}
-
-func checkWatchPattern(p string) error {
-	if p == "" {
-		return errors.New("empty pattern")
-	}
-	if strings.HasPrefix(p, "/") || p == ".." || strings.HasPrefix(p, "../") {
-		return errors.New("patterns are relative to the manifest's directory and stay inside it")
-	}
-	for _, elem := range strings.Split(p, "/") {
-		if _, err := path.Match(elem, ""); err != nil {
-			return errors.New("malformed pattern (use *, ?, [a-z] within a name and ** for any directories)")
-		}
-	}
-	return nil
 }
 
 // set replaces the patterns and watches what the new ones may reach;
@@ -145,7 +128,7 @@ func (s *sources) event(e fsnotify.Event) bool {
 		}
 		marked := false
 		for _, g := range s.globs {
-			if mayHold(g.elems, splitRel(rel)) {
+			if manifest.GlobMayHold(g.pattern, rel) {
 				s.dirty[g.server] = true
 				marked = true
 			}
@@ -269,9 +252,8 @@ func (s *sources) markFile(rel string) bool {
 // mayHold reports whether a pattern may match a file below the directory
 // rel (relative to the sources' directory; "" for that directory itself).
 func (s *sources) mayHold(rel string) bool {
-	elems := splitRel(rel)
 	for _, g := range s.globs {
-		if mayHold(g.elems, elems) {
+		if manifest.GlobMayHold(g.pattern, rel) {
 			return true
 		}
 	}
@@ -292,33 +274,3 @@ func (s *sources) rel(p string) (string, bool) {
 	}
 	return filepath.ToSlash(r), true
 }
-
-func splitRel(rel string) []string {
-	if rel == "" {
-		return nil
-	}
-	return strings.Split(rel, "/")
-}
-
-// mayHold reports whether the pattern pat may match a file below the
-// directory dir (both split into elements). A hidden directory is reached
-// only by a pattern element that names it, starting with a dot itself:
-// neither "*" nor "**" walks into .git.
-func mayHold(pat, dir []string) bool {
-	if len(dir) == 0 {
-		return len(pat) > 0 // an element is left for the file
-	}
-	if len(pat) == 0 {
-		return false
-	}
-	if pat[0] == "**" {
-		return mayHold(pat[1:], dir) || (!isHidden(dir[0]) && mayHold(pat, dir[1:]))
-	}
-	if isHidden(dir[0]) && !isHidden(pat[0]) {
-		return false
-	}
-	ok, _ := path.Match(pat[0], dir[0])
-	return ok && mayHold(pat[1:], dir[1:])
-}
-
-func isHidden(name string) bool { return strings.HasPrefix(name, ".") }

@@ -159,35 +159,3 @@ func TestWatchCap(t *testing.T) {
 		t.Errorf("%d directories watched, want at most 3", n)
 	}
 }
-
-func TestWatchMayHold(t *testing.T) {
-	tests := []struct {
-		pattern, dir string
-		want         bool
-	}{
-		{"*.go", "", true},
-		{"*.go", "sub", false},
-		{"go.mod", "", true},
-		{"cmd/x/**/*.go", "", true},
-		{"cmd/x/**/*.go", "cmd", true},
-		{"cmd/x/**/*.go", "cmd/x", true},
-		{"cmd/x/**/*.go", "cmd/x/a/b", true},
-		{"cmd/x/**/*.go", "cmd/y", false},
-		{"cmd/x/**/*.go", "bin", false},
-		{"cmd/x/**/*.go", "cmd/x/.git", false},
-		{"cmd/*/main.go", "cmd/x", true},
-		{"cmd/*/main.go", "cmd/x/a", false},
-		{"cmd/*/main.go", "cmd/.x", false},
-		{"**/*.go", "a/b/c", true},
-		{"**/*.go", "a/.git", false},
-		{"**/.github/*.yml", "a/.github", true},
-		{".github/**", ".github/workflows", true},
-		{".github/**", ".git", false},
-		{"a/b.go", "a/b.go", false},
-	}
-	for _, tt := range tests {
-		if got := mayHold(strings.Split(tt.pattern, "/"), splitRel(tt.dir)); got != tt.want {
-			t.Errorf("mayHold(%q, %q) = %v, want %v", tt.pattern, tt.dir, got, tt.want)
-		}
-	}
-}

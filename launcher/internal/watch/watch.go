@@ -125,10 +125,10 @@ func (w *Watcher) Events() <-chan Event { return w.eventc }
 func (w *Watcher) Errors() <-chan error { return w.errc }
 
 // SetSources replaces the watched sources: each server's watch patterns,
-// relative to dir (slash-separated, path.Match per element, "**" for any
-// number of directories). It returns once the directories those patterns may
-// reach are watched. Directories created later are watched as they appear;
-// hidden ones are skipped unless a pattern names them.
+// relative to dir, as manifest.CheckGlob accepts them and manifest.MatchGlob
+// matches them. It returns once the directories those patterns may reach
+// are watched. Directories created later are watched as they appear; hidden
+// ones only where a pattern names them.
 func (w *Watcher) SetSources(dir string, sources map[string][]string) error {
 	abs, err := filepath.Abs(dir)
 	if err == nil {
