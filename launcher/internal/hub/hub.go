@@ -93,10 +93,10 @@ func (h *Hub) NewUpstream(r io.Reader, w io.Writer) *Upstream {
 	u := newUpstream(h.name, r, w, h.log)
 	u.onRequest = h.serverRequest
 	u.onNotification = h.serverNotification
-	// Detached as soon as it ends, not when its supervisor notices: a
-	// request that comes in between then waits for the next process
-	// instead of failing as if it had been in flight.
-	u.onEnd = h.Detach
+	// Detached as soon as it ends or cannot be written to, not when its
+	// supervisor notices: a request that comes in between then waits for
+	// the next process instead of failing as if it had been in flight.
+	u.onDead = h.Detach
 	return u
 }
 
@@ -124,8 +124,11 @@ func (h *Hub) Attach(up *Upstream, init *mcp.InitializeResult, tools []*mcp.Tool
 
 // Detach drops up when it is the hub's server: requests arriving now wait
 // for the next one. Requests in flight are answered by up itself, with an
-// error, when it ends.
+// error, when it ends. up refuses new requests from now on: a client that
+// got it from the hub just before goes to the next process too. Call it
+// before closing the server's stdin.
 func (h *Hub) Detach(up *Upstream) {
+	up.Refuse(errStopping)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.up != up {
@@ -212,7 +215,7 @@ func (h *Hub) ready(ctx context.Context) (*Upstream, *mcp.InitializeResult, erro
 		up, init, failure, wake, closed := h.up, h.init, h.failure, h.wake, h.closed
 		h.mu.Unlock()
 		switch {
-		case up != nil:
+		case up != nil && !up.refuses():
 			return up, init, nil
 		case closed || failure != nil:
 			return nil, nil, mcp.NewError(CodeUnavailable, "%v", failure)

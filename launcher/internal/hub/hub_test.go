@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -33,6 +34,9 @@ type testHub struct {
 	proc *proc.Process
 	up   *Upstream
 	root string
+	// The last handshake, for an upstream of the test's own to attach.
+	init  *mcp.InitializeResult
+	tools []*mcp.Tool
 }
 
 func newTestHub(t *testing.T, mode string, extra ...string) *testHub {
@@ -62,7 +66,7 @@ func (th *testHub) start(mode string, extra ...string) {
 	if err != nil {
 		th.t.Fatal(err)
 	}
-	th.proc, th.up = p, up
+	th.proc, th.up, th.init, th.tools = p, up, init, tools
 	th.hub.Attach(up, init, tools)
 }
 
@@ -343,5 +347,115 @@ func TestHubClose(t *testing.T) {
 	}
 	if before > 0 {
 		t.Errorf("%d messages after Close, want none", before)
+	}
+}
+
+// A brokenStdin is the stdin of a server that is going away: every write
+// fails, as a write to a closed pipe does. wrote is closed at the first.
+type brokenStdin struct {
+	mu     sync.Mutex
+	writes int
+	wrote  chan struct{}
+}
+
+func (w *brokenStdin) Write([]byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.writes++; w.writes == 1 {
+		close(w.wrote)
+	}
+	return 0, &os.PathError{Op: "write", Path: "|1", Err: os.ErrClosed}
+}
+
+func (w *brokenStdin) count() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.writes
+}
+
+// waitDetached waits until the hub no longer offers up to requests.
+func (th *testHub) waitDetached(up *Upstream) {
+	th.t.Helper()
+	deadline := time.Now().Add(waitLong)
+	for {
+		th.hub.mu.Lock()
+		offered := th.hub.up == up
+		th.hub.mu.Unlock()
+		if !offered {
+			return
+		}
+		if time.Now().After(deadline) {
+			th.t.Fatal("the hub still offers a server it cannot write to")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestHubUnwritableServer: a request whose write to the server fails never
+// reached it, so it goes to the next process instead of failing, and the
+// hub stops offering the server it cannot write to (no request spins on
+// it).
+func TestHubUnwritableServer(t *testing.T) {
+	th := newTestHub(t, "echo")
+	c := th.client("a", "")
+	th.crash()
+	stdin := &brokenStdin{wrote: make(chan struct{})}
+	stdout, silent := io.Pipe() // the server never answers: it is going away
+	defer silent.Close()
+	bad := th.hub.NewUpstream(stdout, stdin)
+	go bad.Run() // ends when silent is closed
+	th.hub.Attach(bad, th.init, th.tools)
+
+	c.Call("1", "echo", `{"text":"next process"}`)
+	select {
+	case <-stdin.wrote:
+	case <-time.After(waitLong):
+		t.Fatal("the request never reached the server's stdin")
+	}
+	th.waitDetached(bad)
+	th.start("echo")
+	if m := c.Next(); m.ID.String() != "1" || testserver.ResultText(t, m) != "next process" {
+		t.Errorf("got %s, want the next process's answer", m.AppendJSON(nil))
+	}
+	if n := stdin.count(); n != 1 {
+		t.Errorf("%d writes to the broken stdin, want 1", n)
+	}
+}
+
+// TestHubStoppingServer reproduces a race seen in CI (TestShare/
+// ReloadAndCrash): a client's request takes the hub's server, then the
+// supervisor detaches that server and closes its stdin to stop it, then the
+// request is sent. It must go to the next process, not fail with "file
+// already closed". The interleaving is played step by step: the request as
+// the client's read loop forwards it, with the server it took before.
+func TestHubStoppingServer(t *testing.T) {
+	th := newTestHub(t, "echo")
+	c := th.client("a", "")
+	th.hub.mu.Lock()
+	var cl *client
+	for k := range th.hub.clients {
+		cl = k
+	}
+	taken := th.hub.up // what the client's request read, before the stop
+	th.hub.mu.Unlock()
+
+	// The supervisor stops the process: detach, then close its stdin.
+	th.hub.Detach(taken)
+	if err := th.proc.Stdin().Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	msg := &mcp.Message{ID: mcp.Int64ID(1), Method: "tools/call", Params: json.RawMessage(`{"name":"echo","arguments":{"text":"next process"}}`)}
+	f := &forward{clientID: msg.ID}
+	cl.mu.Lock()
+	cl.inflight[msg.ID] = f
+	cl.mu.Unlock()
+	cl.forward(context.Background(), taken, f, msg)
+
+	th.proc.Kill()
+	<-taken.Done()
+	th.start("echo")
+	if m := c.Next(); m.ID.String() != "1" || testserver.ResultText(t, m) != "next process" {
+		t.Errorf("got %s, want the next process's answer", m.AppendJSON(nil))
 	}
 }

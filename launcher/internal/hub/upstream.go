@@ -36,13 +36,15 @@ type Upstream struct {
 	// own; they run on the read loop and must not block.
 	onRequest      func(u *Upstream, msg *mcp.Message)
 	onNotification func(u *Upstream, msg *mcp.Message)
-	// onEnd, if set, is called when the upstream ends, before it refuses
-	// requests (see errNotSent) and before it answers the pending ones.
-	onEnd func(u *Upstream)
+	// onDead, if set, is called when the upstream can take no more
+	// requests: it ended (called before it answers the pending ones), or a
+	// write to the server failed. It may be called more than once.
+	onDead func(u *Upstream)
 
 	mu      sync.Mutex
 	nextID  int64
 	pending map[mcp.ID]func(*mcp.Message) // by upstream id: what to do with the response
+	refusal error                         // why it refuses new requests; nil while it takes them
 	closed  bool
 	err     error // why the upstream ended; set before done is closed
 	done    chan struct{}
@@ -71,7 +73,7 @@ func (u *Upstream) Run() {
 				// long: say so in its log and go on.
 				u.log.Warn("unreadable line from server", "server", u.name, "error", de.Error())
 				if resp := de.Response(); resp != nil {
-					_ = u.w.Write(resp)
+					_ = u.write(resp)
 				}
 				continue
 			}
@@ -103,8 +105,9 @@ func (u *Upstream) Run() {
 // shutdown ends the upstream: no more requests are accepted and every
 // pending one is answered with an error that says why.
 func (u *Upstream) shutdown(cause error) {
-	if u.onEnd != nil {
-		u.onEnd(u)
+	u.Refuse(cause)
+	if u.onDead != nil {
+		u.onDead(u)
 	}
 	u.mu.Lock()
 	if u.closed {
@@ -139,9 +142,37 @@ func unavailable(server string, cause error) *mcp.Error {
 }
 
 // errNotSent is matched (errors.Is) by the error of a send that the
-// upstream refused because it had ended: the request never reached the
-// server, so it can go to the server's next process.
-var errNotSent = errors.New("not sent: the upstream has ended")
+// upstream refused (it refuses new requests, or it has ended) or could not
+// write: the request never reached the server, so it can go to the
+// server's next process.
+var errNotSent = errors.New("not sent: the upstream takes no more requests")
+
+// errStopping is why an upstream refuses requests once it is detached: its
+// process is being stopped, and its stdin is about to close.
+var errStopping = errors.New("the server is stopping")
+
+// Refuse makes the upstream refuse new requests from now on (send fails
+// with errNotSent, so that they go to the server's next process), while
+// the requests already sent are still answered. It is called before the
+// server's stdin is closed (Hub.Detach does), so that no request is
+// written into a pipe that is closing. It reports whether the upstream
+// took requests until now.
+func (u *Upstream) Refuse(why error) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.refusal != nil {
+		return false
+	}
+	u.refusal = why
+	return true
+}
+
+// refuses reports whether the upstream refuses new requests.
+func (u *Upstream) refuses() bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.refusal != nil
+}
 
 // notSentError is an upstream's refusal: errNotSent, with the error that a
 // client receives if the request is not sent elsewhere.
@@ -152,11 +183,13 @@ func (e notSentError) Unwrap() []error { return []error{errNotSent, e.err} }
 
 // send writes a request to the server under a new id and calls deliver with
 // its response, or with an error response if the upstream ends first. An
-// upstream that has ended refuses it with an error that matches errNotSent.
+// upstream that refuses requests (Refuse; it has ended) refuses it, and a
+// request whose write fails never reached the server: both errors match
+// errNotSent.
 func (u *Upstream) send(msg *mcp.Message, deliver func(*mcp.Message)) (mcp.ID, error) {
 	u.mu.Lock()
-	if u.closed {
-		err := u.err
+	if u.refusal != nil {
+		err := u.refusal
 		u.mu.Unlock()
 		return mcp.ID{}, notSentError{unavailable(u.name, err)}
 	}
@@ -167,9 +200,13 @@ func (u *Upstream) send(msg *mcp.Message, deliver func(*mcp.Message)) (mcp.ID, e
 
 	out := *msg
 	out.ID = id
-	if err := u.w.Write(&out); err != nil {
-		u.forget(id)
-		return mcp.ID{}, unavailable(u.name, err)
+	if err := u.write(&out); err != nil {
+		if !u.forget(id) {
+			// The upstream ended meanwhile and answered it with an error:
+			// that is its outcome.
+			return id, nil
+		}
+		return mcp.ID{}, notSentError{unavailable(u.name, err)}
 	}
 	return id, nil
 }
@@ -184,10 +221,17 @@ func (u *Upstream) forget(id mcp.ID) bool {
 	return ok
 }
 
-// write sends a message as is: a notification, or a response to one of
-// the server's requests.
+// write sends a message as is: a request, a notification, or a response
+// to one of the server's requests. A write that fails (the server closed
+// its stdin, or it is being stopped) leaves the writer broken for good: the
+// upstream then refuses new requests, and onDead lets the hub stop handing
+// it out.
 func (u *Upstream) write(msg *mcp.Message) error {
-	return u.w.Write(msg)
+	err := u.w.Write(msg)
+	if err != nil && u.Refuse(err) && u.onDead != nil {
+		u.onDead(u)
+	}
+	return err
 }
 
 // notify sends a notification.
@@ -196,7 +240,7 @@ func (u *Upstream) notify(method string, params any) error {
 	if err != nil {
 		return err
 	}
-	return u.w.Write(&mcp.Message{Method: method, Params: raw})
+	return u.write(&mcp.Message{Method: method, Params: raw})
 }
 
 // call is a request of the launcher's own. When ctx ends first, the server
