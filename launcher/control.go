@@ -77,7 +77,7 @@ func (s *Session) control(ctx context.Context, conn net.Conn) {
 		answer(conn, controlAnswer{OK: true, Status: s.Status()})
 		conn.Close()
 	case "reload":
-		s.Reload(true)
+		s.reloadNow(true)
 		st := s.Status()
 		a := controlAnswer{OK: st.Reload.OK, Status: st}
 		if !st.Reload.OK {

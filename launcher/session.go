@@ -38,9 +38,6 @@ type Options struct {
 	Log *slog.Logger
 	// Changed, if set, is called after every event (to redraw a table).
 	Changed func()
-	// Reload delivers requests to reload (SIGHUP); failed servers are
-	// retried too.
-	Reload <-chan struct{}
 	// Debounce is the quiet time the watcher waits for after a change.
 	Debounce time.Duration
 	Timing   Timing
@@ -58,10 +55,13 @@ type Session struct {
 	started    time.Time
 	record     *proc.Record
 
-	// reloading serializes reloads: the watcher's, SIGHUP's and the
+	// reloading serializes reloads: the watcher's, Reload's and the
 	// control socket's, so that a manifest read earlier is never applied
 	// after one read later.
 	reloading sync.Mutex
+	// reloads holds Reload's request until Run takes it; requests made
+	// meanwhile merge into it.
+	reloads chan struct{}
 	// rebuilds are the goroutines of rebuild; shutdown waits for them.
 	rebuilds sync.WaitGroup
 
@@ -70,11 +70,14 @@ type Session struct {
 	ctx      *manifest.Context
 	servers  map[string]*supervisor
 	logs     map[string]*LogFile
-	reload   ReloadStatus
+	lastLoad ReloadStatus
 	building map[string]bool // servers being rebuilt after a source change
 	again    map[string]bool // ... whose sources changed again meanwhile
 	closing  bool            // shutdown has begun: nothing starts any more
 	sessCtx  context.Context
+	watcher  *watch.Watcher // nil when the manifest is not a file, or cannot be watched
+	hurried  bool           // Hurry was called
+	hurry    func()         // cuts the stop's grace periods short; set by Run
 }
 
 // ControlSocket is the name of the session's socket in its runtime dir.
@@ -100,14 +103,25 @@ func NewSession(opts Options) *Session {
 		logs:     make(map[string]*LogFile),
 		building: make(map[string]bool),
 		again:    make(map[string]bool),
+		reloads:  make(chan struct{}, 1),
 	}
 }
 
 // Run runs the session until ctx ends, then stops every server in parallel
-// and returns. When hurry ends too (a second signal), the servers' grace
-// periods are skipped. Run fails before starting anything when the
-// workspace already has a launcher or the manifest is invalid.
-func (s *Session) Run(ctx, hurry context.Context) error {
+// (gracefully, unless Hurry is called) and returns. Run fails before
+// starting anything when the workspace already has a launcher or the
+// manifest is invalid. A Session runs once.
+func (s *Session) Run(ctx context.Context) error {
+	// The stop outlives ctx, which has ended by then; Hurry ends this.
+	hurry, hurryNow := context.WithCancel(context.WithoutCancel(ctx))
+	defer hurryNow()
+	s.mu.Lock()
+	s.hurry = hurryNow
+	if s.hurried {
+		hurryNow()
+	}
+	s.mu.Unlock()
+
 	var err error
 	if s.runtimeDir, err = RuntimeDir(s.opts.Workspace); err != nil {
 		return err
@@ -168,8 +182,9 @@ func (s *Session) Run(ctx, hurry context.Context) error {
 	s.mu.Lock()
 	s.started = time.Now()
 	loaded := s.started.UTC()
-	s.reload = ReloadStatus{At: &loaded, OK: true} // the first load
+	s.lastLoad = ReloadStatus{At: &loaded, OK: true} // the first load
 	s.sessCtx = ctx
+	s.watcher = watcher
 	s.mu.Unlock()
 	s.apply(m, c, false)
 	s.log.Info("session started", "workspace", s.opts.Workspace, "manifest", m.File, "servers", len(s.servers), "control", sockPath)
@@ -195,10 +210,7 @@ func (s *Session) Run(ctx, hurry context.Context) error {
 				continue
 			}
 			if ev.Manifest {
-				s.Reload(false)
-				if watcher != nil {
-					s.watchSources(watcher)
-				}
+				s.reloadNow(false)
 			}
 			for _, name := range ev.Sources {
 				s.rebuild(name)
@@ -209,11 +221,8 @@ func (s *Session) Run(ctx, hurry context.Context) error {
 				continue
 			}
 			s.log.Warn("watching files", "error", err)
-		case <-s.opts.Reload:
-			s.Reload(true)
-			if watcher != nil {
-				s.watchSources(watcher)
-			}
+		case <-s.reloads:
+			s.reloadNow(true)
 		}
 	}
 }
@@ -231,18 +240,57 @@ func (s *Session) load() (*manifest.Manifest, *manifest.Context, error) {
 	return m, c, nil
 }
 
-// Reload reads the manifest again and applies it. An invalid manifest
-// changes nothing: the error is logged and shown by status. retryFailed
-// restarts failed servers even when their configuration did not change.
-func (s *Session) Reload(retryFailed bool) {
+// Reload asks the session to read the manifest again and apply it, as
+// SIGHUP does: failed servers are restarted too, even when their
+// configuration did not change. An invalid manifest changes nothing: the
+// error is logged and shown by status.
+//
+// Reload returns at once, and is safe to call from a signal handler's
+// goroutine: Run does the reload, and requests made while one waits merge
+// into it. One made before Run has started is done once it has.
+func (s *Session) Reload() {
+	select {
+	case s.reloads <- struct{}{}:
+	default: // one is waiting already
+	}
+}
+
+// Hurry makes the session's stop skip the servers' grace periods, as a
+// second signal does: they are killed instead of asked to exit. It may be
+// called at any time; before the stop, it takes effect at the stop.
+func (s *Session) Hurry() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.hurried = true
+	if s.hurry != nil {
+		s.hurry()
+	}
+}
+
+// reloadNow reads the manifest again and applies it, then watches the
+// sources of the servers it has; it returns once removed and changed
+// servers have stopped. retryFailed restarts failed servers even when their
+// configuration did not change.
+func (s *Session) reloadNow(retryFailed bool) {
+	s.reload(retryFailed)
+	s.mu.Lock()
+	w, closing := s.watcher, s.closing
+	s.mu.Unlock()
+	if w != nil && !closing {
+		s.watchSources(w)
+	}
+}
+
+// reload reads the manifest again and applies it: see Reload.
+func (s *Session) reload(retryFailed bool) {
 	s.reloading.Lock()
 	defer s.reloading.Unlock()
 	m, c, err := s.load()
 	now := time.Now().UTC()
 	s.mu.Lock()
-	s.reload = ReloadStatus{At: &now, OK: err == nil}
+	s.lastLoad = ReloadStatus{At: &now, OK: err == nil}
 	if err != nil {
-		s.reload.Error = err.Error()
+		s.lastLoad.Error = err.Error()
 	}
 	s.mu.Unlock()
 	if err != nil {
@@ -544,7 +592,7 @@ func (s *Session) Status() *Status {
 		Workspace: s.opts.Workspace,
 		Pid:       os.Getpid(),
 		StartedAt: s.started.UTC(),
-		Reload:    s.reload,
+		Reload:    s.lastLoad,
 	}
 	if s.m != nil {
 		st.Manifest = s.m.File

@@ -89,8 +89,7 @@ type testSession struct {
 	ws     string
 	token  string
 	events *eventLog
-	stop   context.CancelFunc // the first signal
-	hurry  context.CancelFunc // the second
+	stop   context.CancelFunc // the first signal; the second is s.Hurry
 	done   chan error         // Run's result
 	ended  bool
 
@@ -133,9 +132,8 @@ func startSession(t *testing.T, path string, opts Options) *testSession {
 	}
 	ts := &testSession{t: t, s: NewSession(opts), ws: opts.Workspace, token: token, events: events, done: make(chan error, 1), pids: map[int]bool{}}
 	ctx, stop := context.WithCancel(context.Background())
-	hurry, hurryNow := context.WithCancel(context.Background())
-	ts.stop, ts.hurry = stop, hurryNow
-	go func() { ts.done <- ts.s.Run(ctx, hurry) }()
+	ts.stop = stop
+	go func() { ts.done <- ts.s.Run(ctx) }()
 	t.Cleanup(func() {
 		if !ts.ended {
 			if err := ts.end(); err != nil {
@@ -159,7 +157,7 @@ func (ts *testSession) end() error {
 	case <-time.After(waitLong):
 	}
 	ts.t.Errorf("the session did not stop within %s: hurrying it", waitLong)
-	ts.hurry()
+	ts.s.Hurry()
 	select {
 	case err := <-ts.done:
 		return err
@@ -504,7 +502,7 @@ func TestSessionLocked(t *testing.T) {
 	}})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // were it to run, it should end at once
-	err := second.Run(ctx, ctx)
+	err := second.Run(ctx)
 	var le *LockedError
 	if !errors.As(err, &le) || le.Pid != os.Getpid() || le.Workspace != "ws" {
 		t.Fatalf("second session: got %v, want a LockedError with pid %d", err, os.Getpid())
@@ -588,7 +586,7 @@ func TestSessionReload(t *testing.T) {
 		testServerTOML(t, "change", "echo", "X=2") +
 		testServerTOML(t, "desc", "echo") + "description = \"two\"\n" +
 		testServerTOML(t, "add", "echo"))
-	ts.s.Reload(false) // returns once removed and changed servers have stopped
+	ts.s.reloadNow(false) // returns once removed and changed servers have stopped
 	if exited := exited(pids["gone"]) && exited(pids["change"]); !exited {
 		t.Errorf("after the reload returned, the removed or the changed server still runs")
 	}
@@ -617,13 +615,12 @@ func TestSessionReload(t *testing.T) {
 }
 
 // TestSessionReloadRetriesFailed: a reload that changes nothing leaves a
-// failed server failed; SIGHUP (Options.Reload) retries it.
+// failed server failed; Reload (SIGHUP) retries it.
 func TestSessionReloadRetriesFailed(t *testing.T) {
 	dir := t.TempDir()
 	path, script := filepath.Join(dir, "mcpgen.toml"), filepath.Join(dir, "late.sh")
 	writeFile(t, path, "[servers.late]\ncommand = \"./late.sh\"\n")
-	hup := make(chan struct{})
-	ts := startSession(t, path, Options{Reload: hup})
+	ts := startSession(t, path, Options{})
 	ts.wait("failed", serverIs("late", Failed))
 
 	// The server can start now, but the manifest says the same.
@@ -631,7 +628,7 @@ func TestSessionReloadRetriesFailed(t *testing.T) {
 	if err := os.Chmod(script, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	ts.s.Reload(false)
+	ts.s.reloadNow(false)
 	if s := server(ts.status(), "late"); s.State != Failed {
 		t.Errorf("after a reload without changes: got %+v, want failed", s)
 	}
@@ -639,7 +636,7 @@ func TestSessionReloadRetriesFailed(t *testing.T) {
 		t.Errorf("states: got %s", got)
 	}
 
-	hup <- struct{}{}
+	ts.s.Reload()
 	st := ts.wait("ready after SIGHUP", allReady("late"))
 	if s := server(st, "late"); s.LastError != "" || len(s.Tools) == 0 {
 		t.Errorf("after SIGHUP: got %+v", s)

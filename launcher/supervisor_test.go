@@ -170,7 +170,7 @@ func TestSupervisorHurry(t *testing.T) {
 		t.Fatalf("the stubborn server ended within an hour's grace")
 	}
 
-	ts.hurry()
+	ts.s.Hurry()
 	select {
 	case err := <-ts.done:
 		if err != nil {
@@ -180,6 +180,31 @@ func TestSupervisorHurry(t *testing.T) {
 		t.Fatal("hurry did not end the session")
 	}
 	waitGone(t, "after hurry", stubborn)
+}
+
+// TestSupervisorHurryFirst: Hurry before the stop (two signals in quick
+// succession) skips the graces of the stop to come.
+func TestSupervisorHurryFirst(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mcpgen.toml")
+	writeFile(t, path, testServerTOML(t, "stubborn", "noterm"))
+	ts := startSession(t, path, Options{Timing: Timing{StdinGrace: time.Hour, TermGrace: time.Hour}})
+	stubborn := server(ts.wait("ready", allReady("stubborn")), "stubborn").Pid
+
+	ts.s.Hurry()
+	if exited(stubborn) {
+		t.Fatal("Hurry alone stopped the server: it only shortens a stop")
+	}
+	ts.ended = true
+	ts.stop()
+	select {
+	case err := <-ts.done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(waitLong):
+		t.Fatal("a hurried stop waited for the graces")
+	}
+	waitGone(t, "after the hurried stop", stubborn)
 }
 
 // TestSupervisorGrandchild: what a server starts dies with it, when it

@@ -102,9 +102,6 @@ func (a *app) launch(o launchOptions, agent []string) error {
 
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	hurry, hurryNow := context.WithCancel(context.Background())
-	defer hurryNow()
-	reload := make(chan struct{}, 1)
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
@@ -122,7 +119,6 @@ func (a *app) launch(o launchOptions, agent []string) error {
 		Context:   manifest.ContextOptions{Dir: o.dir, User: o.user},
 		Self:      self,
 		Log:       logger,
-		Reload:    reload,
 		Debounce:  o.debounce,
 		Timing:    o.timing,
 	}
@@ -144,7 +140,7 @@ func (a *app) launch(o launchOptions, agent []string) error {
 	}
 
 	runErr := make(chan error, 1)
-	go func() { runErr <- session.Run(ctx, hurry) }()
+	go func() { runErr <- session.Run(ctx) }()
 
 	if len(agent) > 0 {
 		if err := waitStarted(o.workspace, runErr); err != nil {
@@ -176,10 +172,7 @@ func (a *app) launch(o launchOptions, agent []string) error {
 		case sig := <-sigs:
 			switch {
 			case sig == syscall.SIGHUP:
-				select {
-				case reload <- struct{}{}:
-				default:
-				}
+				session.Reload() // retries failed servers too
 			case agentProc != nil && agentStatus < 0:
 				// The agent runs the terminal: Ctrl-C is the agent's to
 				// handle (it got it from the terminal too). SIGTERM sent to
@@ -194,7 +187,7 @@ func (a *app) launch(o launchOptions, agent []string) error {
 					logger.Info("stopping: a second signal skips the grace periods", "signal", sig.String())
 					stop()
 				} else {
-					hurryNow()
+					session.Hurry()
 				}
 			}
 		}
