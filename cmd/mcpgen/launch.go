@@ -35,9 +35,9 @@ func (a *app) launchCommand() *cobra.Command {
 		Short: "Run the workspace's servers: supervised, reloaded, shared by its agents",
 		Long: `Launch runs one session for the workspace: it starts every stdio server of
 the manifest once, in process groups of their own, restarts the ones that
-crash (with backoff), reloads when the manifest changes (or on SIGHUP),
-rebuilds servers whose sources change, and shares each server among every
-agent of the workspace (mcpgen connect, emit --launcher).
+crash (with backoff), reloads when the manifest changes (or on SIGHUP, or
+mcpgen reload), rebuilds servers whose sources change, and shares each
+server among every agent of the workspace (mcpgen connect, emit --launcher).
 
 It runs in the foreground until SIGINT or SIGTERM, then stops every server
 and exits 0; a second signal skips the grace periods. On a terminal it
@@ -346,7 +346,7 @@ func (t *liveTable) loop() {
 		// Clear the screen, then draw from the top left.
 		fmt.Fprint(t.w, "\x1b[H\x1b[2J")
 		t.session.Status().WriteTable(t.w, time.Now())
-		fmt.Fprintln(t.w, "\nCtrl-C stops the session; SIGHUP reloads the manifest.")
+		fmt.Fprintln(t.w, "\nCtrl-C stops the session; SIGHUP (or mcpgen reload) reloads the manifest.")
 		time.Sleep(100 * time.Millisecond)
 	}
 }

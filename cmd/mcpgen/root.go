@@ -168,6 +168,7 @@ embedded demo manifest, and say so.`,
 		a.newCommand(),
 		a.launchCommand(),
 		a.statusCommand(),
+		a.reloadCommand(),
 		a.logsCommand(),
 		a.connectCommand(),
 	)
