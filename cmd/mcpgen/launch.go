@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/mcpgen/mcpgen/launcher"
 	"github.com/mcpgen/mcpgen/manifest"
@@ -301,13 +302,11 @@ func (a *app) loadManifestQuiet() (*manifest.Manifest, error) {
 	return a.loadManifest(true)
 }
 
+// isTerminal reports whether w is a terminal, which the live table needs.
+// A character device is not enough: /dev/null is one.
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // liveTable redraws the servers' status on a terminal when something
