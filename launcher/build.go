@@ -22,14 +22,14 @@ const (
 	Built    BuildState = "built"
 )
 
-// A BuildError is a build step that failed, with the tail of its output.
-type BuildError struct {
+// A buildError is a build step that failed, with the tail of its output.
+type buildError struct {
 	Server string
 	Err    error
 	Output []byte
 }
 
-func (e *BuildError) Error() string {
+func (e *buildError) Error() string {
 	msg := fmt.Sprintf("server %q: build failed: %v", e.Server, e.Err)
 	if len(e.Output) > 0 {
 		msg += "\n" + indent(string(e.Output))
@@ -57,7 +57,7 @@ func Build(ctx context.Context, m *manifest.Manifest, s *manifest.Server, env []
 	out := proc.NewTail(8 << 10)
 	spec := &proc.Spec{Path: s.Build[0], Args: s.Build[1:], Dir: m.Dir, Env: env, Stderr: out}
 	if err := proc.Run(ctx, spec, out); err != nil {
-		return Built, time.Since(start), &BuildError{Server: s.Name, Err: err, Output: out.Bytes()}
+		return Built, time.Since(start), &buildError{Server: s.Name, Err: err, Output: out.Bytes()}
 	}
 	return Built, time.Since(start), nil
 }

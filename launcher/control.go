@@ -185,7 +185,7 @@ func dialControl(workspace string, req controlRequest) (net.Conn, *controlAnswer
 	if err != nil {
 		return nil, nil, err
 	}
-	path, err := SocketPath(dir, ControlSocket)
+	path, err := socketPath(dir, controlSocket)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -242,7 +242,7 @@ func RequestReload(workspace string) (*Status, error) {
 
 // Connect opens an MCP connection to a server of workspace, through its
 // launcher's hub.
-func Connect(workspace, server string) (net.Conn, error) {
+func connect(workspace, server string) (net.Conn, error) {
 	conn, _, err := ConnectStdio(workspace, server, nil, nil)
 	return conn, err
 }

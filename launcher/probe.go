@@ -15,21 +15,21 @@ import (
 	"github.com/mcpgen/mcpgen/mcp"
 )
 
-// A ServerError is a server that failed to start or to become ready, with
+// A serverError is a server that failed to start or to become ready, with
 // the tail of what it wrote to stderr.
-type ServerError struct {
+type serverError struct {
 	Err    error
 	Stderr []byte
 }
 
-func (e *ServerError) Error() string {
+func (e *serverError) Error() string {
 	if len(e.Stderr) == 0 {
 		return e.Err.Error()
 	}
 	return e.Err.Error() + "\n    stderr:\n" + indent(string(e.Stderr))
 }
 
-func (e *ServerError) Unwrap() error { return e.Err }
+func (e *serverError) Unwrap() error { return e.Err }
 
 // Probe starts server s of m in context c, makes it ready and stops it: how
 // mcpgen build checks that a server works. It returns the tools the server
@@ -58,7 +58,7 @@ func Probe(ctx context.Context, m *manifest.Manifest, s *manifest.Server, c *man
 	stopErr := p.Stop(ctx)
 	<-up.Done()
 	if err != nil {
-		return nil, elapsed, &ServerError{Err: handshakeError(err, stopErr), Stderr: stderr.Bytes()}
+		return nil, elapsed, &serverError{Err: handshakeError(err, stopErr), Stderr: stderr.Bytes()}
 	}
 	return tools, elapsed, nil
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcpgen/mcpgen/internal/proc"
 	"github.com/mcpgen/mcpgen/launcher/internal/hub"
+	"github.com/mcpgen/mcpgen/launcher/internal/logfile"
 	"github.com/mcpgen/mcpgen/launcher/internal/watch"
 	"github.com/mcpgen/mcpgen/manifest"
 )
@@ -69,7 +70,7 @@ type Session struct {
 	m        *manifest.Manifest
 	ctx      *manifest.Context
 	servers  map[string]*supervisor
-	logs     map[string]*LogFile
+	logs     map[string]*logfile.File
 	lastLoad ReloadStatus
 	building map[string]bool // servers being rebuilt after a source change
 	again    map[string]bool // ... whose sources changed again meanwhile
@@ -80,8 +81,8 @@ type Session struct {
 	hurry    func()         // cuts the stop's grace periods short; set by Run
 }
 
-// ControlSocket is the name of the session's socket in its runtime dir.
-const ControlSocket = "control"
+// controlSocket is the name of the session's socket in its runtime dir.
+const controlSocket = "control"
 
 // NewSession prepares a session; Run starts it.
 func NewSession(opts Options) *Session {
@@ -100,7 +101,7 @@ func NewSession(opts Options) *Session {
 		timing:   opts.Timing.withDefaults(),
 		log:      opts.Log,
 		servers:  make(map[string]*supervisor),
-		logs:     make(map[string]*LogFile),
+		logs:     make(map[string]*logfile.File),
 		building: make(map[string]bool),
 		again:    make(map[string]bool),
 		reloads:  make(chan struct{}, 1),
@@ -129,11 +130,11 @@ func (s *Session) Run(ctx context.Context) error {
 	if s.stateDir, err = StateDir(s.opts.Workspace); err != nil {
 		return err
 	}
-	lock, err := Lock(s.runtimeDir)
+	held, err := lock(s.runtimeDir)
 	if err != nil {
 		return err
 	}
-	defer lock.Unlock()
+	defer held.Unlock()
 
 	// What a launcher killed with -9 left behind goes first.
 	reaped, err := proc.Reap(s.runtimeDir)
@@ -164,7 +165,7 @@ func (s *Session) Run(ctx context.Context) error {
 			events, watchErrs = watcher.Events(), watcher.Errors()
 		}
 	}
-	sockPath, err := SocketPath(s.runtimeDir, ControlSocket)
+	sockPath, err := socketPath(s.runtimeDir, controlSocket)
 	if err != nil {
 		return err
 	}
@@ -511,12 +512,23 @@ func (s *Session) serverLog(name string) (io.Writer, error) {
 	if l := s.logs[name]; l != nil {
 		return l, nil
 	}
-	l, err := OpenLog(s.logPath(name), DefaultLogMaxBytes, DefaultLogKeep)
+	l, err := logfile.Open(s.logPath(name), logfile.DefaultMaxBytes, logfile.DefaultKeep)
 	if err != nil {
 		return nil, err
 	}
 	s.logs[name] = l
 	return l, nil
+}
+
+// SessionLog opens the launcher's own log in the workspace's state dir,
+// launcher.log, capped and rotated as the servers' logs are: where a launch
+// writes its events when its terminal belongs to a live table or an agent.
+func SessionLog(workspace string) (io.WriteCloser, error) {
+	dir, err := StateDir(workspace)
+	if err != nil {
+		return nil, err
+	}
+	return logfile.Open(filepath.Join(dir, "launcher.log"), logfile.DefaultMaxBytes, logfile.DefaultKeep)
 }
 
 // logPath is where a server's stderr goes.

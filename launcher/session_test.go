@@ -44,8 +44,8 @@ func testEnv(t *testing.T) (token string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(rt) })
-	t.Setenv(EnvRuntimeDir, rt)
-	t.Setenv(EnvStateDir, t.TempDir())
+	t.Setenv(envRuntimeDir, rt)
+	t.Setenv(envStateDir, t.TempDir())
 	return fmt.Sprintf("%s-%d-%d", t.Name(), os.Getpid(), rand.Int64())
 }
 
@@ -242,7 +242,7 @@ func dumpStatus(st *Status) string {
 // control socket, as mcpgen connect does, and initializes it.
 func (ts *testSession) connect(server, name string) *testserver.Client {
 	ts.t.Helper()
-	conn, err := Connect(ts.ws, server)
+	conn, err := connect(ts.ws, server)
 	if err != nil {
 		ts.t.Fatal(err)
 	}
@@ -451,7 +451,7 @@ func TestSessionReady(t *testing.T) {
 		if got := fmt.Sprint(ts.events.states(want.name)); got != "[starting ready]" {
 			t.Errorf("%s: states %s, want [starting ready]", want.name, got)
 		}
-		if s.Log != filepath.Join(os.Getenv(EnvStateDir), "ws", want.name+".log") {
+		if s.Log != filepath.Join(os.Getenv(envStateDir), "ws", want.name+".log") {
 			t.Errorf("%s: log %s", want.name, s.Log)
 		}
 	}
@@ -503,9 +503,9 @@ func TestSessionLocked(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // were it to run, it should end at once
 	err := second.Run(ctx)
-	var le *LockedError
+	var le *lockedError
 	if !errors.As(err, &le) || le.Pid != os.Getpid() || le.Workspace != "ws" {
-		t.Fatalf("second session: got %v, want a LockedError with pid %d", err, os.Getpid())
+		t.Fatalf("second session: got %v, want a lockedError with pid %d", err, os.Getpid())
 	}
 	if want := fmt.Sprintf("(pid %d)", os.Getpid()); !strings.Contains(err.Error(), want) {
 		t.Errorf("error %q does not say %s", err, want)
@@ -606,7 +606,7 @@ func TestSessionReload(t *testing.T) {
 	if pid := keepClient.CallPid("1"); pid != pids["keep"] {
 		t.Errorf("keep's client: pid %d, want %d", pid, pids["keep"])
 	}
-	if _, err := Connect("ws", "gone"); err == nil || !strings.Contains(err.Error(), `has no server "gone"; it has: add, change, desc, keep`) {
+	if _, err := connect("ws", "gone"); err == nil || !strings.Contains(err.Error(), `has no server "gone"; it has: add, change, desc, keep`) {
 		t.Errorf("connect to a removed server: got %v", err)
 	}
 	if !ts.events.has("server removed", "server", "gone") {

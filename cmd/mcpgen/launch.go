@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
@@ -274,11 +273,7 @@ func (a *app) sessionLogger(o launchOptions, toFile bool) (*slog.Logger, func(),
 	var w io.Writer = a.stderr
 	closeFn := func() {}
 	if toFile {
-		dir, err := launcher.StateDir(o.workspace)
-		if err != nil {
-			return nil, nil, err
-		}
-		f, err := launcher.OpenLog(filepath.Join(dir, "launcher.log"), launcher.DefaultLogMaxBytes, launcher.DefaultLogKeep)
+		f, err := launcher.SessionLog(o.workspace)
 		if err != nil {
 			return nil, nil, err
 		}
