@@ -356,6 +356,9 @@ func (v *supervisor) runOnce() (*supervisorCmd, crashInfo) {
 	v.session.event(v.name, Ready, fmt.Sprintf("pid %d, %d tools", child.Pid, len(names)), nil)
 
 	cmd, err := v.watch(child, up)
+	// Detached before its stdin closes (end, Kill): a request that took
+	// this process from the hub just now is then refused, and goes to the
+	// next process, instead of failing on a closed pipe.
 	v.hub.Detach(up)
 	if cmd != nil {
 		return v.end(cmd, child, up), crashInfo{}

@@ -10,12 +10,13 @@ import (
 )
 
 // Run runs spec's program to its end in a process group of its own: a
-// build step, a declared tool. Its stdin is the null device; its stdout
-// goes to stdout and its stderr to spec.Stderr (nil discards either; the
-// same writer for both gets them in the order they were written). When ctx
-// ends first, the whole group is killed. Whatever the outcome, when Run
-// returns nothing the program started is still running: a build that leaves
-// a daemon behind does not get to keep it.
+// build step (and a declared tool's run, once servers/commands uses it).
+// Its stdin is the null device; its stdout goes to stdout and its stderr to
+// spec.Stderr (nil discards either; the same writer for both gets them in
+// the order they were written). When ctx ends first, the whole group is
+// killed. Whatever the outcome, when Run returns nothing the program
+// started is still running: a build that leaves a daemon behind does not
+// get to keep it.
 //
 // The error is StartError's when the program could not start, ctx's cause
 // when ctx ended it, and else how it exited (an *exec.ExitError).

@@ -128,7 +128,7 @@ func (h *Hub) Attach(up *Upstream, init *mcp.InitializeResult, tools []*mcp.Tool
 // got it from the hub just before goes to the next process too. Call it
 // before closing the server's stdin.
 func (h *Hub) Detach(up *Upstream) {
-	up.Refuse(errStopping)
+	up.refuse(errStopping)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.up != up {

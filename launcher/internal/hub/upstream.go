@@ -105,7 +105,7 @@ func (u *Upstream) Run() {
 // shutdown ends the upstream: no more requests are accepted and every
 // pending one is answered with an error that says why.
 func (u *Upstream) shutdown(cause error) {
-	u.Refuse(cause)
+	u.refuse(cause)
 	if u.onDead != nil {
 		u.onDead(u)
 	}
@@ -151,13 +151,13 @@ var errNotSent = errors.New("not sent: the upstream takes no more requests")
 // process is being stopped, and its stdin is about to close.
 var errStopping = errors.New("the server is stopping")
 
-// Refuse makes the upstream refuse new requests from now on (send fails
+// refuse makes the upstream refuse new requests from now on (send fails
 // with errNotSent, so that they go to the server's next process), while
 // the requests already sent are still answered. It is called before the
 // server's stdin is closed (Hub.Detach does), so that no request is
 // written into a pipe that is closing. It reports whether the upstream
 // took requests until now.
-func (u *Upstream) Refuse(why error) bool {
+func (u *Upstream) refuse(why error) bool {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.refusal != nil {
@@ -183,7 +183,7 @@ func (e notSentError) Unwrap() []error { return []error{errNotSent, e.err} }
 
 // send writes a request to the server under a new id and calls deliver with
 // its response, or with an error response if the upstream ends first. An
-// upstream that refuses requests (Refuse; it has ended) refuses it, and a
+// upstream that refuses requests (refuse; it has ended) refuses it, and a
 // request whose write fails never reached the server: both errors match
 // errNotSent.
 func (u *Upstream) send(msg *mcp.Message, deliver func(*mcp.Message)) (mcp.ID, error) {
@@ -228,7 +228,7 @@ func (u *Upstream) forget(id mcp.ID) bool {
 // it out.
 func (u *Upstream) write(msg *mcp.Message) error {
 	err := u.w.Write(msg)
-	if err != nil && u.Refuse(err) && u.onDead != nil {
+	if err != nil && u.refuse(err) && u.onDead != nil {
 		u.onDead(u)
 	}
 	return err
