@@ -46,7 +46,7 @@ type Options struct {
 
 // A Session is one workspace's launcher: it holds the workspace's lock,
 // runs a supervisor and a hub per stdio server, follows the manifest, and
-// answers the control socket (status, connect).
+// answers the control socket (status, reload, connect).
 type Session struct {
 	opts       Options
 	timing     Timing
