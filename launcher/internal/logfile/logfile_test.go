@@ -1,4 +1,4 @@
-package launcher
+package logfile
 
 import (
 	"errors"
@@ -10,9 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
-	"time"
 )
 
 func TestLogRotate(t *testing.T) {
@@ -74,7 +72,7 @@ func TestLogRotate(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			l, err := OpenLog(path, tt.max, tt.keep)
+			l, err := Open(path, tt.max, tt.keep)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -113,7 +111,7 @@ func TestLogConcurrent(t *testing.T) {
 	const writers, lines = 8, 200
 	path := filepath.Join(t.TempDir(), "server.log")
 	const max = 1000
-	l, err := OpenLog(path, max, 100) // keeps everything
+	l, err := Open(path, max, 100) // keeps everything
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +179,7 @@ func TestLogf(t *testing.T) {
 	if err := os.WriteFile(path, []byte("half a line"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	l, err := OpenLog(path, DefaultLogMaxBytes, DefaultLogKeep)
+	l, err := Open(path, DefaultMaxBytes, DefaultKeep)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +204,7 @@ func TestLogf(t *testing.T) {
 
 func TestLogPipe(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "server.log")
-	l, err := OpenLog(path, DefaultLogMaxBytes, DefaultLogKeep)
+	l, err := Open(path, DefaultMaxBytes, DefaultKeep)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,93 +241,10 @@ func TestLogPipe(t *testing.T) {
 	}
 }
 
-// TestLogCloseHeldPipe: a process that keeps the pipe open (here, a
-// background sleep that inherited stderr) does not keep Close waiting.
-func TestLogCloseHeldPipe(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "server.log")
-	l, err := OpenLog(path, DefaultLogMaxBytes, DefaultLogKeep)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l.drain = 10 * time.Millisecond
-	w, err := l.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("sh", "-c", `sleep 300 & echo started >&2`)
-	cmd.Stderr = w
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	err = cmd.Start()
-	w.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pgid := cmd.Process.Pid
-	t.Cleanup(func() { syscall.Kill(-pgid, syscall.SIGKILL) })
-	if err := cmd.Wait(); err != nil {
-		t.Fatal(err)
-	}
-	// What the child wrote is copied before Close begins, so that the
-	// short drain cannot lose it.
-	waitUntil(t, "the log holds the child's line", func() bool {
-		b, _ := os.ReadFile(path)
-		return string(b) == "started\n"
-	})
-
-	closed := make(chan error, 1)
-	go func() { closed <- l.Close() }() // ends when Close returns
-	select {
-	case err := <-closed:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("Close still waits for a pipe that a background process holds")
-	}
-	if n := len(groupProcs(t, pgid)); n == 0 {
-		t.Fatal("the background sleep is gone: the test proves nothing")
-	}
-	l.mu.Lock()
-	pipes := len(l.pipes)
-	l.mu.Unlock()
-	if pipes != 0 {
-		t.Errorf("%d pipes still copied after Close, want 0", pipes)
-	}
-}
-
-// waitUntil polls cond, failing the test if it stays false: a bound on a
-// hang, not an assertion on timing.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting until %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-// groupProcs returns the live (not zombie) processes of group pgid.
-func groupProcs(t *testing.T, pgid int) []procStat {
-	t.Helper()
-	procs, err := scanProcs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var in []procStat
-	for _, p := range procs {
-		if p.pgid == pgid && p.state != 'Z' {
-			in = append(in, p)
-		}
-	}
-	return in
-}
-
 // BenchmarkLogWrite is the path of every chunk a server writes to stderr,
 // rotations included.
 func BenchmarkLogWrite(b *testing.B) {
-	l, err := OpenLog(filepath.Join(b.TempDir(), "server.log"), 1<<20, 2)
+	l, err := Open(filepath.Join(b.TempDir(), "server.log"), 1<<20, 2)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -341,4 +256,13 @@ func BenchmarkLogWrite(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+func fileText(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -1,10 +1,12 @@
-package launcher
+package hub
 
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -12,28 +14,35 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/mcpgen/mcpgen/internal/proc"
+	"github.com/mcpgen/mcpgen/launcher/internal/testserver"
 	"github.com/mcpgen/mcpgen/mcp"
 )
 
-// hang guards: generous, never a timing assertion.
-const (
-	waitLong  = 20 * time.Second
-	waitQuiet = 300 * time.Millisecond // how long "nothing arrives" is watched
-)
+// The test binary doubles as the servers the tests run (testserver.Main).
+func TestMain(m *testing.M) {
+	testserver.Main()
+	os.Exit(m.Run())
+}
+
+const waitLong = testserver.WaitLong
 
 // testHub is a hub with a test server process behind it.
 type testHub struct {
 	t    *testing.T
 	hub  *Hub
-	proc *Process
-	up   *upstream
+	proc *proc.Process
+	up   *Upstream
 	root string
+	// The last handshake, for an upstream of the test's own to attach.
+	init  *mcp.InitializeResult
+	tools []*mcp.Tool
 }
 
 func newTestHub(t *testing.T, mode string, extra ...string) *testHub {
 	t.Helper()
 	root := t.TempDir()
-	th := &testHub{t: t, hub: NewHub("test", root, slog.New(slog.DiscardHandler)), root: root}
+	th := &testHub{t: t, hub: New("test", root, slog.New(slog.DiscardHandler)), root: root}
 	th.start(mode, extra...)
 	t.Cleanup(func() {
 		th.hub.Close()
@@ -45,114 +54,38 @@ func newTestHub(t *testing.T, mode string, extra ...string) *testHub {
 // start runs a server process and makes it the hub's.
 func (th *testHub) start(mode string, extra ...string) {
 	th.t.Helper()
-	p, err := Start(testServerSpec(th.t, mode, extra...))
+	p, err := proc.Start(testserver.Spec(th.t, mode, extra...))
 	if err != nil {
 		th.t.Fatal(err)
 	}
-	up := th.hub.newUpstream(p.Stdout(), p.Stdin())
-	go up.run()
+	up := th.hub.NewUpstream(p.Stdout(), p.Stdin())
+	go up.Run()
 	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
 	defer cancel()
-	init, tools, err := up.initialize(ctx)
+	init, tools, err := up.Initialize(ctx)
 	if err != nil {
 		th.t.Fatal(err)
 	}
-	th.proc, th.up = p, up
-	th.hub.attach(up, init, tools)
+	th.proc, th.up, th.init, th.tools = p, up, init, tools
+	th.hub.Attach(up, init, tools)
 }
 
 // crash kills the server as a crash would, and detaches it.
 func (th *testHub) crash() {
 	th.proc.Kill()
 	<-th.up.done
-	th.hub.detach(th.up)
+	th.hub.Detach(th.up)
 }
 
-// rawClient speaks to a hub line by line, so that tests choose ids and
-// tokens freely and see every message.
-type rawClient struct {
-	t    *testing.T
-	conn net.Conn
-	w    *mcp.Writer
-	in   chan *mcp.Message // everything the hub sends
-}
-
-func (th *testHub) client(name string, caps string) *rawClient {
+// client connects a client to the hub, as the control socket does, and
+// initializes it with the capabilities caps.
+func (th *testHub) client(name string, caps string) *testserver.Client {
 	th.t.Helper()
 	ours, theirs := net.Pipe()
 	served := make(chan struct{})
 	go func() { defer close(served); th.hub.Serve(context.Background(), theirs) }()
-	c := &rawClient{t: th.t, conn: ours, w: mcp.NewWriter(ours), in: make(chan *mcp.Message, 1000)}
-	go func() {
-		defer close(c.in)
-		r := mcp.NewReader(ours)
-		for {
-			msg, err := r.Read()
-			if err != nil {
-				return
-			}
-			c.in <- msg
-		}
-	}()
 	th.t.Cleanup(func() { ours.Close(); <-served })
-	if caps == "" {
-		caps = "{}"
-	}
-	c.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":` + caps + `,"clientInfo":{"name":"` + name + `","version":"1.0"}}}`)
-	if m := c.next(); m.Error != nil {
-		th.t.Fatalf("initialize: %v", m.Error)
-	}
-	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	return c
-}
-
-func (c *rawClient) send(line string) {
-	c.t.Helper()
-	if err := c.w.WriteLine([]byte(line)); err != nil {
-		c.t.Fatal(err)
-	}
-}
-
-func (c *rawClient) call(id, tool, args string) {
-	c.t.Helper()
-	c.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"` + tool + `","arguments":` + args + `}}`)
-}
-
-// next returns the next message from the hub.
-func (c *rawClient) next() *mcp.Message {
-	c.t.Helper()
-	select {
-	case m, ok := <-c.in:
-		if !ok {
-			c.t.Fatal("the hub closed the connection")
-		}
-		return m
-	case <-time.After(waitLong):
-		c.t.Fatal("nothing from the hub")
-	}
-	return nil
-}
-
-// quiet fails if the hub sends anything within waitQuiet.
-func (c *rawClient) quiet() {
-	c.t.Helper()
-	select {
-	case m := <-c.in:
-		c.t.Errorf("unexpected message: %s", m.AppendJSON(nil))
-	case <-time.After(waitQuiet):
-	}
-}
-
-func resultText(t *testing.T, m *mcp.Message) string {
-	t.Helper()
-	if m.Error != nil {
-		t.Fatalf("error response: %v", m.Error)
-	}
-	var r mcp.CallToolResult
-	if err := json.Unmarshal(m.Result, &r); err != nil || len(r.Content) == 0 {
-		t.Fatalf("not a tool result: %s", m.Result)
-	}
-	return r.Content[0].Text
+	return testserver.NewClient(th.t, ours, name, caps)
 }
 
 func TestHubInitialize(t *testing.T) {
@@ -196,12 +129,12 @@ func TestHubIDs(t *testing.T) {
 	th := newTestHub(t, "echo")
 	a, b := th.client("a", ""), th.client("b", "")
 	for i, id := range []string{`1`, `"1"`, `-5`, `"x y"`, `9007199254740993`} {
-		a.call(id, "echo", fmt.Sprintf(`{"text":"a%d"}`, i))
-		b.call(id, "echo", fmt.Sprintf(`{"text":"b%d"}`, i))
-		for _, c := range []*rawClient{a, b} {
-			m := c.next()
-			who := map[*rawClient]string{a: "a", b: "b"}[c]
-			if m.ID.String() != id || resultText(t, m) != fmt.Sprint(who, i) {
+		a.Call(id, "echo", fmt.Sprintf(`{"text":"a%d"}`, i))
+		b.Call(id, "echo", fmt.Sprintf(`{"text":"b%d"}`, i))
+		for _, c := range []*testserver.Client{a, b} {
+			m := c.Next()
+			who := map[*testserver.Client]string{a: "a", b: "b"}[c]
+			if m.ID.String() != id || testserver.ResultText(t, m) != fmt.Sprint(who, i) {
 				t.Errorf("client %s, id %s: got id %s, %s", who, id, m.ID, m.AppendJSON(nil))
 			}
 		}
@@ -218,13 +151,13 @@ func TestHubConcurrentClients(t *testing.T) {
 		c := th.client(fmt.Sprint("c", i), "")
 		wg.Go(func() {
 			for n := range calls {
-				c.call(fmt.Sprint(n), "echo", fmt.Sprintf(`{"text":"%d-%d"}`, i, n))
+				c.Call(fmt.Sprint(n), "echo", fmt.Sprintf(`{"text":"%d-%d"}`, i, n))
 			}
 			seen := map[string]bool{}
 			for range calls {
-				m := c.next()
+				m := c.Next()
 				want := fmt.Sprintf("%d-%s", i, m.ID)
-				if got := resultText(t, m); got != want {
+				if got := testserver.ResultText(t, m); got != want {
 					t.Errorf("client %d: id %s answered %q", i, m.ID, got)
 				}
 				seen[m.ID.String()] = true
@@ -242,15 +175,15 @@ func TestHubConcurrentClients(t *testing.T) {
 func TestHubCancel(t *testing.T) {
 	th := newTestHub(t, "echo")
 	a, b := th.client("a", ""), th.client("b", "")
-	a.call("7", "slow", `{"ms":20000}`)
-	b.call("7", "slow", `{"ms":200}`)
-	a.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"no longer needed"}}`)
-	if m := b.next(); m.ID.String() != "7" || resultText(t, m) != "slept" {
+	a.Call("7", "slow", `{"ms":20000}`)
+	b.Call("7", "slow", `{"ms":200}`)
+	a.Send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"no longer needed"}}`)
+	if m := b.Next(); m.ID.String() != "7" || testserver.ResultText(t, m) != "slept" {
 		t.Errorf("b: got %s", m.AppendJSON(nil))
 	}
-	a.quiet() // a cancelled request gets no response
-	a.call("8", "echo", `{"text":"still here"}`)
-	if m := a.next(); resultText(t, m) != "still here" {
+	a.Quiet() // a cancelled request gets no response
+	a.Call("8", "echo", `{"text":"still here"}`)
+	if m := a.Next(); testserver.ResultText(t, m) != "still here" {
 		t.Errorf("a after cancel: got %s", m.AppendJSON(nil))
 	}
 }
@@ -260,15 +193,15 @@ func TestHubCancel(t *testing.T) {
 func TestHubProgress(t *testing.T) {
 	th := newTestHub(t, "echo")
 	a, b := th.client("a", ""), th.client("b", "")
-	for _, c := range []*rawClient{a, b} {
-		c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"progress","arguments":{"steps":3},"_meta":{"progressToken":"tok"}}}`)
+	for _, c := range []*testserver.Client{a, b} {
+		c.Send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"progress","arguments":{"steps":3},"_meta":{"progressToken":"tok"}}}`)
 	}
-	for _, c := range []*rawClient{a, b} {
+	for _, c := range []*testserver.Client{a, b} {
 		var progress []float64
 		for {
-			m := c.next()
+			m := c.Next()
 			if m.IsResponse() {
-				if resultText(t, m) != "done" {
+				if testserver.ResultText(t, m) != "done" {
 					t.Errorf("result: %s", m.AppendJSON(nil))
 				}
 				break
@@ -293,23 +226,23 @@ func TestHubProgress(t *testing.T) {
 func TestHubServerRequests(t *testing.T) {
 	th := newTestHub(t, "echo")
 	plain := th.client("plain", "")
-	plain.call("1", "roots", `{}`)
-	if got := resultText(t, plain.next()); !strings.Contains(got, `"uri":"file://`+th.root+`"`) {
+	plain.Call("1", "roots", `{}`)
+	if got := testserver.ResultText(t, plain.Next()); !strings.Contains(got, `"uri":"file://`+th.root+`"`) {
 		t.Errorf("roots: got %s", got)
 	}
-	plain.call("2", "sample", `{}`)
-	if got := resultText(t, plain.next()); !strings.HasPrefix(got, "error -32601: no client") {
+	plain.Call("2", "sample", `{}`)
+	if got := testserver.ResultText(t, plain.Next()); !strings.HasPrefix(got, "error -32601: no client") {
 		t.Errorf("sampling without a capable client: got %s", got)
 	}
 
 	sampler := th.client("sampler", `{"sampling":{}}`)
-	plain.call("3", "sample", `{}`)
-	req := sampler.next()
+	plain.Call("3", "sample", `{}`)
+	req := sampler.Next()
 	if req.Method != "sampling/createMessage" || !req.ID.IsValid() {
 		t.Fatalf("sampler got %s", req.AppendJSON(nil))
 	}
-	sampler.send(`{"jsonrpc":"2.0","id":` + req.ID.String() + `,"result":{"role":"assistant","content":{"type":"text","text":"from the sampler"}}}`)
-	if got := resultText(t, plain.next()); !strings.Contains(got, "from the sampler") {
+	sampler.Send(`{"jsonrpc":"2.0","id":` + req.ID.String() + `,"result":{"role":"assistant","content":{"type":"text","text":"from the sampler"}}}`)
+	if got := testserver.ResultText(t, plain.Next()); !strings.Contains(got, "from the sampler") {
 		t.Errorf("sampling answered by another client: got %s", got)
 	}
 }
@@ -319,23 +252,23 @@ func TestHubServerRequests(t *testing.T) {
 func TestHubRestart(t *testing.T) {
 	th := newTestHub(t, "echo")
 	c := th.client("a", "")
-	c.call("1", "slow", `{"ms":20000}`)
+	c.Call("1", "slow", `{"ms":20000}`)
 	time.Sleep(50 * time.Millisecond) // let it reach the server; not a timing assertion
 	th.crash()
-	m := c.next()
+	m := c.Next()
 	if m.ID.String() != "1" || m.Error == nil || m.Error.Code != CodeUnavailable {
 		t.Fatalf("in flight at the crash: got %s", m.AppendJSON(nil))
 	}
 
 	// Same tools: no list_changed. Other tools: list_changed.
 	th.start("echo")
-	c.call("2", "echo", `{"text":"back"}`)
-	if m := c.next(); resultText(t, m) != "back" {
+	c.Call("2", "echo", `{"text":"back"}`)
+	if m := c.Next(); testserver.ResultText(t, m) != "back" {
 		t.Errorf("after restart: got %s", m.AppendJSON(nil))
 	}
 	th.crash()
 	th.start("echo", "MCPGEN_TESTSERVER_TOOLS=echo")
-	if m := c.next(); m.Method != "notifications/tools/list_changed" {
+	if m := c.Next(); m.Method != "notifications/tools/list_changed" {
 		t.Errorf("after a restart with other tools: got %s", m.AppendJSON(nil))
 	}
 	if got := th.hub.Tools(); fmt.Sprint(got) != "[echo]" {
@@ -349,17 +282,17 @@ func TestHubWaitsForRestart(t *testing.T) {
 	th := newTestHub(t, "echo")
 	c := th.client("a", "")
 	th.crash()
-	c.call("1", "echo", `{"text":"waited"}`)
+	c.Call("1", "echo", `{"text":"waited"}`)
 	time.Sleep(50 * time.Millisecond)
 	th.start("echo")
-	if m := c.next(); resultText(t, m) != "waited" {
+	if m := c.Next(); testserver.ResultText(t, m) != "waited" {
 		t.Errorf("got %s", m.AppendJSON(nil))
 	}
 
 	th.crash()
-	th.hub.fail(fmt.Errorf("server %q failed: test", "test"))
-	c.call("2", "echo", `{"text":"x"}`)
-	if m := c.next(); m.Error == nil || !strings.Contains(m.Error.Message, "failed: test") {
+	th.hub.Fail(fmt.Errorf("server %q failed: test", "test"))
+	c.Call("2", "echo", `{"text":"x"}`)
+	if m := c.Next(); m.Error == nil || !strings.Contains(m.Error.Message, "failed: test") {
 		t.Errorf("while failed: got %s", m.AppendJSON(nil))
 	}
 }
@@ -377,9 +310,9 @@ func TestHubDeadServerNotUsed(t *testing.T) {
 	if !dropped {
 		t.Fatal("the hub still offers the dead process to requests")
 	}
-	c.call("1", "echo", `{"text":"next process"}`)
+	c.Call("1", "echo", `{"text":"next process"}`)
 	th.start("echo")
-	if m := c.next(); resultText(t, m) != "next process" {
+	if m := c.Next(); testserver.ResultText(t, m) != "next process" {
 		t.Errorf("got %s", m.AppendJSON(nil))
 	}
 }
@@ -388,14 +321,14 @@ func TestHubDeadServerNotUsed(t *testing.T) {
 func TestHubListChanged(t *testing.T) {
 	th := newTestHub(t, "echo")
 	a, b := th.client("a", ""), th.client("b", "")
-	a.call("1", "add", `{}`)
+	a.Call("1", "add", `{}`)
 	var sawResult, sawChange bool
 	for !(sawResult && sawChange) {
-		m := a.next()
+		m := a.Next()
 		sawResult = sawResult || m.IsResponse()
 		sawChange = sawChange || m.Method == "notifications/tools/list_changed"
 	}
-	if m := b.next(); m.Method != "notifications/tools/list_changed" {
+	if m := b.Next(); m.Method != "notifications/tools/list_changed" {
 		t.Errorf("b: got %s", m.AppendJSON(nil))
 	}
 	if got := th.hub.Tools(); !strings.Contains(fmt.Sprint(got), "extra") {
@@ -408,12 +341,121 @@ func TestHubClose(t *testing.T) {
 	th := newTestHub(t, "echo")
 	c := th.client("a", "")
 	th.hub.Close()
-	select {
-	case _, ok := <-c.in:
-		if ok {
-			t.Error("a message after Close")
-		}
-	case <-time.After(waitLong):
+	before, closed := c.Closed()
+	if !closed {
 		t.Fatal("the client was not disconnected")
+	}
+	if before > 0 {
+		t.Errorf("%d messages after Close, want none", before)
+	}
+}
+
+// A brokenStdin is the stdin of a server that is going away: every write
+// fails, as a write to a closed pipe does. wrote is closed at the first.
+type brokenStdin struct {
+	mu     sync.Mutex
+	writes int
+	wrote  chan struct{}
+}
+
+func (w *brokenStdin) Write([]byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.writes++; w.writes == 1 {
+		close(w.wrote)
+	}
+	return 0, &os.PathError{Op: "write", Path: "|1", Err: os.ErrClosed}
+}
+
+func (w *brokenStdin) count() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.writes
+}
+
+// waitDetached waits until the hub no longer offers up to requests.
+func (th *testHub) waitDetached(up *Upstream) {
+	th.t.Helper()
+	deadline := time.Now().Add(waitLong)
+	for {
+		th.hub.mu.Lock()
+		offered := th.hub.up == up
+		th.hub.mu.Unlock()
+		if !offered {
+			return
+		}
+		if time.Now().After(deadline) {
+			th.t.Fatal("the hub still offers a server it cannot write to")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestHubUnwritableServer: a request whose write to the server fails never
+// reached it, so it goes to the next process instead of failing, and the
+// hub stops offering the server it cannot write to (no request spins on
+// it).
+func TestHubUnwritableServer(t *testing.T) {
+	th := newTestHub(t, "echo")
+	c := th.client("a", "")
+	th.crash()
+	stdin := &brokenStdin{wrote: make(chan struct{})}
+	stdout, silent := io.Pipe() // the server never answers: it is going away
+	defer silent.Close()
+	bad := th.hub.NewUpstream(stdout, stdin)
+	go bad.Run() // ends when silent is closed
+	th.hub.Attach(bad, th.init, th.tools)
+
+	c.Call("1", "echo", `{"text":"next process"}`)
+	select {
+	case <-stdin.wrote:
+	case <-time.After(waitLong):
+		t.Fatal("the request never reached the server's stdin")
+	}
+	th.waitDetached(bad)
+	th.start("echo")
+	if m := c.Next(); m.ID.String() != "1" || testserver.ResultText(t, m) != "next process" {
+		t.Errorf("got %s, want the next process's answer", m.AppendJSON(nil))
+	}
+	if n := stdin.count(); n != 1 {
+		t.Errorf("%d writes to the broken stdin, want 1", n)
+	}
+}
+
+// TestHubStoppingServer reproduces a race seen in CI (TestShare/
+// ReloadAndCrash): a client's request takes the hub's server, then the
+// supervisor detaches that server and closes its stdin to stop it, then the
+// request is sent. It must go to the next process, not fail with "file
+// already closed". The interleaving is played step by step: the request as
+// the client's read loop forwards it, with the server it took before.
+func TestHubStoppingServer(t *testing.T) {
+	th := newTestHub(t, "echo")
+	c := th.client("a", "")
+	th.hub.mu.Lock()
+	var cl *client
+	for k := range th.hub.clients {
+		cl = k
+	}
+	taken := th.hub.up // what the client's request read, before the stop
+	th.hub.mu.Unlock()
+
+	// The supervisor stops the process: detach, then close its stdin.
+	th.hub.Detach(taken)
+	if err := th.proc.Stdin().Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	msg := &mcp.Message{ID: mcp.Int64ID(1), Method: "tools/call", Params: json.RawMessage(`{"name":"echo","arguments":{"text":"next process"}}`)}
+	f := &forward{clientID: msg.ID}
+	cl.mu.Lock()
+	cl.inflight[msg.ID] = f
+	cl.mu.Unlock()
+	cl.forward(context.Background(), taken, f, msg)
+
+	th.proc.Kill()
+	<-taken.Done()
+	th.start("echo")
+	if m := c.Next(); m.ID.String() != "1" || testserver.ResultText(t, m) != "next process" {
+		t.Errorf("got %s, want the next process's answer", m.AppendJSON(nil))
 	}
 }

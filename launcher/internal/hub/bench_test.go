@@ -1,4 +1,4 @@
-package launcher
+package hub
 
 import (
 	"bufio"
@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgen/mcpgen/internal/proc"
+	"github.com/mcpgen/mcpgen/launcher/internal/testserver"
 	"github.com/mcpgen/mcpgen/mcp"
 )
 
@@ -26,7 +28,7 @@ import (
 // binary in echo mode), with one client and with eight at once; and what
 // an idle client costs the launcher.
 //
-//	go test -run '^$' -bench . -benchmem ./launcher/
+//	go test -run '^$' -bench . -benchmem ./launcher/internal/hub/
 //
 // ns/op is the time per call: for one client, the round trip; for eight,
 // the inverse of the aggregate throughput (calls/s is reported too).
@@ -195,9 +197,9 @@ func (c *benchConn) initialize(tb testing.TB) {
 
 // benchServer starts the test server in echo mode and ends it with the
 // benchmark.
-func benchServer(tb testing.TB) *Process {
+func benchServer(tb testing.TB) *proc.Process {
 	tb.Helper()
-	p, err := Start(testServerSpec(tb, "echo"))
+	p, err := proc.Start(testserver.Spec(tb, "echo"))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -224,16 +226,16 @@ type benchHubT struct {
 func benchHub(tb testing.TB) *benchHubT {
 	tb.Helper()
 	p := benchServer(tb)
-	h := NewHub("bench", tb.TempDir(), slog.New(slog.DiscardHandler))
-	up := h.newUpstream(p.Stdout(), p.Stdin())
-	go up.run()
+	h := New("bench", tb.TempDir(), slog.New(slog.DiscardHandler))
+	up := h.NewUpstream(p.Stdout(), p.Stdin())
+	go up.Run()
 	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
 	defer cancel()
-	init, tools, err := up.initialize(ctx)
+	init, tools, err := up.Initialize(ctx)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	h.attach(up, init, tools)
+	h.Attach(up, init, tools)
 
 	dir, err := os.MkdirTemp("", "mcpgen-bench-") // short: a socket path has a limit
 	if err != nil {

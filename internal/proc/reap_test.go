@@ -1,4 +1,6 @@
-package launcher
+//go:build linux
+
+package proc
 
 import (
 	"errors"
@@ -67,14 +69,14 @@ func (g *testGroup) waitExited(t *testing.T) {
 
 // waitSleeps waits until group g runs n sleeps, so that everything the
 // script starts before them has happened.
-func (g *testGroup) waitSleeps(t *testing.T, n int) []procStat {
+func (g *testGroup) waitSleeps(t *testing.T, n int) []Stat {
 	t.Helper()
-	var procs []procStat
+	var procs []Stat
 	waitUntil(t, "the group runs its sleeps", func() bool {
 		procs = groupProcs(t, g.pid)
 		sleeps := 0
 		for _, p := range procs {
-			if p.comm == "sleep" {
+			if p.Comm == "sleep" {
 				sleeps++
 			}
 		}
@@ -86,12 +88,12 @@ func (g *testGroup) waitSleeps(t *testing.T, n int) []procStat {
 // gone reports whether a process has ended: it no longer exists, its pid
 // belongs to another process, or it is a zombie that is not ours to wait
 // for (an orphan, which init reaps).
-func gone(p procStat) bool {
-	st, err := readStat(p.pid)
+func gone(p Stat) bool {
+	st, err := ReadStat(p.Pid)
 	if err != nil {
 		return errors.Is(err, fs.ErrNotExist)
 	}
-	return st.start != p.start || (st.state == 'Z' && st.ppid != os.Getpid())
+	return st.Start != p.Start || (st.State == 'Z' && st.PPid != os.Getpid())
 }
 
 func signalOf(err error) syscall.Signal {
@@ -121,7 +123,7 @@ func TestReap(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var procs []procStat
+	var procs []Stat
 	procs = append(procs, two.waitSleeps(t, 2)...)
 	procs = append(procs, stubborn.waitSleeps(t, 1)...)
 	procs = append(procs, orphaned.waitSleeps(t, 1)...)
@@ -157,7 +159,7 @@ func TestReap(t *testing.T) {
 	}
 	for _, p := range procs {
 		if !gone(p) {
-			t.Errorf("process %d (%s) of group %d outlived Reap", p.pid, p.comm, p.pgid)
+			t.Errorf("process %d (%s) of group %d outlived Reap", p.Pid, p.Comm, p.Pgid)
 		}
 	}
 	if _, err := os.Stat(filepath.Join(dir, pgidsFile)); !errors.Is(err, fs.ErrNotExist) {
@@ -172,7 +174,7 @@ func TestReap(t *testing.T) {
 // are not the recorded ones: Reap must leave them all alone.
 func TestReapSparesOthers(t *testing.T) {
 	dir := t.TempDir()
-	self, err := readStat(os.Getpid())
+	self, err := ReadStat(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +182,7 @@ func TestReapSparesOthers(t *testing.T) {
 	// of its own: the recorded leader started earlier.
 	recycled := startGroup(t, "sleep 300 & exec sleep 300")
 	recycled.waitSleeps(t, 2)
-	recycledStat, err := readStat(recycled.pid)
+	recycledStat, err := ReadStat(recycled.pid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,13 +190,13 @@ func TestReapSparesOthers(t *testing.T) {
 	// recorded leader, or in another session.
 	early := startGroup(t, "sleep 300 & read line")
 	early.waitSleeps(t, 1)
-	earlyStat, err := readStat(early.pid)
+	earlyStat, err := ReadStat(early.pid)
 	if err != nil {
 		t.Fatal(err)
 	}
 	session := startGroup(t, "sleep 300 & read line")
 	session.waitSleeps(t, 1)
-	sessionStat, err := readStat(session.pid)
+	sessionStat, err := ReadStat(session.pid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,18 +204,18 @@ func TestReapSparesOthers(t *testing.T) {
 		g.stdin.Close()
 		g.waitExited(t)
 	}
-	var member procStat
+	var member Stat
 	for _, p := range early.waitSleeps(t, 1) {
-		if p.comm == "sleep" {
+		if p.Comm == "sleep" {
 			member = p
 		}
 	}
 
 	entries := []groupEntry{
-		{pid: self.pid, start: self.start + 1, sid: self.sid},
-		{pid: recycled.pid, start: recycledStat.start - 1, sid: recycledStat.sid},
-		{pid: early.pid, start: member.start + 1, sid: earlyStat.sid},
-		{pid: session.pid, start: sessionStat.start, sid: sessionStat.sid + 1},
+		{pid: self.Pid, start: self.Start + 1, sid: self.Sid},
+		{pid: recycled.pid, start: recycledStat.Start - 1, sid: recycledStat.Sid},
+		{pid: early.pid, start: member.Start + 1, sid: earlyStat.Sid},
+		{pid: session.pid, start: sessionStat.Start, sid: sessionStat.Sid + 1},
 	}
 	if err := writeRecord(filepath.Join(dir, pgidsFile), entries); err != nil {
 		t.Fatal(err)
@@ -255,7 +257,7 @@ func TestRecord(t *testing.T) {
 	if err := rec.Add(g.pid); err != nil {
 		t.Fatal(err)
 	}
-	st, err := readStat(g.pid)
+	st, err := ReadStat(g.pid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +265,7 @@ func TestRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []groupEntry{{pid: g.pid, start: st.start, sid: st.sid}}; !slices.Equal(got, want) {
+	if want := []groupEntry{{pid: g.pid, start: st.Start, sid: st.Sid}}; !slices.Equal(got, want) {
 		t.Errorf("record holds %+v, want %+v", got, want)
 	}
 	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
@@ -334,62 +336,6 @@ func TestRecordCorrupt(t *testing.T) {
 			}
 		})
 	}
-}
-
-func TestParseStat(t *testing.T) {
-	tail := " 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 987654 23 24\n" // fields 7 on
-	tests := []struct {
-		name string
-		line string
-		want procStat
-		err  bool
-	}{
-		{
-			name: "plain",
-			line: "4242 (sleep) S 10 4242 77" + tail,
-			want: procStat{pid: 4242, comm: "sleep", state: 'S', ppid: 10, pgid: 4242, sid: 77, start: 987654},
-		},
-		{
-			name: "name with spaces and parentheses",
-			line: "4242 (a) (b c) Z 10 4241 77" + tail,
-			want: procStat{pid: 4242, comm: "a) (b c", state: 'Z', ppid: 10, pgid: 4241, sid: 77, start: 987654},
-		},
-		{name: "too few fields", line: "4242 (sleep) S 10 4242 77 1 2 3\n", err: true},
-		{name: "no name", line: "4242 S 10 4242 77" + tail, err: true},
-		{name: "bad pid", line: "x (sleep) S 10 4242 77" + tail, err: true},
-		{name: "bad start", line: "4242 (sleep) S 10 4242 77 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 -1 23\n", err: true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := parseStat([]byte(tt.line))
-			if tt.err {
-				if err == nil {
-					t.Errorf("parseStat = %+v, want an error", got)
-				}
-				return
-			}
-			if err != nil || got != tt.want {
-				t.Errorf("parseStat = %+v, %v\nwant %+v", got, err, tt.want)
-			}
-		})
-	}
-
-	// And the real thing.
-	st, err := readStat(os.Getpid())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.pid != os.Getpid() || st.ppid != os.Getppid() || st.pgid != syscall.Getpgrp() || st.start == 0 {
-		t.Errorf("readStat(self) = %+v, want pid %d, ppid %d, pgid %d, a start time", st, os.Getpid(), os.Getppid(), syscall.Getpgrp())
-	}
-}
-
-func FuzzParseStat(f *testing.F) {
-	f.Add([]byte("4242 (a) (b c) Z 10 4241 77 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 987654 23 24\n"))
-	f.Add([]byte("1 () R 0 0 0"))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		parseStat(b) // must not panic
-	})
 }
 
 func FuzzParseRecord(f *testing.F) {

@@ -1,4 +1,6 @@
-package launcher
+// Package logfile keeps logs capped in size and rotated: the stderr of each
+// server of a workspace session, and the launcher's own log.
+package logfile
 
 import (
 	"fmt"
@@ -11,8 +13,8 @@ import (
 // Defaults for a server's log: what a chatty server writes in a long
 // session fits, and the disk use of a workspace stays bounded.
 const (
-	DefaultLogMaxBytes = 10 << 20
-	DefaultLogKeep     = 3
+	DefaultMaxBytes = 10 << 20
+	DefaultKeep     = 3
 )
 
 // pipeDrain is how long Close lets its pipes drain before it stops reading
@@ -21,7 +23,7 @@ const (
 // not hold up the launcher's exit.
 const pipeDrain = time.Second
 
-// A LogFile is a log capped in size: it appends to a file (mode 0600) and,
+// A File is a log capped in size: it appends to a file (mode 0600) and,
 // when a write would take the file past its cap, moves it to path.1 (and
 // path.1 to path.2, and so on up to path.KEEP, dropping the oldest) and
 // goes on in a fresh file. A write is never split between two files, so a
@@ -29,8 +31,8 @@ const pipeDrain = time.Second
 // concurrent use.
 //
 // A server's stderr should reach it through Pipe, not by handing the
-// LogFile itself to exec (see Pipe).
-type LogFile struct {
+// File itself to exec (see Pipe).
+type File struct {
 	path  string
 	max   int64
 	keep  int
@@ -45,9 +47,9 @@ type LogFile struct {
 	copiers sync.WaitGroup        // one per pipe
 }
 
-// OpenLog opens the log at path, appending to what it holds, with a cap of
+// Open opens the log at path, appending to what it holds, with a cap of
 // maxBytes per file and keep rotated files.
-func OpenLog(path string, maxBytes int64, keep int) (*LogFile, error) {
+func Open(path string, maxBytes int64, keep int) (*File, error) {
 	if maxBytes <= 0 || keep < 0 {
 		return nil, fmt.Errorf("log %s: cap %d bytes, keep %d: want a positive cap and keep >= 0", path, maxBytes, keep)
 	}
@@ -55,7 +57,7 @@ func OpenLog(path string, maxBytes int64, keep int) (*LogFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &LogFile{path: path, max: maxBytes, keep: keep, drain: pipeDrain, f: f, pipes: map[*os.File]struct{}{}}
+	l := &File{path: path, max: maxBytes, keep: keep, drain: pipeDrain, f: f, pipes: map[*os.File]struct{}{}}
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
@@ -88,13 +90,13 @@ func openLogFile(path string) (*os.File, error) {
 // Write appends p to the log, first rotating the file when p would take it
 // past the cap. When the rotation fails, nothing is written: the cap holds,
 // and the error says why.
-func (l *LogFile) Write(p []byte) (int, error) {
+func (l *File) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.write(p)
 }
 
-func (l *LogFile) write(p []byte) (int, error) {
+func (l *File) write(p []byte) (int, error) {
 	if l.f == nil {
 		return 0, &os.PathError{Op: "write", Path: l.path, Err: os.ErrClosed}
 	}
@@ -117,7 +119,7 @@ func (l *LogFile) write(p []byte) (int, error) {
 // rotate shifts path.N to path.N+1 for N from keep-1 down to 1, path to
 // path.1, and opens a fresh path. Renaming leaves the open file valid, so a
 // failure before the new file opens leaves the log writable.
-func (l *LogFile) rotate() error {
+func (l *File) rotate() error {
 	if l.keep == 0 {
 		if err := os.Remove(l.path); err != nil && !os.IsNotExist(err) {
 			return fmt.Errorf("rotate log: %w", err)
@@ -142,7 +144,7 @@ func (l *LogFile) rotate() error {
 	return nil
 }
 
-func (l *LogFile) rotated(n int) string { return l.path + "." + strconv.Itoa(n) }
+func (l *File) rotated(n int) string { return l.path + "." + strconv.Itoa(n) }
 
 // logTime is how the launcher's own lines are stamped: local time to the
 // millisecond, with the offset, so that they sort and read unambiguously.
@@ -152,7 +154,7 @@ const logTime = "2006-01-02T15:04:05.000Z07:00"
 // marked "mcpgen:" to tell it from what the server writes. It starts on a
 // line of its own even when the server left half a line. A line that cannot
 // be written is dropped: the log is where its error would have gone.
-func (l *LogFile) Logf(format string, args ...any) {
+func (l *File) Logf(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -176,11 +178,11 @@ func (l *LogFile) Logf(format string, args ...any) {
 //
 // The caller passes the file to exec and closes its own copy once the child
 // has started (or failed to), or the copy never ends. The copying goroutine
-// belongs to the LogFile: it ends when every write end is closed (the
+// belongs to the File: it ends when every write end is closed (the
 // caller's, the child's and those of whatever the child started), or when
 // Close has let it drain for a moment. It keeps reading when the log
 // cannot be written, so that a child never blocks on a full pipe.
-func (l *LogFile) Pipe() (*os.File, error) {
+func (l *File) Pipe() (*os.File, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.f == nil || l.closing {
@@ -196,7 +198,7 @@ func (l *LogFile) Pipe() (*os.File, error) {
 	return w, nil
 }
 
-func (l *LogFile) copy(r *os.File) {
+func (l *File) copy(r *os.File) {
 	defer l.copiers.Done()
 	buf := make([]byte, 32<<10)
 	for {
@@ -218,7 +220,7 @@ func (l *LogFile) copy(r *os.File) {
 // moment at most), then closes the file. Call it once the processes that
 // write to the log have ended; what a pipe still holds after the moment is
 // lost.
-func (l *LogFile) Close() error {
+func (l *File) Close() error {
 	l.mu.Lock()
 	if l.f == nil || l.closing {
 		l.mu.Unlock()

@@ -1,35 +1,43 @@
-package launcher
+// Package proc runs child processes safely: each in a process group of its
+// own, stopped group and all, its output drained in bounded memory, and its
+// group recorded so that a launcher killed with SIGKILL leaves nothing
+// behind for long (the next one reaps it). The launcher's servers, the
+// build steps of `mcpgen build` and the launcher's rebuilds run through it.
+package proc
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/exec"
 	"slices"
-	"syscall"
 	"time"
-
-	"github.com/mcpgen/mcpgen/mcp"
 )
 
-// A Spec is how to start one server process.
+// A Spec is how to start one process.
 type Spec struct {
 	Path string   // the program, absolute or to find on PATH
 	Args []string // without the program
 	Dir  string
 	Env  []string // the whole environment
-	// Stderr receives the server's stderr (its log); nil discards it.
+	// Stderr receives the process's stderr (a server's log); nil discards
+	// it.
 	Stderr io.Writer
+	// StdinGrace and TermGrace are Stop's grace periods; zero means
+	// the package's defaults of the same names.
+	StdinGrace, TermGrace time.Duration
 }
 
-// A Process is one running server: a child in a process group of its own,
-// with its stdin and stdout as an MCP connection.
+// A Process is one running child in a process group of its own, with its
+// stdin and stdout as pipes of ours (for a server, its MCP connection).
 type Process struct {
 	Pid     int
 	Started time.Time
+
+	stdinGrace, termGrace time.Duration
 
 	cmd    *exec.Cmd
 	stdin  *os.File
@@ -75,7 +83,7 @@ func Start(spec *Spec) (*Process, error) {
 	cmd.Dir = spec.Dir
 	cmd.Env = spec.Env
 	cmd.Stdin, cmd.Stdout = inR, outW
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = groupAttr()
 	var errR *os.File
 	switch w := spec.Stderr.(type) {
 	case nil:
@@ -96,13 +104,15 @@ func Start(spec *Spec) (*Process, error) {
 		f.Close()
 	}
 	p := &Process{
-		Pid:     cmd.Process.Pid,
-		Started: time.Now(),
-		cmd:     cmd,
-		stdin:   inW,
-		stdout:  outR,
-		exited:  make(chan struct{}),
-		copied:  make(chan struct{}),
+		Pid:        cmd.Process.Pid,
+		Started:    time.Now(),
+		stdinGrace: cmp.Or(spec.StdinGrace, StdinGrace),
+		termGrace:  cmp.Or(spec.TermGrace, TermGrace),
+		cmd:        cmd,
+		stdin:      inW,
+		stdout:     outR,
+		exited:     make(chan struct{}),
+		copied:     make(chan struct{}),
 	}
 	if errR != nil {
 		go func() {
@@ -142,25 +152,21 @@ const (
 )
 
 // Stop ends the process as the MCP spec asks, and everything in its group:
-// close stdin and wait, then SIGTERM to the group and wait, then SIGKILL to
-// the group; the child is always waited for, and the group always ends
-// with a SIGKILL so that no grandchild outlives it. ctx cuts the graces
-// short (a second signal to the launcher, say).
+// close stdin and wait (the Spec's StdinGrace), then SIGTERM to the group
+// and wait (TermGrace), then SIGKILL to the group; the child is always
+// waited for, and the group always ends with a SIGKILL so that no
+// grandchild outlives it. ctx cuts the graces short (a second signal to
+// the launcher, say).
 func (p *Process) Stop(ctx context.Context) error {
-	return p.stop(ctx, StdinGrace, TermGrace)
-}
-
-// stop is Stop with the grace periods given (a session's Timing).
-func (p *Process) stop(ctx context.Context, stdinGrace, termGrace time.Duration) error {
 	p.stdin.Close()
-	if !p.waitFor(ctx, stdinGrace) {
-		signalGroup(p.Pid, syscall.SIGTERM)
-		if !p.waitFor(ctx, termGrace) {
-			signalGroup(p.Pid, syscall.SIGKILL)
+	if !p.waitFor(ctx, p.stdinGrace) {
+		terminateGroup(p.Pid)
+		if !p.waitFor(ctx, p.termGrace) {
+			killGroup(p.Pid)
 			<-p.exited
 		}
 	}
-	signalGroup(p.Pid, syscall.SIGKILL) // grandchildren the child left
+	killGroup(p.Pid) // grandchildren the child left
 	p.stdout.Close()
 	p.waitCopied()
 	return p.err
@@ -168,7 +174,7 @@ func (p *Process) stop(ctx context.Context, stdinGrace, termGrace time.Duration)
 
 // Kill ends the process group at once.
 func (p *Process) Kill() {
-	signalGroup(p.Pid, syscall.SIGKILL)
+	killGroup(p.Pid)
 	<-p.exited
 	p.stdin.Close()
 	p.stdout.Close()
@@ -203,14 +209,6 @@ func (p *Process) waitFor(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// signalGroup signals every process of the group led by pid. ESRCH (the
-// group is gone) is the outcome we want, not an error.
-func signalGroup(pid int, sig syscall.Signal) {
-	if pid > 0 {
-		_ = syscall.Kill(-pid, sig)
-	}
-}
-
 // A PermanentError is a start failure that no retry can fix: the program
 // is missing or not executable.
 type PermanentError struct{ Err error }
@@ -231,68 +229,3 @@ func StartError(path string, err error) error {
 	}
 	return err
 }
-
-// A ServerError is a server that failed to start or to become ready, with
-// the tail of what it wrote to stderr.
-type ServerError struct {
-	Err    error
-	Stderr []byte
-}
-
-func (e *ServerError) Error() string {
-	if len(e.Stderr) == 0 {
-		return e.Err.Error()
-	}
-	return e.Err.Error() + "\n    stderr:\n" + indent(string(e.Stderr))
-}
-
-func (e *ServerError) Unwrap() error { return e.Err }
-
-// Probe starts a server, makes it ready and stops it: how mcpgen build
-// checks that a server works. It returns the tools the server offered and
-// how long it took from spawn to ready; root is the workspace dir, which
-// the server's roots/list is answered with.
-func Probe(ctx context.Context, name, root string, spec *Spec, timeout time.Duration) ([]*mcp.Tool, time.Duration, error) {
-	stderr := NewTail(4 << 10)
-	spec.Stderr = stderr
-	p, err := Start(spec)
-	if err != nil {
-		return nil, 0, err
-	}
-	up := NewHub(name, root, slog.New(slog.DiscardHandler)).newUpstream(p.Stdout(), p.Stdin())
-	go up.run() // ends when the process exits
-	hctx, cancel := context.WithTimeoutCause(ctx, timeout, fmt.Errorf("not ready within %s (startup_timeout)", timeout))
-	_, tools, err := up.initialize(hctx)
-	cancel()
-	elapsed := time.Since(p.Started)
-	stopErr := p.Stop(ctx)
-	<-up.done
-	if err != nil {
-		return nil, elapsed, &ServerError{Err: handshakeError(err, stopErr), Stderr: stderr.Bytes()}
-	}
-	return tools, elapsed, nil
-}
-
-// handshakeError explains a failed handshake: when the server exited with
-// a failure status, that is the news, not the broken pipe it left.
-func handshakeError(err, exit error) error {
-	var ee *exec.ExitError
-	if errors.As(exit, &ee) && !isSignal(exit) && ee.ExitCode() > 0 {
-		return fmt.Errorf("it %v before it was ready", exitError(exit))
-	}
-	return err
-}
-
-// isSignal reports whether a process exited because we signalled it.
-func isSignal(err error) bool {
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return true
-		}
-	}
-	return false
-}
-
-// clientInfo is how the launcher introduces itself to servers.
-var clientInfo = mcp.Implementation{Name: "mcpgen", Version: "launcher"}

@@ -1,4 +1,7 @@
-package launcher
+// Package testserver is what the launcher's tests run and talk to: an MCP
+// server written on the wire, played by the test binary itself, and a
+// client that speaks to a hub line by line. It is for tests only.
+package testserver
 
 import (
 	"context"
@@ -7,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,33 +20,42 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/mcpgen/mcpgen/internal/proc"
 	"github.com/mcpgen/mcpgen/mcp"
 )
 
-// The test binary doubles as the MCP servers that the launcher's tests
-// run: with MCPGEN_TESTSERVER=MODE in its environment it serves instead of
-// testing. See testServer for the modes.
-func TestMain(m *testing.M) {
-	if mode := os.Getenv("MCPGEN_TESTSERVER"); mode != "" {
-		testServer(mode)
+// EnvMode, in a test binary's environment, makes it serve in that mode
+// instead of testing (see Main).
+const EnvMode = "MCPGEN_TESTSERVER"
+
+// Main makes the test binary double as the MCP servers that the tests run:
+// with EnvMode=MODE in its environment it serves, then exits, instead of
+// testing. Call it first in TestMain. See serve for the modes.
+func Main() {
+	if mode := os.Getenv(EnvMode); mode != "" {
+		serve(mode)
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
 }
 
-// testServerSpec returns the spec of a test server in mode; extra holds
-// more environment ("K=V").
-func testServerSpec(t testing.TB, mode string, extra ...string) *Spec {
+// Spec returns the spec of a test server in mode; extra holds more
+// environment ("K=V").
+func Spec(t testing.TB, mode string, extra ...string) *proc.Spec {
 	t.Helper()
-	self, err := os.Executable()
+	return &proc.Spec{Path: Self(t), Args: []string{"-test.run=^$"}, Dir: t.TempDir(), Env: slices.Concat(os.Environ(), []string{EnvMode + "=" + mode}, extra)}
+}
+
+// Self is the test binary, which serves when EnvMode is set.
+func Self(t testing.TB) string {
+	t.Helper()
+	p, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := append(os.Environ(), "MCPGEN_TESTSERVER="+mode)
-	return &Spec{Path: self, Args: []string{"-test.run=^$"}, Dir: t.TempDir(), Env: append(env, extra...)}
+	return p
 }
 
-// testServer is a small MCP server written on the wire, so that it can do
+// serve is a small MCP server written on the wire, so that it can do
 // what a library would not let it: ask its client things, crash mid-call,
 // ignore SIGTERM, leave children behind. Modes:
 //
@@ -57,7 +70,7 @@ func testServerSpec(t testing.TB, mode string, extra ...string) *Spec {
 // (asks its client sampling/createMessage), roots (asks roots/list), add
 // (adds a tool "extra" and says tools/list_changed). $MCPGEN_TESTSERVER_TOOLS
 // (comma-separated) limits the tools listed. tools/list pages by two.
-func testServer(mode string) {
+func serve(mode string) {
 	switch mode {
 	case "exit":
 		fmt.Fprintln(os.Stderr, "boom: cannot start")

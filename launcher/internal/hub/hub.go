@@ -1,4 +1,9 @@
-package launcher
+// Package hub shares one MCP server process among every client of a
+// workspace: it is the server's only peer, answers each client's
+// initialize from the server's cached result, remaps request ids, progress
+// tokens and cancellations both ways, routes the server's own requests, and
+// outlives the server's processes (a crash, a reload, a rebuild).
+package hub
 
 import (
 	"bytes"
@@ -37,14 +42,14 @@ type Hub struct {
 	log  *slog.Logger
 
 	mu        sync.Mutex
-	up        *upstream             // the ready server, nil while there is none
+	up        *Upstream             // the ready server, nil while there is none
 	init      *mcp.InitializeResult // the server's answer to initialize
 	tools     []*mcp.Tool
 	toolsJSON []byte        // the catalog as listed, to tell when it changes
 	wake      chan struct{} // closed (and replaced) when up is set or the server fails
 	failure   error         // why the server is not ready, when it will not be soon
 	closed    bool
-	clients   map[*hubClient]struct{}
+	clients   map[*client]struct{}
 	routed    map[mcp.ID]*routedRequest // server requests handed to a client, by the id the client sees
 	progress  map[string]*progressRoute // by the token the server sees
 	nextID    int64                     // ids the hub gives out: routed requests, progress tokens
@@ -53,26 +58,26 @@ type Hub struct {
 
 // A routedRequest is a server's request that a client answers.
 type routedRequest struct {
-	client   *hubClient
-	up       *upstream
+	client   *client
+	up       *Upstream
 	serverID mcp.ID
 }
 
 // A progressRoute leads a server's progress notifications back to the
 // client that asked for them, under its own token.
 type progressRoute struct {
-	client *hubClient
+	client *client
 	token  json.RawMessage
 }
 
-// NewHub returns the hub of server name; root is the workspace dir.
-func NewHub(name, root string, log *slog.Logger) *Hub {
+// New returns the hub of server name; root is the workspace dir.
+func New(name, root string, log *slog.Logger) *Hub {
 	return &Hub{
 		name:     name,
 		root:     root,
 		log:      log,
 		wake:     make(chan struct{}),
-		clients:  make(map[*hubClient]struct{}),
+		clients:  make(map[*client]struct{}),
 		routed:   make(map[mcp.ID]*routedRequest),
 		progress: make(map[string]*progressRoute),
 	}
@@ -82,29 +87,29 @@ func NewHub(name, root string, log *slog.Logger) *Hub {
 // starting or restarting before it fails.
 const readyWait = 30 * time.Second
 
-// newUpstream returns an upstream for a new process of the hub's server,
+// NewUpstream returns an Upstream for a new process of the hub's server,
 // whose own requests and notifications the hub handles.
-func (h *Hub) newUpstream(r io.Reader, w io.Writer) *upstream {
+func (h *Hub) NewUpstream(r io.Reader, w io.Writer) *Upstream {
 	u := newUpstream(h.name, r, w, h.log)
 	u.onRequest = h.serverRequest
 	u.onNotification = h.serverNotification
-	// Detached as soon as it ends, not when its supervisor notices: a
-	// request that comes in between then waits for the next process
-	// instead of failing as if it had been in flight.
-	u.onEnd = h.detach
+	// Detached as soon as it ends or cannot be written to, not when its
+	// supervisor notices: a request that comes in between then waits for
+	// the next process instead of failing as if it had been in flight.
+	u.onDead = h.Detach
 	return u
 }
 
-// setRoot changes the workspace dir that roots/list answers (a reload may
+// SetRoot changes the workspace dir that roots/list answers (a reload may
 // change it).
-func (h *Hub) setRoot(root string) {
+func (h *Hub) SetRoot(root string) {
 	h.mu.Lock()
 	h.root = root
 	h.mu.Unlock()
 }
 
-// attach makes up the hub's server, ready with the given handshake.
-func (h *Hub) attach(up *upstream, init *mcp.InitializeResult, tools []*mcp.Tool) {
+// Attach makes up the hub's server, ready with the given handshake.
+func (h *Hub) Attach(up *Upstream, init *mcp.InitializeResult, tools []*mcp.Tool) {
 	catalog := toolsCatalog(tools)
 	h.mu.Lock()
 	changed := h.toolsJSON != nil && !bytes.Equal(catalog, h.toolsJSON)
@@ -117,10 +122,13 @@ func (h *Hub) attach(up *upstream, init *mcp.InitializeResult, tools []*mcp.Tool
 	}
 }
 
-// detach drops up when it is the hub's server: requests arriving now wait
+// Detach drops up when it is the hub's server: requests arriving now wait
 // for the next one. Requests in flight are answered by up itself, with an
-// error, when it ends.
-func (h *Hub) detach(up *upstream) {
+// error, when it ends. up refuses new requests from now on: a client that
+// got it from the hub just before goes to the next process too. Call it
+// before closing the server's stdin.
+func (h *Hub) Detach(up *Upstream) {
+	up.refuse(errStopping)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.up != up {
@@ -134,9 +142,9 @@ func (h *Hub) detach(up *upstream) {
 	}
 }
 
-// fail says that the server will not be ready soon: waiting requests and
+// Fail says that the server will not be ready soon: waiting requests and
 // new ones get err instead of waiting for it.
-func (h *Hub) fail(err error) {
+func (h *Hub) Fail(err error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.failure = err
@@ -190,8 +198,8 @@ func (h *Hub) Clients() []string {
 	return names
 }
 
-func (h *Hub) clientList() []*hubClient {
-	out := make([]*hubClient, 0, len(h.clients))
+func (h *Hub) clientList() []*client {
+	out := make([]*client, 0, len(h.clients))
 	for c := range h.clients {
 		out = append(out, c)
 	}
@@ -199,7 +207,7 @@ func (h *Hub) clientList() []*hubClient {
 }
 
 // ready returns the hub's server, waiting for it when it is starting.
-func (h *Hub) ready(ctx context.Context) (*upstream, *mcp.InitializeResult, error) {
+func (h *Hub) ready(ctx context.Context) (*Upstream, *mcp.InitializeResult, error) {
 	timer := time.NewTimer(readyWait)
 	defer timer.Stop()
 	for {
@@ -207,7 +215,7 @@ func (h *Hub) ready(ctx context.Context) (*upstream, *mcp.InitializeResult, erro
 		up, init, failure, wake, closed := h.up, h.init, h.failure, h.wake, h.closed
 		h.mu.Unlock()
 		switch {
-		case up != nil:
+		case up != nil && !up.refuses():
 			return up, init, nil
 		case closed || failure != nil:
 			return nil, nil, mcp.NewError(CodeUnavailable, "%v", failure)
@@ -231,7 +239,7 @@ func (h *Hub) newID() int64 {
 
 // serverRequest answers, routes or rejects a request from the server: no
 // server request goes unanswered, or it might wait forever.
-func (h *Hub) serverRequest(u *upstream, msg *mcp.Message) {
+func (h *Hub) serverRequest(u *Upstream, msg *mcp.Message) {
 	switch msg.Method {
 	case "ping":
 		_ = u.write(&mcp.Message{ID: msg.ID, Result: json.RawMessage(`{}`)})
@@ -267,11 +275,11 @@ func (h *Hub) roots() json.RawMessage {
 // answerer picks the client to answer a server request: one that declared
 // the capability, preferring one with a request in flight (the server most
 // likely asks on behalf of that request).
-func (h *Hub) answerer(method string) *hubClient {
+func (h *Hub) answerer(method string) *client {
 	h.mu.Lock()
 	clients := h.clientList()
 	h.mu.Unlock()
-	var capable, busy []*hubClient
+	var capable, busy []*client
 	for _, c := range clients {
 		if !c.can(method) {
 			continue
@@ -291,7 +299,7 @@ func (h *Hub) answerer(method string) *hubClient {
 }
 
 // serverNotification passes a server's notification to whom it concerns.
-func (h *Hub) serverNotification(u *upstream, msg *mcp.Message) {
+func (h *Hub) serverNotification(u *Upstream, msg *mcp.Message) {
 	switch msg.Method {
 	case "notifications/tools/list_changed":
 		h.relist(u)
@@ -313,7 +321,7 @@ var listChanged = &mcp.Message{Method: "notifications/tools/list_changed"}
 // relist lists the tools again after the server said they changed, and
 // tells the clients when they did. It runs outside the read loop, which
 // must keep reading for the answer to arrive.
-func (h *Hub) relist(u *upstream) {
+func (h *Hub) relist(u *Upstream) {
 	h.mu.Lock()
 	if h.listing || h.up != u {
 		h.mu.Unlock()
@@ -346,7 +354,7 @@ func (h *Hub) relist(u *upstream) {
 	}()
 }
 
-func (h *Hub) broadcast(clients []*hubClient, msg *mcp.Message) {
+func (h *Hub) broadcast(clients []*client, msg *mcp.Message) {
 	for _, c := range clients {
 		if c.isInitialized() {
 			c.send(msg)
@@ -425,7 +433,7 @@ func (h *Hub) routeCancel(msg *mcp.Message) {
 
 // Serve runs one client's connection until it closes or the hub does.
 func (h *Hub) Serve(ctx context.Context, conn io.ReadWriteCloser) {
-	c := newHubClient(h, conn)
+	c := newClient(h, conn)
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
@@ -456,7 +464,7 @@ func (h *Hub) Serve(ctx context.Context, conn io.ReadWriteCloser) {
 }
 
 // clientResponse delivers a client's answer to a request the server made.
-func (h *Hub) clientResponse(c *hubClient, msg *mcp.Message) {
+func (h *Hub) clientResponse(c *client, msg *mcp.Message) {
 	h.mu.Lock()
 	r := h.routed[msg.ID]
 	if r != nil && r.client == c {

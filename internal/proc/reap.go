@@ -1,7 +1,8 @@
-package launcher
+//go:build linux
+
+package proc
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -77,16 +78,16 @@ func (r *Record) Add(pid int) error {
 	if pid <= 1 {
 		return fmt.Errorf("record process group %d: not a server's pid", pid)
 	}
-	st, err := readStat(pid)
+	st, err := ReadStat(pid)
 	if err != nil {
 		return fmt.Errorf("record process group %d: %w", pid, err)
 	}
-	if st.pgid != pid {
-		return fmt.Errorf("record process group %d: process %d leads no group (its group is %d): start it with Setpgid", pid, pid, st.pgid)
+	if st.Pgid != pid {
+		return fmt.Errorf("record process group %d: process %d leads no group (its group is %d): start it with Setpgid", pid, pid, st.Pgid)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.groups[pid] = groupEntry{pid: pid, start: st.start, sid: st.sid}
+	r.groups[pid] = groupEntry{pid: pid, start: st.Start, sid: st.Sid}
 	return r.save()
 }
 
@@ -184,13 +185,13 @@ func Reap(runtimeDir string) (reaped []int, err error) {
 type liveGroup struct {
 	entry  groupEntry
 	leader bool // the leader lives with the recorded start time
-	procs  []procStat
+	procs  []Stat
 }
 
 func (g *liveGroup) pids() []int {
 	pids := make([]int, len(g.procs))
 	for i, p := range g.procs {
-		pids[i] = p.pid
+		pids[i] = p.Pid
 	}
 	return pids
 }
@@ -198,7 +199,7 @@ func (g *liveGroup) pids() []int {
 // liveGroups scans /proc for what is left of each recorded group, by the
 // rules in Reap's comment; zombies are not counted.
 func liveGroups(entries []groupEntry) ([]liveGroup, error) {
-	procs, err := scanProcs()
+	procs, err := Scan()
 	if err != nil {
 		return nil, err
 	}
@@ -211,8 +212,8 @@ func liveGroups(entries []groupEntry) ([]liveGroup, error) {
 		g := liveGroup{entry: e}
 		recycled := false
 		for _, p := range procs {
-			if p.pid == e.pid {
-				g.leader = p.start == e.start
+			if p.Pid == e.pid {
+				g.leader = p.Start == e.start
 				recycled = !g.leader
 			}
 		}
@@ -221,9 +222,9 @@ func liveGroups(entries []groupEntry) ([]liveGroup, error) {
 		}
 		for _, p := range procs {
 			// A leader that moved to another group still counts.
-			ours := (g.leader && (p.pgid == e.pid || p.pid == e.pid)) ||
-				(p.pgid == e.pid && p.sid == e.sid && p.start >= e.start)
-			if ours && p.state != 'Z' && p.pid != self {
+			ours := (g.leader && (p.Pgid == e.pid || p.Pid == e.pid)) ||
+				(p.Pgid == e.pid && p.Sid == e.sid && p.Start >= e.start)
+			if ours && p.State != 'Z' && p.Pid != self {
 				g.procs = append(g.procs, p)
 			}
 		}
@@ -255,7 +256,7 @@ func signalGroups(live []liveGroup, sig syscall.Signal) []error {
 			continue
 		}
 		for _, p := range g.procs {
-			kill(p.pid)
+			kill(p.Pid)
 		}
 	}
 	return errs
@@ -358,81 +359,4 @@ func parseRecord(data []byte) ([]groupEntry, error) {
 		entries = append(entries, groupEntry{pid: pid, start: start, sid: sid})
 	}
 	return entries, nil
-}
-
-// procStat is what Reap needs of /proc/PID/stat.
-type procStat struct {
-	pid   int
-	comm  string // field 2, the command name
-	state byte   // field 3: R, S, D, Z...
-	ppid  int    // field 4
-	pgid  int    // field 5
-	sid   int    // field 6
-	start uint64 // field 22, in clock ticks after boot
-}
-
-func readStat(pid int) (procStat, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return procStat{}, err
-	}
-	st, err := parseStat(b)
-	if err != nil {
-		return procStat{}, fmt.Errorf("/proc/%d/stat: %w", pid, err)
-	}
-	return st, nil
-}
-
-// parseStat parses a line of /proc/PID/stat. The command name (field 2)
-// is in parentheses and may hold spaces and parentheses itself, so the
-// fields after it are found from the last ')'.
-func parseStat(b []byte) (procStat, error) {
-	open := bytes.IndexByte(b, '(')
-	end := bytes.LastIndexByte(b, ')')
-	if open < 1 || end < open {
-		return procStat{}, errors.New("no command name in parentheses")
-	}
-	pid, err := strconv.Atoi(string(bytes.TrimSpace(b[:open])))
-	if err != nil {
-		return procStat{}, fmt.Errorf("pid: %w", err)
-	}
-	f := strings.Fields(string(b[end+1:])) // f[0] is field 3
-	if len(f) < 20 || len(f[0]) != 1 {
-		return procStat{}, fmt.Errorf("%d fields after the command name, want at least 20", len(f))
-	}
-	st := procStat{pid: pid, comm: string(b[open+1 : end]), state: f[0][0]}
-	var err1, err2, err3, err4 error
-	st.ppid, err1 = strconv.Atoi(f[1])
-	st.pgid, err2 = strconv.Atoi(f[2])
-	st.sid, err3 = strconv.Atoi(f[3])
-	st.start, err4 = strconv.ParseUint(f[19], 10, 64)
-	if err := errors.Join(err1, err2, err3, err4); err != nil {
-		return procStat{}, err
-	}
-	return st, nil
-}
-
-// scanProcs reads the stat of every process. A process that ends during
-// the scan is left out.
-func scanProcs() ([]procStat, error) {
-	d, err := os.Open("/proc")
-	if err != nil {
-		return nil, fmt.Errorf("list processes: %w", err)
-	}
-	names, err := d.Readdirnames(-1)
-	d.Close()
-	if err != nil {
-		return nil, fmt.Errorf("list processes: %w", err)
-	}
-	procs := make([]procStat, 0, len(names))
-	for _, name := range names {
-		pid, err := strconv.Atoi(name)
-		if err != nil {
-			continue // not a process: /proc/self, /proc/meminfo...
-		}
-		if st, err := readStat(pid); err == nil {
-			procs = append(procs, st)
-		}
-	}
-	return procs, nil
 }

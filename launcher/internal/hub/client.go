@@ -1,4 +1,4 @@
-package launcher
+package hub
 
 import (
 	"context"
@@ -22,10 +22,10 @@ const clientQueue = 512
 // a launcher may hold many idle ones; longer lines are still read whole.
 const clientReadBuffer = 4 << 10
 
-// A hubClient is one client connection of a hub, typically `mcpgen
+// A client is one client connection of a hub, typically `mcpgen
 // connect` run by an agent. It has two goroutines, both ended by close: the
 // read loop (run, on the caller's goroutine) and the write loop.
-type hubClient struct {
+type client struct {
 	hub  *Hub
 	conn io.ReadWriteCloser
 	r    *mcp.Reader
@@ -44,14 +44,14 @@ type hubClient struct {
 // A forward is one client request on its way to the server.
 type forward struct {
 	clientID  mcp.ID
-	up        *upstream
+	up        *Upstream
 	upID      mcp.ID // valid once sent
 	token     string // the hub's progress token, if the client asked for progress
 	cancelled bool
 }
 
-func newHubClient(h *Hub, conn io.ReadWriteCloser) *hubClient {
-	return &hubClient{
+func newClient(h *Hub, conn io.ReadWriteCloser) *client {
+	return &client{
 		hub:      h,
 		conn:     conn,
 		r:        mcp.NewReaderSize(conn, clientReadBuffer),
@@ -63,7 +63,7 @@ func newHubClient(h *Hub, conn io.ReadWriteCloser) *hubClient {
 
 // run reads the client's messages until it disconnects or is closed, then
 // cancels what it left in flight.
-func (c *hubClient) run(ctx context.Context) {
+func (c *client) run(ctx context.Context) {
 	writer := make(chan struct{})
 	go func() { defer close(writer); c.writeLoop() }()
 	for {
@@ -95,14 +95,14 @@ func (c *hubClient) run(ctx context.Context) {
 // close ends the client: the write loop flushes what is queued (the errors
 // of its last requests, say), then closes the connection, which ends the
 // read loop.
-func (c *hubClient) close() {
+func (c *client) close() {
 	c.once.Do(func() { close(c.done) })
 }
 
 // flushTimeout bounds the last writes to a closing client.
 const flushTimeout = time.Second
 
-func (c *hubClient) writeLoop() {
+func (c *client) writeLoop() {
 	defer c.conn.Close()
 	for {
 		select {
@@ -131,7 +131,7 @@ func (c *hubClient) writeLoop() {
 
 // send queues a message for the client; a client too far behind is
 // disconnected.
-func (c *hubClient) send(msg *mcp.Message) {
+func (c *client) send(msg *mcp.Message) {
 	line := append(msg.AppendJSON(nil), '\n')
 	select {
 	case c.out <- line:
@@ -142,11 +142,11 @@ func (c *hubClient) send(msg *mcp.Message) {
 	}
 }
 
-func (c *hubClient) reply(id mcp.ID, result json.RawMessage, err *mcp.Error) {
+func (c *client) reply(id mcp.ID, result json.RawMessage, err *mcp.Error) {
 	c.send(&mcp.Message{ID: id, Result: result, Error: err})
 }
 
-func (c *hubClient) request(ctx context.Context, msg *mcp.Message) {
+func (c *client) request(ctx context.Context, msg *mcp.Message) {
 	switch msg.Method {
 	case "initialize":
 		go c.initialize(ctx, msg) // it may wait for the server
@@ -177,7 +177,7 @@ func (c *hubClient) request(ctx context.Context, msg *mcp.Message) {
 
 // forwardWhenReady waits for the server (starting, or restarting) without
 // blocking the read loop, then forwards the request.
-func (c *hubClient) forwardWhenReady(ctx context.Context, f *forward, msg *mcp.Message) {
+func (c *client) forwardWhenReady(ctx context.Context, f *forward, msg *mcp.Message) {
 	up, _, err := c.hub.ready(ctx)
 	if err != nil {
 		c.finish(f, &mcp.Message{Error: asWireError(err)})
@@ -186,7 +186,7 @@ func (c *hubClient) forwardWhenReady(ctx context.Context, f *forward, msg *mcp.M
 	c.forward(ctx, up, f, msg)
 }
 
-func (c *hubClient) initialize(ctx context.Context, msg *mcp.Message) {
+func (c *client) initialize(ctx context.Context, msg *mcp.Message) {
 	var p struct {
 		ProtocolVersion string             `json:"protocolVersion"`
 		ClientInfo      mcp.Implementation `json:"clientInfo"`
@@ -216,7 +216,7 @@ func (c *hubClient) initialize(ctx context.Context, msg *mcp.Message) {
 
 // forward sends a request to the server under an id of the upstream's, its
 // progress token replaced by one of the hub's.
-func (c *hubClient) forward(ctx context.Context, up *upstream, f *forward, msg *mcp.Message) {
+func (c *client) forward(ctx context.Context, up *Upstream, f *forward, msg *mcp.Message) {
 	params, ours, token := c.hub.remapProgress(msg.Params)
 	if ours != "" {
 		c.hub.mu.Lock()
@@ -256,7 +256,7 @@ func (c *hubClient) forward(ctx context.Context, up *upstream, f *forward, msg *
 }
 
 // finish delivers the server's response to the client, under its own id.
-func (c *hubClient) finish(f *forward, resp *mcp.Message) {
+func (c *client) finish(f *forward, resp *mcp.Message) {
 	c.mu.Lock()
 	current := c.inflight[f.clientID] == f && !f.cancelled
 	if current {
@@ -272,7 +272,7 @@ func (c *hubClient) finish(f *forward, resp *mcp.Message) {
 	c.send(&out)
 }
 
-func (c *hubClient) dropToken(f *forward) {
+func (c *client) dropToken(f *forward) {
 	if f.token == "" {
 		return
 	}
@@ -281,7 +281,7 @@ func (c *hubClient) dropToken(f *forward) {
 	c.hub.mu.Unlock()
 }
 
-func (c *hubClient) notification(msg *mcp.Message) {
+func (c *client) notification(msg *mcp.Message) {
 	switch msg.Method {
 	case "notifications/initialized":
 		c.mu.Lock()
@@ -308,7 +308,7 @@ func (c *hubClient) notification(msg *mcp.Message) {
 
 // cancel stops a request in flight: the server is told under its id, and
 // the client gets no response.
-func (c *hubClient) cancel(id mcp.ID, reason string) {
+func (c *client) cancel(id mcp.ID, reason string) {
 	c.mu.Lock()
 	f := c.inflight[id]
 	if f == nil {
@@ -325,7 +325,7 @@ func (c *hubClient) cancel(id mcp.ID, reason string) {
 	}
 }
 
-func cancelUpstream(up *upstream, id mcp.ID, reason string) {
+func cancelUpstream(up *Upstream, id mcp.ID, reason string) {
 	if up.forget(id) {
 		_ = up.notify("notifications/cancelled", map[string]any{"requestId": id, "reason": reason})
 	}
@@ -333,7 +333,7 @@ func cancelUpstream(up *upstream, id mcp.ID, reason string) {
 
 // abandon cancels what a departed client left in flight: its answers have
 // nowhere to go, and the server may stop working on them.
-func (c *hubClient) abandon() {
+func (c *client) abandon() {
 	c.mu.Lock()
 	ids := make([]mcp.ID, 0, len(c.inflight))
 	for id := range c.inflight {
@@ -345,13 +345,13 @@ func (c *hubClient) abandon() {
 	}
 }
 
-func (c *hubClient) isInitialized() bool {
+func (c *client) isInitialized() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.initialized
 }
 
-func (c *hubClient) busy() bool {
+func (c *client) busy() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.inflight) > 0
@@ -359,7 +359,7 @@ func (c *hubClient) busy() bool {
 
 // can reports whether the client declared the capability that a server
 // request needs.
-func (c *hubClient) can(method string) bool {
+func (c *client) can(method string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch {
@@ -371,7 +371,7 @@ func (c *hubClient) can(method string) bool {
 	return false
 }
 
-func (c *hubClient) displayName() string {
+func (c *client) displayName() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.info.Name == "" {

@@ -1,4 +1,4 @@
-package launcher
+package hub
 
 import (
 	"context"
@@ -18,15 +18,15 @@ import (
 // in flight. It is the code the TypeScript SDK uses for a closed connection.
 const CodeUnavailable = -32000
 
-// upstream is the launcher's end of one server process's stdio, and the
+// An Upstream is the launcher's end of one server process's stdio, and the
 // server's only peer. The launcher's own requests (the handshake, pings,
 // re-listing tools) and the requests that the hub forwards for its clients
 // all go through it, each under an id of the upstream's own.
 //
-// Its read loop (run) is its one goroutine: it ends when the server closes
+// Its read loop (Run) is its one goroutine: it ends when the server closes
 // its stdout (it exited) or writes what cannot be read any more, and then
 // answers every pending request with a CodeUnavailable error.
-type upstream struct {
+type Upstream struct {
 	name string
 	w    *mcp.Writer
 	r    *mcp.Reader
@@ -34,22 +34,24 @@ type upstream struct {
 
 	// onRequest and onNotification receive what the server sends on its
 	// own; they run on the read loop and must not block.
-	onRequest      func(u *upstream, msg *mcp.Message)
-	onNotification func(u *upstream, msg *mcp.Message)
-	// onEnd, if set, is called when the upstream ends, before it refuses
-	// requests (see errNotSent) and before it answers the pending ones.
-	onEnd func(u *upstream)
+	onRequest      func(u *Upstream, msg *mcp.Message)
+	onNotification func(u *Upstream, msg *mcp.Message)
+	// onDead, if set, is called when the upstream can take no more
+	// requests: it ended (called before it answers the pending ones), or a
+	// write to the server failed. It may be called more than once.
+	onDead func(u *Upstream)
 
 	mu      sync.Mutex
 	nextID  int64
 	pending map[mcp.ID]func(*mcp.Message) // by upstream id: what to do with the response
+	refusal error                         // why it refuses new requests; nil while it takes them
 	closed  bool
 	err     error // why the upstream ended; set before done is closed
 	done    chan struct{}
 }
 
-func newUpstream(name string, r io.Reader, w io.Writer, log *slog.Logger) *upstream {
-	return &upstream{
+func newUpstream(name string, r io.Reader, w io.Writer, log *slog.Logger) *Upstream {
+	return &Upstream{
 		name:    name,
 		r:       mcp.NewReader(r),
 		w:       mcp.NewWriter(w),
@@ -59,8 +61,9 @@ func newUpstream(name string, r io.Reader, w io.Writer, log *slog.Logger) *upstr
 	}
 }
 
-// run reads the server's messages until its output ends.
-func (u *upstream) run() {
+// Run reads the server's messages until its output ends; call it once, on
+// a goroutine of its own.
+func (u *Upstream) Run() {
 	for {
 		msg, err := u.r.Read()
 		if err != nil {
@@ -70,7 +73,7 @@ func (u *upstream) run() {
 				// long: say so in its log and go on.
 				u.log.Warn("unreadable line from server", "server", u.name, "error", de.Error())
 				if resp := de.Response(); resp != nil {
-					_ = u.w.Write(resp)
+					_ = u.write(resp)
 				}
 				continue
 			}
@@ -101,9 +104,10 @@ func (u *upstream) run() {
 
 // shutdown ends the upstream: no more requests are accepted and every
 // pending one is answered with an error that says why.
-func (u *upstream) shutdown(cause error) {
-	if u.onEnd != nil {
-		u.onEnd(u)
+func (u *Upstream) shutdown(cause error) {
+	u.refuse(cause)
+	if u.onDead != nil {
+		u.onDead(u)
 	}
 	u.mu.Lock()
 	if u.closed {
@@ -121,14 +125,54 @@ func (u *upstream) shutdown(cause error) {
 	close(u.done)
 }
 
+// Done is closed when the upstream has ended: the server closed its
+// output, and every request pending then has been answered.
+func (u *Upstream) Done() <-chan struct{} { return u.done }
+
+// Err says why the upstream ended; valid once Done is closed.
+func (u *Upstream) Err() error { return u.err }
+
+// Ping pings the server, which must answer within ctx.
+func (u *Upstream) Ping(ctx context.Context) error {
+	return u.call(ctx, "ping", nil, nil)
+}
+
 func unavailable(server string, cause error) *mcp.Error {
 	return mcp.NewError(CodeUnavailable, "server %q is unavailable: %v; the request was not completed, retry it", server, cause)
 }
 
 // errNotSent is matched (errors.Is) by the error of a send that the
-// upstream refused because it had ended: the request never reached the
-// server, so it can go to the server's next process.
-var errNotSent = errors.New("not sent: the upstream has ended")
+// upstream refused (it refuses new requests, or it has ended) or could not
+// write: the request never reached the server, so it can go to the
+// server's next process.
+var errNotSent = errors.New("not sent: the upstream takes no more requests")
+
+// errStopping is why an upstream refuses requests once it is detached: its
+// process is being stopped, and its stdin is about to close.
+var errStopping = errors.New("the server is stopping")
+
+// refuse makes the upstream refuse new requests from now on (send fails
+// with errNotSent, so that they go to the server's next process), while
+// the requests already sent are still answered. It is called before the
+// server's stdin is closed (Hub.Detach does), so that no request is
+// written into a pipe that is closing. It reports whether the upstream
+// took requests until now.
+func (u *Upstream) refuse(why error) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.refusal != nil {
+		return false
+	}
+	u.refusal = why
+	return true
+}
+
+// refuses reports whether the upstream refuses new requests.
+func (u *Upstream) refuses() bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.refusal != nil
+}
 
 // notSentError is an upstream's refusal: errNotSent, with the error that a
 // client receives if the request is not sent elsewhere.
@@ -139,11 +183,13 @@ func (e notSentError) Unwrap() []error { return []error{errNotSent, e.err} }
 
 // send writes a request to the server under a new id and calls deliver with
 // its response, or with an error response if the upstream ends first. An
-// upstream that has ended refuses it with an error that matches errNotSent.
-func (u *upstream) send(msg *mcp.Message, deliver func(*mcp.Message)) (mcp.ID, error) {
+// upstream that refuses requests (refuse; it has ended) refuses it, and a
+// request whose write fails never reached the server: both errors match
+// errNotSent.
+func (u *Upstream) send(msg *mcp.Message, deliver func(*mcp.Message)) (mcp.ID, error) {
 	u.mu.Lock()
-	if u.closed {
-		err := u.err
+	if u.refusal != nil {
+		err := u.refusal
 		u.mu.Unlock()
 		return mcp.ID{}, notSentError{unavailable(u.name, err)}
 	}
@@ -154,16 +200,20 @@ func (u *upstream) send(msg *mcp.Message, deliver func(*mcp.Message)) (mcp.ID, e
 
 	out := *msg
 	out.ID = id
-	if err := u.w.Write(&out); err != nil {
-		u.forget(id)
-		return mcp.ID{}, unavailable(u.name, err)
+	if err := u.write(&out); err != nil {
+		if !u.forget(id) {
+			// The upstream ended meanwhile and answered it with an error:
+			// that is its outcome.
+			return id, nil
+		}
+		return mcp.ID{}, notSentError{unavailable(u.name, err)}
 	}
 	return id, nil
 }
 
 // forget drops a pending request: its response, if one comes, is ignored.
 // It reports whether the request was still pending.
-func (u *upstream) forget(id mcp.ID) bool {
+func (u *Upstream) forget(id mcp.ID) bool {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	_, ok := u.pending[id]
@@ -171,24 +221,31 @@ func (u *upstream) forget(id mcp.ID) bool {
 	return ok
 }
 
-// write sends a message as is: a notification, or a response to one of
-// the server's requests.
-func (u *upstream) write(msg *mcp.Message) error {
-	return u.w.Write(msg)
+// write sends a message as is: a request, a notification, or a response
+// to one of the server's requests. A write that fails (the server closed
+// its stdin, or it is being stopped) leaves the writer broken for good: the
+// upstream then refuses new requests, and onDead lets the hub stop handing
+// it out.
+func (u *Upstream) write(msg *mcp.Message) error {
+	err := u.w.Write(msg)
+	if err != nil && u.refuse(err) && u.onDead != nil {
+		u.onDead(u)
+	}
+	return err
 }
 
 // notify sends a notification.
-func (u *upstream) notify(method string, params any) error {
+func (u *Upstream) notify(method string, params any) error {
 	raw, err := marshal(params)
 	if err != nil {
 		return err
 	}
-	return u.w.Write(&mcp.Message{Method: method, Params: raw})
+	return u.write(&mcp.Message{Method: method, Params: raw})
 }
 
 // call is a request of the launcher's own. When ctx ends first, the server
 // is told with notifications/cancelled.
-func (u *upstream) call(ctx context.Context, method string, params, result any) error {
+func (u *Upstream) call(ctx context.Context, method string, params, result any) error {
 	raw, err := marshal(params)
 	if err != nil {
 		return err
@@ -229,10 +286,10 @@ func marshal(v any) (json.RawMessage, error) {
 	return json.MarshalWithOption(v, json.DisableHTMLEscape())
 }
 
-// initialize makes the server ready as the launcher defines it:
+// Initialize makes the server ready as the launcher defines it:
 // initialize (the latest protocol), notifications/initialized, then every
 // page of tools/list.
-func (u *upstream) initialize(ctx context.Context) (*mcp.InitializeResult, []*mcp.Tool, error) {
+func (u *Upstream) Initialize(ctx context.Context) (*mcp.InitializeResult, []*mcp.Tool, error) {
 	params := map[string]any{
 		"protocolVersion": mcp.LatestVersion,
 		"capabilities":    map[string]any{"roots": map[string]any{"listChanged": false}},
@@ -257,10 +314,13 @@ func (u *upstream) initialize(ctx context.Context) (*mcp.InitializeResult, []*mc
 	return &init, tools, nil
 }
 
+// clientInfo is how the launcher introduces itself to servers.
+var clientInfo = mcp.Implementation{Name: "mcpgen", Version: "launcher"}
+
 // maxPages bounds tools/list paging against a server that never stops.
 const maxPages = 1000
 
-func (u *upstream) listTools(ctx context.Context) ([]*mcp.Tool, error) {
+func (u *Upstream) listTools(ctx context.Context) ([]*mcp.Tool, error) {
 	var tools []*mcp.Tool
 	var cursor string
 	for range maxPages {
