@@ -21,11 +21,14 @@ import (
 )
 
 // The test binary doubles as a launcher that a test can kill: with
-// MCPGEN_PROC_HELPER=launcher it runs helperLauncher instead of the tests.
+// MCPGEN_PROC_HELPER=launcher it runs helperLauncher instead of the tests,
+// and with MCPGEN_PROC_HELPER=rlimit, helperRlimit.
 func TestMain(m *testing.M) {
 	switch os.Getenv("MCPGEN_PROC_HELPER") {
 	case "launcher":
 		os.Exit(helperLauncher())
+	case "rlimit":
+		os.Exit(helperRlimit())
 	}
 	os.Exit(m.Run())
 }
