@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"slices"
 	"sync"
 	"syscall"
 )
@@ -111,6 +112,14 @@ func (h *groupHolder) signal(sig syscall.Signal) error {
 // and reports none).
 func (h *groupHolder) signalGroups(sig syscall.Signal) (live bool, err error) {
 	leaders := h.leaderList()
+	// A group without a single process, zombies included, is gone: the
+	// usual end of a run, told without reading /proc.
+	leaders = slices.DeleteFunc(leaders, func(l groupLeader) bool {
+		return errors.Is(syscall.Kill(-l.pid, 0), syscall.ESRCH)
+	})
+	if len(leaders) == 0 {
+		return false, nil
+	}
 	members, known := groupMembers(leaders)
 	var errs []error
 	for i, l := range leaders {
