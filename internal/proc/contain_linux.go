@@ -5,6 +5,9 @@ import (
 	"fmt"
 )
 
+// autoCgroup is setupCgroup, which tests replace to see the fallbacks.
+var autoCgroup = setupCgroup
+
 // setup picks the strongest containment available: a cgroup, else the
 // subreaper, else process groups.
 func setup(_ context.Context, opts Options) (system, Report, error) {
@@ -17,29 +20,31 @@ func setup(_ context.Context, opts Options) (system, Report, error) {
 		s.noKill = opts.noCgroupKill
 		return s, s.report(), nil
 	case ModeSubreaper:
-		s, err := setupSubreaper("no cgroups: mcpgen was asked to contain servers as a subreaper", opts.scanInterval)
+		s, err := setupSubreaper("no cgroups in use (mcpgen was asked to contain servers as a subreaper)", opts.scanInterval)
 		if err != nil {
 			return nil, Report{}, fmt.Errorf("subreaper containment: %w", err)
 		}
 		return s, Report{Mode: ModeSubreaper, Reason: "asked for"}, nil
 	case ModeGroups:
-		return newGroupSystem("no cgroups: mcpgen was asked to contain servers by process groups"),
+		return newGroupSystem("no cgroups in use (mcpgen was asked to contain servers by process groups)"),
 			Report{Mode: ModeGroups, Reason: "asked for"}, nil
 	case ModeAuto:
 	default:
 		return nil, Report{}, fmt.Errorf("%s containment: %w", opts.Mode, errUnavailable)
 	}
-	cg, err := setupCgroup(opts.Name)
+	cg, err := autoCgroup(opts.Name)
 	if err == nil {
+		cg.noKill = opts.noCgroupKill
 		return cg, cg.report(), nil
 	}
 	why := err.Error()
-	sr, err := setupSubreaper(why, opts.scanInterval)
+	noCgroup := "no cgroup that mcpgen can write (" + why + ")"
+	sr, err := setupSubreaper(noCgroup, opts.scanInterval)
 	if err == nil {
 		return sr, Report{Mode: ModeSubreaper, Reason: why}, nil
 	}
 	why += "; no subreaper: " + err.Error()
-	return newGroupSystem(why), Report{Mode: ModeGroups, Reason: why}, nil
+	return newGroupSystem(noCgroup), Report{Mode: ModeGroups, Reason: why}, nil
 }
 
 // readLeader reads what /proc says of a process just started.

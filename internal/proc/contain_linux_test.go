@@ -519,7 +519,7 @@ func TestLimits(t *testing.T) {
 		c := setupMode(t, "subreaper")
 		for _, tt := range tests {
 			err := c.Check(tt.lim)
-			want := tt.key + " needs the cgroup v2 " + tt.controller + " controller delegated to mcpgen; this system has no cgroups: mcpgen was asked to contain servers as a subreaper: run the launcher under systemd-run --user --scope -p Delegate=yes, or remove " + tt.key
+			want := tt.key + " needs the cgroup v2 " + tt.controller + " controller delegated to mcpgen; this system has no cgroups in use (mcpgen was asked to contain servers as a subreaper): run the launcher under systemd-run --user --scope -p Delegate=yes, or remove " + tt.key
 			if err == nil || err.Error() != want {
 				t.Errorf("%s: got %v\nwant %s", tt.key, err, want)
 			}
@@ -831,4 +831,64 @@ func TestProbeCloneIntoRefuses(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "cannot start a process into a cgroup") {
 		t.Errorf("got %v, want the probe to fail", err)
 	}
+}
+
+// ModeAuto takes a cgroup where one can be made, and says why not where
+// not; limits then fail with the reason.
+func TestSetupAuto(t *testing.T) {
+	t.Run("here", func(t *testing.T) {
+		c, err := Setup(context.Background(), Options{Name: t.Name()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close(context.Background())
+		r := c.Report()
+		t.Logf("containment here: %s", r)
+		if cg, err := setupCgroup("writable"); err == nil {
+			if err := cg.close(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if r.Mode != ModeCgroup {
+				t.Errorf("got %s, want cgroup containment where a cgroup can be made", r)
+			}
+		}
+		if r.Mode != ModeCgroup && r.Mode != ModeSubreaper {
+			t.Errorf("got %s, want cgroup or subreaper containment on Linux", r)
+		}
+	})
+	t.Run("cgroups not writable", func(t *testing.T) {
+		why := "cgroups not writable: mkdir /sys/fs/cgroup/session-3.scope/mcpgen-x-1: permission denied"
+		defer func(f func(string) (*cgroupSystem, error)) { autoCgroup = f }(autoCgroup)
+		autoCgroup = func(string) (*cgroupSystem, error) { return nil, errors.New(why) }
+		c, err := Setup(context.Background(), Options{Name: t.Name()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close(context.Background())
+		if got, want := c.Report().String(), "subreaper ("+why+")"; got != want {
+			t.Errorf("report: got %q, want %q", got, want)
+		}
+		want := "memory_max needs the cgroup v2 memory controller delegated to mcpgen; this system has no cgroup that mcpgen can write (" + why + "): run the launcher under systemd-run --user --scope -p Delegate=yes, or remove memory_max"
+		if err := c.Check(Limits{MemoryMax: 1 << 30}); err == nil || err.Error() != want {
+			t.Errorf("Check:\ngot  %v\nwant %s", err, want)
+		}
+	})
+	t.Run("no subreaper either", func(t *testing.T) {
+		// A subreaper that is taken already stands for one that prctl
+		// refuses.
+		setupMode(t, "subreaper")
+		defer func(f func(string) (*cgroupSystem, error)) { autoCgroup = f }(autoCgroup)
+		autoCgroup = func(string) (*cgroupSystem, error) {
+			return nil, errors.New("no cgroup v2 hierarchy: this system has cgroup v1 only")
+		}
+		c, err := Setup(context.Background(), Options{Name: t.Name()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close(context.Background())
+		want := "process groups only (no cgroup v2 hierarchy: this system has cgroup v1 only; no subreaper: this process has a subreaper containment already)"
+		if got := c.Report().String(); got != want {
+			t.Errorf("report: got %q, want %q", got, want)
+		}
+	})
 }

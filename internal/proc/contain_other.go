@@ -9,16 +9,18 @@ import (
 	"time"
 )
 
-// noCgroups is what these systems have instead of cgroups, for a
-// LimitError and the report.
-const noCgroups = "no cgroups and no subreaper on this system"
+// What these systems lack, for the report and for a LimitError.
+const (
+	noContainment = "no cgroups or subreaper outside Linux"
+	noCgroups     = "no cgroups (they are Linux's)"
+)
 
 // setup contains by process groups: these systems have neither cgroups nor
 // a subreaper.
 func setup(_ context.Context, opts Options) (system, Report, error) {
 	switch opts.Mode {
 	case ModeAuto, ModeGroups:
-		return newGroupSystem(noCgroups), Report{Mode: ModeGroups, Reason: noCgroups}, nil
+		return newGroupSystem(noCgroups), Report{Mode: ModeGroups, Reason: noContainment}, nil
 	}
 	return nil, Report{}, fmt.Errorf("%s containment: %w", opts.Mode, errUnavailable)
 }

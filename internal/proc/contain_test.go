@@ -76,8 +76,8 @@ func TestReportString(t *testing.T) {
 			"cgroup v2 at /sys/fs/cgroup/unified/mcpgen-w-1, limits: none (no memory: bound to v1)"},
 		{"subreaper", Report{Mode: ModeSubreaper, Reason: "cgroups not writable: mkdir /sys/fs/cgroup/x: permission denied"},
 			"subreaper (cgroups not writable: mkdir /sys/fs/cgroup/x: permission denied)"},
-		{"groups", Report{Mode: ModeGroups, Reason: "no cgroups and no subreaper on this system"},
-			"process groups only (no cgroups and no subreaper on this system)"},
+		{"groups", Report{Mode: ModeGroups, Reason: "no cgroups or subreaper outside Linux"},
+			"process groups only (no cgroups or subreaper outside Linux)"},
 	}
 	for _, tt := range tests {
 		if got := tt.r.String(); got != tt.want {
