@@ -26,6 +26,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -245,6 +246,11 @@ func (c *Containment) Close(ctx context.Context) error { return c.sys.close(ctx)
 type Container struct {
 	name string
 	h    holder
+
+	// mu is held for reading by starts and for writing by Close, so that
+	// nothing starts in a container being closed or closed.
+	mu     sync.RWMutex
+	closed bool
 }
 
 // Name is the name the container was made with.
@@ -256,6 +262,11 @@ func (k *Container) Name() string { return k.name }
 // signals do not reach it. A cmd that failed to start leaves nothing in
 // the container.
 func (k *Container) Start(cmd *exec.Cmd) error {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	if k.closed {
+		return fmt.Errorf("start %s in container %q: the container is closed", cmd.Path, k.name)
+	}
 	if err := k.h.start(cmd); err != nil {
 		return fmt.Errorf("start %s in container %q: %w", cmd.Path, k.name, err)
 	}
@@ -273,8 +284,14 @@ func (k *Container) Kill(ctx context.Context) error { return k.h.kill(ctx) }
 
 // Close kills what is left in the container and releases it. Call it
 // once the container's processes have been waited for, or are no longer
-// wanted.
+// wanted. Nothing can be started in it after; a second Close does nothing.
 func (k *Container) Close(ctx context.Context) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.closed {
+		return nil
+	}
+	k.closed = true
 	if err := k.h.kill(ctx); err != nil {
 		return fmt.Errorf("container %q: %w", k.name, err)
 	}

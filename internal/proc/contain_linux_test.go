@@ -892,3 +892,30 @@ func TestSetupAuto(t *testing.T) {
 		}
 	})
 }
+
+// A closed container starts nothing, in every mode.
+func TestClosedContainerStartsNothing(t *testing.T) {
+	for _, mode := range testModes {
+		t.Run(mode, func(t *testing.T) {
+			c := setupMode(t, mode)
+			k, err := c.New("closed", Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := k.Close(closeCtx(t)); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command("sleep", "300")
+			if err := k.Start(cmd); err == nil || !strings.Contains(err.Error(), "the container is closed") {
+				t.Errorf("Start after Close: got %v, want the container closed", err)
+				if cmd.Process != nil {
+					_ = cmd.Process.Kill()
+					_ = cmd.Wait()
+				}
+			}
+			if err := k.Close(closeCtx(t)); err != nil {
+				t.Errorf("second Close: %v", err)
+			}
+		})
+	}
+}
