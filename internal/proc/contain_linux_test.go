@@ -537,7 +537,8 @@ func TestTree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("sh", "-c", `sleep 300 & sleep 300 & sh -c 'sleep 300' & `+idLine("leader")+`; wait`)
+	// "; :" keeps a shell that execs a last command (bash) from doing so.
+	cmd := exec.Command("sh", "-c", `sleep 300 & sleep 300 & sh -c 'sleep 300; :' & `+idLine("leader")+`; wait`)
 	cmd.Env = append(os.Environ(), "DIR="+dir)
 	s := start(t, k, cmd)
 	ids, err := readIDs(dir, []string{"leader"}, bound)
@@ -546,9 +547,10 @@ func TestTree(t *testing.T) {
 	}
 	leader := ids["leader"]
 	var tree []ProcID
-	waitFor(t, "the tree has its five processes", func() bool {
+	waitFor(t, "the tree has its five processes, and only those", func() bool {
+		// The shell's cat and mv come and go, zombies for a moment.
 		tree, err = Tree(leader.Pid)
-		return err == nil && len(tree) == 5
+		return err == nil && len(tree) == 5 && !slices.ContainsFunc(tree, func(id ProcID) bool { return !alive(id) })
 	})
 	if tree[0] != leader {
 		t.Errorf("root: got %v, want %v", tree[0], leader)
