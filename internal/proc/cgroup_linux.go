@@ -588,7 +588,7 @@ func killCgroup(ctx context.Context, dir string, noKill bool) error {
 				return false, fmt.Errorf("process %d: %w", pid, err)
 			}
 		}
-		return populated(dir)
+		return cgroupEmpty(dir)
 	})
 	if frozen {
 		// What is left is empty or dying; a frozen empty cgroup still goes.
@@ -602,16 +602,16 @@ func killCgroup(ctx context.Context, dir string, noKill bool) error {
 
 // waitEmpty waits until the cgroup at dir has no process below it.
 func waitEmpty(ctx context.Context, dir string) error {
-	if err := poll(ctx, func() (bool, error) { return populated(dir) }); err != nil {
+	if err := poll(ctx, func() (bool, error) { return cgroupEmpty(dir) }); err != nil {
 		return fmt.Errorf("cgroup %s: %w", dir, err)
 	}
 	return nil
 }
 
-// populated reports whether the cgroup at dir is empty ("populated 0" in
+// cgroupEmpty reports whether the cgroup at dir is empty ("populated 0" in
 // cgroup.events), counting its descendants; a zombie is not counted. A
 // cgroup that is gone is empty.
-func populated(dir string) (empty bool, err error) {
+func cgroupEmpty(dir string) (empty bool, err error) {
 	b, err := os.ReadFile(filepath.Join(dir, "cgroup.events"))
 	if errors.Is(err, fs.ErrNotExist) {
 		return true, nil

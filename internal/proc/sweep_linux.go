@@ -136,7 +136,7 @@ func sweepable(host *cgroupHost, e Entry) (live bool, err error) {
 // has a live member.
 func swept(cgroups []Entry, roots []ProcID) (bool, error) {
 	for _, e := range cgroups {
-		if empty, err := populated(e.Path); err != nil || !empty {
+		if empty, err := cgroupEmpty(e.Path); err != nil || !empty {
 			return false, err
 		}
 	}
