@@ -1,8 +1,3 @@
-// Package proc runs child processes safely: each in a process group of its
-// own, stopped group and all, its output drained in bounded memory, and its
-// group recorded so that a launcher killed with SIGKILL leaves nothing
-// behind for long (the next one reaps it). The launcher's servers, the
-// build steps of `mcpgen build` and the launcher's rebuilds run through it.
 package proc
 
 import (
