@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 
 	json "github.com/goccy/go-json"
+
+	"github.com/mcpgen/mcpgen/internal/jsonwire"
 )
 
 // ErrClosed is wrapped by the errors of calls that can no longer be answered:
@@ -93,7 +95,7 @@ func (r *Request) Progress(ctx context.Context, progress, total float64, message
 	}
 	if message != "" {
 		params = append(params, `,"message":`...)
-		params = appendString(params, message)
+		params = jsonwire.AppendString(params, message)
 	}
 	params = append(params, '}')
 	return r.conn.write(&Message{Method: "notifications/progress", Params: params})
@@ -457,12 +459,6 @@ func wireError(err error) *Error {
 
 var emptyObject = json.RawMessage(`{}`)
 
-// marshal encodes v for the wire. It leaves <, > and & alone: tool results
-// carry code and markup, which escaping would make larger and harder to read.
-func marshal(v any) ([]byte, error) {
-	return json.MarshalWithOption(v, json.DisableHTMLEscape())
-}
-
 // marshalResult encodes a handler's result. A result must be an object in
 // MCP, so nothing (nil, or null) is sent as {}. The common results skip
 // goccy's encoder (see CallToolResult.appendJSON).
@@ -474,7 +470,7 @@ func marshalResult(v any) (json.RawMessage, error) {
 		if len(v) == 0 || string(v) == "null" {
 			return emptyObject, nil
 		}
-		if !isJSONValue(v) {
+		if jsonwire.Valid(v) != nil {
 			return nil, fmt.Errorf("result is not JSON: %s", snippet(v))
 		}
 		return v, nil
@@ -484,7 +480,7 @@ func marshalResult(v any) (json.RawMessage, error) {
 		}
 		return v.appendJSON(nil)
 	}
-	b, err := marshal(v)
+	b, err := jsonwire.Marshal(v)
 	if err != nil {
 		return nil, err
 	}
@@ -499,7 +495,7 @@ func marshalParams(v any) (json.RawMessage, error) {
 	if v == nil {
 		return nil, nil
 	}
-	b, err := marshal(v)
+	b, err := jsonwire.Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("encode params: %w", err)
 	}
@@ -646,7 +642,7 @@ func (c *Conn) forget(id ID) bool {
 func (c *Conn) cancelCall(id ID, reason error) {
 	params := append([]byte(`{"requestId":`), id.raw...)
 	params = append(params, `,"reason":`...)
-	params = appendString(params, reason.Error())
+	params = jsonwire.AppendString(params, reason.Error())
 	params = append(params, '}')
 	if err := c.write(&Message{Method: "notifications/cancelled", Params: params}); err != nil {
 		c.log.Debug("mcp: cannot send notifications/cancelled", "id", id, "error", err)

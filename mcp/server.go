@@ -14,6 +14,8 @@ import (
 	"sync"
 
 	json "github.com/goccy/go-json"
+
+	"github.com/mcpgen/mcpgen/internal/jsonwire"
 )
 
 // ServerOptions configures a Server. A nil *ServerOptions is the defaults.
@@ -91,7 +93,7 @@ func (s *Server) AddTool(t *Tool) error {
 		name string
 		raw  json.RawMessage
 	}{{"input schema", t.InputSchema}, {"output schema", t.OutputSchema}} {
-		if len(schema.raw) > 0 && !isJSONObject(schema.raw) {
+		if len(schema.raw) > 0 && !jsonwire.IsObject(schema.raw) {
 			return fmt.Errorf("tool %q: %s must be a JSON object", t.Name, schema.name)
 		}
 	}
@@ -163,11 +165,6 @@ func checkToolName(name string) error {
 		}
 	}
 	return nil
-}
-
-func isJSONObject(raw json.RawMessage) bool {
-	s := scanner{data: raw}
-	return s.peek() == '{' && isJSONValue(raw)
 }
 
 // Serve speaks MCP over r and w until r ends or ctx is done; see Conn.Run
@@ -274,13 +271,13 @@ func statelessRequest(params json.RawMessage) (bool, error) {
 		return false, nil
 	}
 	if version != statelessVersion {
-		data, _ := marshal(struct {
+		data, _ := jsonwire.Marshal(struct {
 			Supported []string `json:"supported"`
 			Requested string   `json:"requested"`
 		}{allVersions(), version})
 		return false, &Error{Code: codeUnsupportedVersion, Message: "Unsupported protocol version", Data: data}
 	}
-	if caps := p.Meta[metaClientCapabilities]; !isJSONObject(caps) {
+	if caps := p.Meta[metaClientCapabilities]; !jsonwire.IsObject(caps) {
 		return false, NewError(CodeInvalidParams, "invalid params: _meta[%q] must be an object", metaClientCapabilities)
 	}
 	return true, nil
@@ -299,7 +296,7 @@ func (s *Server) completeResult(result any) (json.RawMessage, error) {
 		return nil, err
 	}
 	out := []byte(`{"resultType":"complete","_meta":{"` + metaServerInfo + `":`)
-	info, err := marshal(s.info)
+	info, err := jsonwire.Marshal(s.info)
 	if err != nil {
 		return nil, err
 	}
@@ -401,7 +398,7 @@ func (s *Server) listTools(params json.RawMessage, stateless bool) (any, error) 
 	out = append(out, ']')
 	if end < len(s.names) {
 		out = append(out, `,"nextCursor":`...)
-		out = appendString(out, encodeCursor(s.names[end-1]))
+		out = jsonwire.AppendString(out, encodeCursor(s.names[end-1]))
 	}
 	s.mu.Unlock()
 	if stateless {
