@@ -1,8 +1,10 @@
 package mcp
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 )
@@ -88,4 +90,50 @@ func BenchmarkServerEchoParallel(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkServerRoundTrip is one request answered over OS pipes, as a
+// stdio server is driven by its client: write a line, read the answer.
+// ping is answered on the read loop; tools/call runs in a goroutine of its
+// own, with a context its peer can cancel.
+func BenchmarkServerRoundTrip(b *testing.B) {
+	for _, bc := range []struct{ name, line string }{
+		{"ping", `{"jsonrpc":"2.0","id":1,"method":"ping"}`},
+		{"tools_list", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`},
+		{"tools_call", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello, world"}}}`},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			s := testServer(b, &ServerOptions{Logger: discardLogger()})
+			inR, inW, err := os.Pipe()
+			if err != nil {
+				b.Fatal(err)
+			}
+			outR, outW, err := os.Pipe()
+			if err != nil {
+				b.Fatal(err)
+			}
+			served := make(chan error, 1)
+			go func() { served <- s.Serve(context.Background(), inR, outW) }()
+			defer func() {
+				inW.Close()
+				if err := <-served; err != nil {
+					b.Error(err)
+				}
+				inR.Close()
+				outW.Close()
+				outR.Close()
+			}()
+			line := []byte(bc.line + "\n")
+			answers := bufio.NewReader(outR)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := inW.Write(line); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := answers.ReadSlice('\n'); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

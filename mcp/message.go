@@ -264,6 +264,17 @@ func (e *DecodeError) Response() *Message {
 	return &Message{ID: e.ID, Error: e.Err}
 }
 
+// ServerResponse is Response for the server end of a connection, which
+// JSON-RPC 2.0 asks to answer every line that it cannot parse: plain text
+// gets -32700 with a null id too. Lines that look like responses still get
+// nothing.
+func (e *DecodeError) ServerResponse() *Message {
+	if e.Reply || e.Err.Code == CodeParseError {
+		return &Message{ID: e.ID, Error: e.Err}
+	}
+	return nil
+}
+
 // Bits for the members of a message, to catch duplicates.
 const (
 	hasVersion = 1 << iota
@@ -288,6 +299,9 @@ const (
 // (goccy and encoding/json match them regardless of case, so "ID" would be
 // taken for "id"), and be fast: the hub decodes every line.
 func DecodeMessage(line []byte) (*Message, error) {
+	if bytes.HasPrefix(line, utf8BOM) {
+		return nil, bomError(line[len(utf8BOM):])
+	}
 	s := jsonwire.Scanner{Data: line}
 	if s.AtEnd() {
 		return nil, parseError(line, s.Errorf("empty message"))
@@ -486,6 +500,31 @@ func peekEnvelope(prefix []byte) (id ID, isRequest, isResponse bool) {
 		s.Pos++
 	}
 	return
+}
+
+// utf8BOM is the byte order mark that some Windows tools put at the start
+// of UTF-8 text. JSON text must not start with one (RFC 8259, section 8.1).
+var utf8BOM = []byte{0xef, 0xbb, 0xbf}
+
+// bomError refuses a line that starts with a byte order mark, naming it:
+// the mark is invisible in most editors and logs, so "invalid character"
+// would leave the sender puzzled. The id is read from the rest of the line
+// when it can be, so that the request fails at once instead of timing out.
+func bomError(rest []byte) *DecodeError {
+	err := &DecodeError{Err: NewError(CodeParseError, "parse error: line starts with a UTF-8 byte order mark; send JSON without one")}
+	if bytes.HasPrefix(rest, utf8BOM) {
+		return err // one mark is enough to explain; never recurse on a line of them
+	}
+	if msg, derr := DecodeMessage(rest); derr == nil {
+		err.Reply = !msg.IsResponse()
+		if msg.IsRequest() {
+			err.ID = msg.ID
+		}
+		return err
+	}
+	i := skipSpaceAt(rest, 0)
+	err.Reply = i < len(rest) && (rest[i] == '{' || rest[i] == '[')
+	return err
 }
 
 func parseError(line []byte, err error) *DecodeError {

@@ -25,6 +25,9 @@ type ServerOptions struct {
 	Instructions string
 	// PageSize is the number of tools per tools/list page (default 100).
 	PageSize int
+	// MaxInFlight bounds the tool calls that run at once on one
+	// connection (default DefaultMaxInFlight); see ConnOptions.
+	MaxInFlight int
 	// Logger receives the server's own logs. Nothing is logged when it is
 	// nil; stdout is never used, since it carries the protocol.
 	Logger *slog.Logger
@@ -43,6 +46,7 @@ type Server struct {
 	info         Implementation
 	instructions string
 	pageSize     int
+	maxInFlight  int
 	log          *slog.Logger
 
 	mu       sync.Mutex
@@ -70,6 +74,7 @@ func NewServer(info Implementation, opts *ServerOptions) *Server {
 		if opts.PageSize > 0 {
 			s.pageSize = opts.PageSize
 		}
+		s.maxInFlight = opts.MaxInFlight
 		if opts.Logger != nil {
 			s.log = opts.Logger
 		}
@@ -173,7 +178,14 @@ func checkToolName(name string) error {
 // it can, since a blocked read cannot be interrupted otherwise).
 func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	ss := &session{server: s}
-	ss.conn = NewConn(r, w, ConnOptions{Handler: ss, OnNotification: ss.notification, Logger: s.log})
+	ss.conn = NewConn(r, w, ConnOptions{
+		Handler:        ss,
+		Inline:         answeredInline,
+		MaxInFlight:    s.maxInFlight,
+		ServerRole:     true,
+		OnNotification: ss.notification,
+		Logger:         s.log,
+	})
 	s.mu.Lock()
 	s.sessions[ss] = struct{}{}
 	s.mu.Unlock()
@@ -183,6 +195,18 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 		s.mu.Unlock()
 	}()
 	return ss.conn.Run(ctx)
+}
+
+// answeredInline says which requests a Server answers on the read loop:
+// those that need nothing but the server's own state, which is at hand.
+// A tools/list page is copied from the catalog that AddTool encoded.
+// Tool calls run a tool, so they get goroutines and can be cancelled.
+func answeredInline(method string) bool {
+	switch method {
+	case "ping", "initialize", "tools/list", "server/discover":
+		return true
+	}
+	return false
 }
 
 // A session is one connection being served.

@@ -63,25 +63,29 @@ func run(n int, settle time.Duration, argv []string) error {
 	}
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
 
-	// The writer: one ping per line, in chunks. It blocks when the server
-	// stops reading, and ends when all is written or stdin is closed.
+	// The writer: one ping per line, in chunks of 64 lines. It blocks when
+	// the server stops reading, and ends when all is written or stdin is
+	// closed. taken counts the pings of the chunks written whole: what the
+	// pipe and the server have taken.
 	var taken atomic.Int64
 	written := make(chan error, 1)
 	go func() {
-		w := bufio.NewWriterSize(stdin, 4<<10)
+		const chunk = 64
+		var buf []byte
 		for i := 1; i <= n; i++ {
-			line := `{"jsonrpc":"2.0","id":` + strconv.Itoa(i) + `,"method":"ping"}` + "\n"
-			if _, err := w.WriteString(line); err != nil {
-				written <- err
-				return
-			}
-			if w.Buffered() == 0 || i == n {
-				taken.Store(int64(i)) // approximately: up to a chunk behind
+			buf = append(buf, `{"jsonrpc":"2.0","id":`...)
+			buf = strconv.AppendInt(buf, int64(i), 10)
+			buf = append(buf, `,"method":"ping"}`+"\n"...)
+			if i%chunk == 0 || i == n {
+				if _, err := stdin.Write(buf); err != nil {
+					written <- err
+					return
+				}
+				taken.Store(int64(i))
+				buf = buf[:0]
 			}
 		}
-		err := w.Flush()
-		taken.Store(int64(n))
-		written <- err
+		written <- nil
 	}()
 
 	// Wait for the input to stall, or for everything to be written and the
