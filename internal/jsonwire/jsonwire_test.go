@@ -117,10 +117,10 @@ func TestUnquoteAgreesWithDecoders(t *testing.T) {
 		}
 	}
 	for lit, want := range map[string]string{
-		`"a\u0062c"`:          "abc",
-		`"\ud83d\ude00"`:      "😀",
-		`"\ud83d"`:            "\ufffd",
-		`"\ud83d\u0041"`:      "\ufffdA",
+		`"a\u0062c"`:         "abc",
+		`"\ud83d\ude00"`:     "😀",
+		`"\ud83d"`:           "\ufffd",
+		`"\ud83d\u0041"`:     "\ufffdA",
 		`"\/\"\\\b\f\n\r\t"`: "/\"\\\b\f\n\r\t",
 	} {
 		if got := Unquote([]byte(lit), true); got != want {
