@@ -152,12 +152,13 @@ func NewConn(r io.Reader, w io.Writer, opts ConnOptions) *Conn {
 //
 // At the end of the input (io.EOF) pending calls fail at once, every request
 // already read is still answered, and then Run returns nil. When ctx is done,
-// the contexts of running handlers are cancelled, their responses (and those
-// of the requests waiting for a slot, which start with a cancelled context)
-// are still written if the writer works, and Run returns ctx's error; the
-// reader is closed if it can be, since the goroutine reading it can only end
-// when a read returns. After Close, Run returns nil once the handlers have
-// returned.
+// the contexts of running handlers are cancelled, and their responses are
+// still written if the writer works; so are those of the requests that wait
+// for a slot (they start with a cancelled context), and a request that was
+// read but could not wait any more is answered with an error. Then Run
+// returns ctx's error; the reader is closed if it can be, since the
+// goroutine reading it can only end when a read returns. After Close, Run
+// returns nil once the handlers have returned.
 func (c *Conn) Run(ctx context.Context) error {
 	if !c.started.CompareAndSwap(false, true) {
 		return errors.New("mcp: Conn.Run called twice")
@@ -301,6 +302,9 @@ func (c *Conn) readLoop(ctx context.Context, done chan<- error) {
 	for {
 		line, err := c.r.ReadLine()
 		if c.stopping.Load() {
+			if err == nil {
+				c.refuse(line)
+			}
 			done <- err
 			return
 		}
@@ -322,9 +326,8 @@ func (c *Conn) readLoop(ctx context.Context, done chan<- error) {
 		case msg.IsRequest():
 			if c.inline != nil && c.inline(msg.Method) {
 				c.answerInline(msg)
-			} else if !c.admit(msg) {
-				done <- nil // stopped while waiting for a slot
-				return
+			} else {
+				c.admit(msg)
 			}
 		case msg.IsNotification():
 			c.notification(ctx, msg)

@@ -102,19 +102,20 @@ func isFinite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 
 // admit takes a request that runs in a goroutine: it starts it when a slot
 // is free, queues it when the queue has room, and otherwise waits, which
-// stops the read loop (the backpressure that bounds a flood). It reports
-// false when the Conn stopped while it waited.
-func (c *Conn) admit(msg *Message) bool {
+// stops the read loop (the backpressure that bounds a flood). Once the Conn
+// stops, it starts nothing: Run may be done waiting for the handlers.
+func (c *Conn) admit(msg *Message) {
 	for {
 		c.mu.Lock()
 		if c.stopping.Load() {
 			c.mu.Unlock()
-			return false
+			c.refuseRequest(msg)
+			return
 		}
 		if _, dup := c.requests[msg.ID]; dup {
 			c.mu.Unlock()
 			c.duplicate(msg.ID)
-			return true
+			return
 		}
 		if c.running < c.maxInFlight || len(c.waiting) < c.maxInFlight {
 			req := &Request{ID: msg.ID, Method: msg.Method, Params: msg.Params, conn: c}
@@ -123,21 +124,32 @@ func (c *Conn) admit(msg *Message) bool {
 			if c.running == c.maxInFlight {
 				c.waiting = append(c.waiting, req)
 				c.mu.Unlock()
-				return true
+				return
 			}
 			c.running++
 			c.startLocked(req)
 			c.mu.Unlock()
 			go c.work(req) // owned by Run, which waits for it (handlers)
-			return true
+			return
 		}
 		c.mu.Unlock()
 		select {
 		case <-c.slotFree:
 		case <-c.stopped:
-			return false
 		}
 	}
+}
+
+// refuse answers a request read as the Conn stopped: its sender is waiting.
+func (c *Conn) refuse(line []byte) {
+	if msg, err := DecodeMessage(line); err == nil && msg.IsRequest() {
+		c.refuseRequest(msg)
+	}
+}
+
+func (c *Conn) refuseRequest(msg *Message) {
+	_ = c.write(&Message{ID: msg.ID, Error: NewError(CodeInternalError,
+		"%s not started: the connection is closing; retry it on a new one", msg.Method)})
 }
 
 // startLocked gives a request the context it runs with.
