@@ -32,11 +32,14 @@ type ConnOptions struct {
 	// in order, without a goroutine or a context of their own, which keeps
 	// their round trip as short as the transport allows. Their context ends
 	// only when the Conn stops; the peer cannot cancel them, and they do not
-	// count against MaxInFlight. Every other request runs in a goroutine.
+	// count against MaxInFlight. Such a handler must not wait for anything
+	// the read loop would have to read, such as a Call on the same Conn.
+	// Every other request runs in a goroutine.
 	Inline func(method string) bool
 	// MaxInFlight bounds the peer's requests that run at once (default
 	// DefaultMaxInFlight). As many more may wait for a slot, read but not
-	// started; while they wait the Conn keeps reading, so that a
+	// started, as long as their params hold no more than MaxLineSize bytes
+	// in all; while they wait the Conn keeps reading, so that a
 	// cancellation still reaches a running request. Beyond that the Conn
 	// stops reading until a request finishes. Writes block while the peer
 	// does not read, so a peer that floods requests without reading the
@@ -101,6 +104,7 @@ type Conn struct {
 	requests       map[ID]*Request   // the peer's requests: running, or waiting for a slot
 	running        int               // requests with a goroutine
 	waiting        []*Request        // requests read but not started, oldest first
+	waitingBytes   int               // their params' length
 	cancelHandlers context.CancelFunc
 	ending         bool  // OnEnd has been called, or is being called
 	err            error // why no call can be answered any more; wraps ErrClosed
@@ -109,6 +113,10 @@ type Conn struct {
 	// request finished, or one that waited was cancelled.
 	slotFree chan struct{}
 	handlers sync.WaitGroup // requests running or waiting
+
+	// admitWaits, in tests, hears each time the read loop starts waiting
+	// for room (see admit): how a test knows that the Conn stopped reading.
+	admitWaits func()
 
 	// lastBad is the last line read when it was not a message, to explain a
 	// peer that exits right after printing an error to its stdout. Only the

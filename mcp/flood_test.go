@@ -9,39 +9,41 @@ import (
 	"time"
 )
 
-// floodInput hands a Conn one request per Read call, n in all, so that
-// bufio reads no line ahead: what it has handed out is what the Conn read.
-// While the output is gated, the Conn must not read more than bound lines:
-// the reader checks that on every Read, so the check does not depend on
-// how long anything takes.
+// floodInput hands a Conn n requests, one line per Read call (or more
+// calls for a line longer than the buffer), so that bufio reads no line
+// ahead: what it has handed out is what the Conn read. While held reports
+// true, the Conn must not read more than bound lines: the reader checks that
+// on every Read, so the check does not depend on how long anything takes.
 type floodInput struct {
 	t     *testing.T
 	n     int
 	line  func(i int) string
 	bound int
-	gate  *gatedWriter
+	held  func() bool
 
 	mu       sync.Mutex
 	consumed int
-	over     bool // reported once
+	pending  string // the rest of the line being read
+	over     bool   // reported once
 }
 
 func (in *floodInput) Read(p []byte) (int, error) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	if in.consumed == in.n {
-		return 0, io.EOF
+	if in.pending == "" {
+		if in.consumed == in.n {
+			return 0, io.EOF
+		}
+		if in.consumed >= in.bound && !in.over && in.held() {
+			in.over = true
+			in.t.Errorf("the Conn read request %d while it was held; want at most %d", in.consumed+1, in.bound)
+		}
+		in.consumed++
+		in.pending = in.line(in.consumed) + "\n"
 	}
-	if !in.gate.isOpen() && in.consumed >= in.bound && !in.over {
-		in.over = true
-		in.t.Errorf("the server read request %d while its output was blocked; want at most %d", in.consumed+1, in.bound)
-	}
-	in.consumed++
-	line := in.line(in.consumed) + "\n"
-	if len(p) < len(line) {
-		in.t.Fatalf("Read with a %d-byte buffer, want room for %d", len(p), len(line))
-	}
-	return copy(p, line), nil
+	n := copy(p, in.pending)
+	in.pending = in.pending[n:]
+	return n, nil
 }
 
 func (in *floodInput) read() int {
@@ -127,25 +129,34 @@ func TestServerFloodUnreadOutput(t *testing.T) {
 		maxInFlight int // 0: the default
 		line        func(i int) string
 		wantRead    int // lines read when the server has stopped
+		// whether it stops in admit, waiting for room (else in a write)
+		wantAdmitWait bool
 	}{
 		// A ping's answer blocks the read loop itself.
-		{"200k pings", 200000, 0, ping, 1},
+		{"200k pings", 200000, 0, ping, 1, false},
 		// Calls fill the slots and the queue; the next one waits.
-		{"tool calls, 4 slots", 20000, 4, toolCall, 2*4 + 1},
-		{"tool calls, default slots", 20000, 0, toolCall, 2*DefaultMaxInFlight + 1},
+		{"tool calls, 4 slots", 20000, 4, toolCall, 2*4 + 1, true},
+		{"tool calls, default slots", 20000, 0, toolCall, 2*DefaultMaxInFlight + 1, true},
 		{"a call then pings", 20000, 4, func(i int) string {
 			if i == 1 {
 				return toolCall(i)
 			}
 			return ping(i)
-		}, 2},
+		}, 2, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			checkGoroutines(t)
 			s := testServer(t, &ServerOptions{MaxInFlight: tt.maxInFlight, Logger: discardLogger()})
+			waits := make(chan struct{}, 1)
+			s.admitWaits = func() {
+				select {
+				case waits <- struct{}{}:
+				default:
+				}
+			}
 			out := newGatedWriter(t, tt.n)
-			in := &floodInput{t: t, n: tt.n, line: tt.line, bound: tt.wantRead, gate: out}
+			in := &floodInput{t: t, n: tt.n, line: tt.line, bound: tt.wantRead, held: func() bool { return !out.isOpen() }}
 			ctx, cancel := context.WithTimeout(t.Context(), hangGuard)
 			defer cancel()
 			served := make(chan error, 1)
@@ -153,8 +164,12 @@ func TestServerFloodUnreadOutput(t *testing.T) {
 
 			// Wait until the server has read what it may and is writing
 			// (the Writer lets one write at a time through; the others
-			// wait for it). A server without backpressure would read on,
-			// which the input reports.
+			// wait for it), and, for calls, until its read loop waits for
+			// room. A server without backpressure would read on, which
+			// the input reports.
+			if tt.wantAdmitWait {
+				waitDone(t, waits, "the read loop waiting for room")
+			}
 			for out.blockedWriters() == 0 || in.read() < tt.wantRead {
 				if ctx.Err() != nil {
 					out.release()

@@ -117,12 +117,13 @@ func (c *Conn) admit(msg *Message) {
 			c.duplicate(msg.ID)
 			return
 		}
-		if c.running < c.maxInFlight || len(c.waiting) < c.maxInFlight {
+		if c.running < c.maxInFlight || c.roomToWaitLocked(len(msg.Params)) {
 			req := &Request{ID: msg.ID, Method: msg.Method, Params: msg.Params, conn: c}
 			c.requests[msg.ID] = req
 			c.handlers.Add(1)
 			if c.running == c.maxInFlight {
 				c.waiting = append(c.waiting, req)
+				c.waitingBytes += len(req.Params)
 				c.mu.Unlock()
 				return
 			}
@@ -133,6 +134,9 @@ func (c *Conn) admit(msg *Message) {
 			return
 		}
 		c.mu.Unlock()
+		if c.admitWaits != nil {
+			c.admitWaits()
+		}
 		select {
 		case <-c.slotFree:
 		case <-c.stopped:
@@ -150,6 +154,16 @@ func (c *Conn) refuse(line []byte) {
 func (c *Conn) refuseRequest(msg *Message) {
 	_ = c.write(&Message{ID: msg.ID, Error: NewError(CodeInternalError,
 		"%s not started: the connection is closing; retry it on a new one", msg.Method)})
+}
+
+// maxWaitingBytes bounds the params held by the requests that wait for a
+// slot, beyond their number: lines may be as long as MaxLineSize, and
+// waiting requests are only buffered input. One request may always wait.
+const maxWaitingBytes = MaxLineSize
+
+func (c *Conn) roomToWaitLocked(size int) bool {
+	return len(c.waiting) == 0 ||
+		len(c.waiting) < c.maxInFlight && c.waitingBytes+size <= maxWaitingBytes
 }
 
 // startLocked gives a request the context it runs with.
@@ -170,6 +184,7 @@ func (c *Conn) work(req *Request) {
 			next = c.waiting[0]
 			c.waiting[0] = nil
 			c.waiting = c.waiting[1:]
+			c.waitingBytes -= len(next.Params)
 			c.startLocked(next)
 		} else {
 			c.running--
@@ -316,6 +331,7 @@ func (c *Conn) peerCancelled(msg *Message) {
 			dropped = true
 			delete(c.requests, req.ID)
 			c.waiting = slices.DeleteFunc(c.waiting, func(w *Request) bool { return w == req })
+			c.waitingBytes -= len(req.Params)
 		}
 	}
 	c.mu.Unlock()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -184,5 +185,41 @@ func TestConnInlineRequests(t *testing.T) {
 	close(h.release)
 	if resp := peer.recv(); resp.ID != Int64ID(1) || resp.Error != nil {
 		t.Fatalf("peer got %s, want the answer to 1", dump(resp))
+	}
+}
+
+// TestConnWaitingBytesBound: waiting requests are bounded by the bytes of
+// their params too, not only by their number, since lines may be 16 MiB
+// long: one big request may wait, a second one stops the read loop.
+func TestConnWaitingBytesBound(t *testing.T) {
+	checkGoroutines(t)
+	h := newBlockingHandler()
+	big := func(i int) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"block","params":{"pad":"%s"}}`, i, strings.Repeat("x", 9<<20))
+	}
+	lines := []func(int) string{block, block, big, big, block, block}
+	var released atomic.Bool
+	out := newGatedWriter(t, len(lines))
+	out.release()
+	in := &floodInput{t: t, n: len(lines), line: func(i int) string { return lines[i-1](i) },
+		bound: 4, held: func() bool { return !released.Load() }}
+	c := NewConn(in, out, ConnOptions{Handler: h, MaxInFlight: 2, Logger: testLogger(t)})
+	waits := make(chan struct{}, 10)
+	c.admitWaits = func() { waits <- struct{}{} }
+	defer c.Close()
+	runErr := make(chan error, 1)
+	go func() { runErr <- c.Run(t.Context()) }()
+
+	waitDone(t, waits, "the read loop waiting for room")
+	if got := in.read(); got != 4 { // 1 and 2 run, 3 waits, 4 has no room
+		t.Errorf("the Conn read %d lines before it waited, want 4", got)
+	}
+	released.Store(true)
+	close(h.release)
+	if err := <-runErr; err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	if out.answers != len(lines) {
+		t.Fatalf("%d answers, want %d", out.answers, len(lines))
 	}
 }

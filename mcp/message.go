@@ -7,7 +7,10 @@
 //   - [Reader] and [Writer]: the framing, one message per line, with a cap on
 //     the line length.
 //   - [Conn]: a symmetric JSON-RPC peer (MCP servers send requests too):
-//     concurrent handlers, calls correlated by id, cancellation, progress.
+//     handlers in goroutines, a bounded number at once, with backpressure
+//     on the reader; cheap requests answered on the read loop; calls
+//     correlated by id ([Conn.Go] hands back the raw result), cancellation,
+//     progress.
 //   - [Server]: the runtime of mcpgen's built-in servers: the initialize
 //     handshake, tools/list and tools/call.
 //   - [Client]: what the launcher and the tests use to drive a server.

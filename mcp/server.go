@@ -48,6 +48,7 @@ type Server struct {
 	pageSize     int
 	maxInFlight  int
 	log          *slog.Logger
+	admitWaits   func() // tests: see Conn.admitWaits
 
 	mu       sync.Mutex
 	tools    map[string]*listedTool
@@ -186,6 +187,7 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 		OnNotification: ss.notification,
 		Logger:         s.log,
 	})
+	ss.conn.admitWaits = s.admitWaits
 	s.mu.Lock()
 	s.sessions[ss] = struct{}{}
 	s.mu.Unlock()
