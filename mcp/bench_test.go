@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	json "github.com/goccy/go-json"
 )
 
 // BenchmarkDecodeEncode is the hub's hot path: decode a small request and
@@ -135,5 +137,39 @@ func BenchmarkServerRoundTrip(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkConnGo is the hub's forward: a request with raw params sent
+// with Go, its raw result delivered to a callback on the read loop. The
+// peer is a Conn that answers inline, over in-memory pipes.
+func BenchmarkConnGo(b *testing.B) {
+	p := newPipes()
+	ctx := context.Background()
+	answer := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+		return json.RawMessage(`{"content":[{"type":"text","text":"hello, world"}]}`), nil
+	})
+	server := NewConn(p.serverR, p.serverW, ConnOptions{Handler: answer, Inline: func(string) bool { return true }})
+	client := NewConn(p.clientR, p.clientW, ConnOptions{})
+	served, ran := make(chan error, 1), make(chan error, 1)
+	go func() { served <- server.Run(ctx) }()
+	go func() { ran <- client.Run(ctx) }()
+	defer func() {
+		client.Close()
+		server.Close()
+		<-served
+		<-ran
+	}()
+	params := json.RawMessage(`{"name":"echo","arguments":{"text":"hello, world"}}`)
+	done := make(chan error, 1)
+	then := func(result json.RawMessage, err error) { done <- err }
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := client.Go(ctx, "tools/call", params, then); err != nil {
+			b.Fatal(err)
+		}
+		if err := <-done; err != nil {
+			b.Fatal(err)
+		}
 	}
 }
