@@ -42,6 +42,12 @@ type ServerOptions struct {
 // answers ping at any time, and serves tools/list and tools/call before
 // initialize too: a client that skips the handshake gets what it asks for
 // rather than an error it may not understand.
+//
+// Tool calls run concurrently, at most MaxInFlight at once per connection,
+// and can be cancelled; everything else is answered at once, in order, on
+// the connection's read loop. A client that sends without reading the
+// answers is held back by its own blocked writes: the server stops reading
+// rather than buffer (see ConnOptions.MaxInFlight).
 type Server struct {
 	info         Implementation
 	instructions string
