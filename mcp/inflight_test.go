@@ -204,8 +204,13 @@ func TestConnWaitingBytesBound(t *testing.T) {
 	in := &floodInput{t: t, n: len(lines), line: func(i int) string { return lines[i-1](i) },
 		bound: 4, held: func() bool { return !released.Load() }}
 	c := NewConn(in, out, ConnOptions{Handler: h, MaxInFlight: 2, Logger: testLogger(t)})
-	waits := make(chan struct{}, 10)
-	c.admitWaits = func() { waits <- struct{}{} }
+	waits := make(chan struct{}, 1)
+	c.admitWaits = func() {
+		select {
+		case waits <- struct{}{}:
+		default:
+		}
+	}
 	defer c.Close()
 	runErr := make(chan error, 1)
 	go func() { runErr <- c.Run(t.Context()) }()
