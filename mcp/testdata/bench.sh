@@ -3,23 +3,27 @@
 # with the floor (mcp/internal/floor: the least a Go stdio server can do) and
 # with the mcpgen of another revision (main by default). The client is the
 # official TypeScript SDK ($MCP_BENCH, see ../shared/clients/README.md).
+# Then the memory of each mcpgen under 200k pings whose answers nobody reads
+# (mcp/internal/flood).
 #
 #   eval "$(../shared/clients/install.sh)"
-#   mcp/testdata/bench.sh [-r ROUNDS] [-n CALLS] [-b REVISION]
+#   mcp/testdata/bench.sh [-r ROUNDS] [-n CALLS] [-b REVISION] [-p PINGS]
 #
 # Each round runs every target once, in a rotating order; what is printed
-# is the median of the rounds' p50s and its ratio to the floor (and, for the
-# tool call, to the base revision). The machine is shared and noisy: read
-# the ratios, and compare only figures from the same run.
+# is the median of the rounds' p50s and its ratio to the floor and to the
+# base revision. The machine is shared and noisy: read the ratios, and
+# compare only figures from the same run. -p 0 skips the flood (the base
+# revision may take a gigabyte for it).
 set -euo pipefail
 
-rounds=5 calls=2000 base=main
-while getopts r:n:b: opt; do
+rounds=5 calls=2000 base=main pings=200000
+while getopts r:n:b:p: opt; do
 	case $opt in
 	r) rounds=$OPTARG ;;
 	n) calls=$OPTARG ;;
 	b) base=$OPTARG ;;
-	*) echo "usage: $0 [-r ROUNDS] [-n CALLS] [-b REVISION]" >&2; exit 2 ;;
+	p) pings=$OPTARG ;;
+	*) echo "usage: $0 [-r ROUNDS] [-n CALLS] [-b REVISION] [-p PINGS]" >&2; exit 2 ;;
 	esac
 done
 if [[ -z ${MCP_BENCH:-} ]]; then
@@ -32,7 +36,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 echo "building the floor, this tree and $base ($(git -C "$root" rev-parse --short "$base"))" >&2
-(cd "$root" && go build -o "$tmp/floor" ./mcp/internal/floor && go build -o "$tmp/mcpgen-this" ./cmd/mcpgen)
+(cd "$root" && go build -o "$tmp/floor" ./mcp/internal/floor && go build -o "$tmp/flood" ./mcp/internal/flood &&
+	go build -o "$tmp/mcpgen-this" ./cmd/mcpgen)
 mkdir "$tmp/base"
 git -C "$root" archive "$base" | tar -x -C "$tmp/base"
 (cd "$tmp/base" && go build -o "$tmp/mcpgen-base" ./cmd/mcpgen)
@@ -85,3 +90,11 @@ console.log(`p50 in ms, median of ${rounds} rounds of ${calls} calls`);
 console.log(`ping:       floor ${m["ping-floor"]}  base ${m["ping-base"]} (${x(m["ping-base"], m["ping-floor"])} floor)  this ${m["ping-this"]} (${x(m["ping-this"], m["ping-floor"])} floor, ${x(m["ping-this"], m["ping-base"])} base)`);
 console.log(`tools/call: floor ${m["call-floor"]} (echo)  base ${m["call-base"]} (read_file, ${x(m["call-base"], m["call-floor"])} floor)  this ${m["call-this"]} (read_file, ${x(m["call-this"], m["call-floor"])} floor, ${x(m["call-this"], m["call-base"])} base)`);
 ' "$rounds" "$calls" "${summary[@]}"
+
+if ((pings > 0)); then
+	for rev in base this; do
+		"$tmp/flood" -n "$pings" -- "$tmp/mcpgen-$rev" serve --manifest "$tmp/mcpgen.toml" files |
+			node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const r=JSON.parse(s);
+				console.log(`${process.argv[1]}: ${r.pings} unread pings: RSS ${r.rssMB.toFixed(1)} MB, peak ${r.peakMB.toFixed(1)} MB, ${r.takenBeforeMeasure} taken before it stopped reading; all ${r.answered} answered once read`)})' "$rev"
+	done
+fi
