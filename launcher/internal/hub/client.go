@@ -3,35 +3,24 @@ package hub
 import (
 	"context"
 	"errors"
-	"io"
 	"strings"
 	"sync"
-	"time"
 
 	json "github.com/goccy/go-json"
 
 	"github.com/mcpgen/mcpgen/mcp"
 )
 
-// clientQueue is how many messages may wait to be written to a client. A
-// client that falls this far behind is disconnected, rather than slow down
-// the server's other clients.
-const clientQueue = 512
-
-// clientReadBuffer is the read buffer of a client connection: small, since
-// a launcher may hold many idle ones; longer lines are still read whole.
-const clientReadBuffer = 4 << 10
-
-// A client is one client connection of a hub, typically `mcpgen
-// connect` run by an agent. It has two goroutines, both ended by close: the
-// read loop (run, on the caller's goroutine) and the write loop.
+// A client is one client of a hub: an agent's connection (`mcpgen
+// connect`, which Serve runs as a conn), or a Member that lives in the
+// launcher (a gateway session, which Join makes). Its logic is fed one
+// message at a time (handle) by whoever reads the client, and everything
+// for the client goes out through its sender, so that ids, progress
+// tokens, cancellations and the server's requests are remapped the same
+// way for both.
 type client struct {
-	hub  *Hub
-	conn io.ReadWriteCloser
-	r    *mcp.Reader
-	out  chan []byte
-	done chan struct{}
-	once sync.Once
+	hub *Hub
+	out sender
 
 	mu          sync.Mutex
 	info        mcp.Implementation
@@ -39,6 +28,16 @@ type client struct {
 	elicitation bool
 	initialized bool
 	inflight    map[mcp.ID]*forward // by the client's id
+}
+
+// A sender carries a hub's messages to one client.
+type sender interface {
+	// send queues msg for the client. It must not block: it runs on the
+	// server's read loop too. A client that cannot keep up is
+	// disconnected rather than slow down the others.
+	send(msg *mcp.Message)
+	// close disconnects the client. It may be called more than once.
+	close()
 }
 
 // A forward is one client request on its way to the server.
@@ -50,97 +49,23 @@ type forward struct {
 	cancelled bool
 }
 
-func newClient(h *Hub, conn io.ReadWriteCloser) *client {
-	return &client{
-		hub:      h,
-		conn:     conn,
-		r:        mcp.NewReaderSize(conn, clientReadBuffer),
-		out:      make(chan []byte, clientQueue),
-		done:     make(chan struct{}),
-		inflight: make(map[mcp.ID]*forward),
+// handle takes one message from the client.
+func (c *client) handle(ctx context.Context, msg *mcp.Message) {
+	switch {
+	case msg.IsRequest():
+		c.request(ctx, msg)
+	case msg.IsNotification():
+		c.notification(msg)
+	case msg.IsResponse():
+		c.hub.clientResponse(c, msg)
 	}
 }
 
-// run reads the client's messages until it disconnects or is closed, then
-// cancels what it left in flight.
-func (c *client) run(ctx context.Context) {
-	writer := make(chan struct{})
-	go func() { defer close(writer); c.writeLoop() }()
-	for {
-		msg, err := c.r.Read()
-		if err != nil {
-			var de *mcp.DecodeError
-			if errors.As(err, &de) {
-				if resp := de.Response(); resp != nil {
-					c.send(resp)
-				}
-				continue
-			}
-			break
-		}
-		switch {
-		case msg.IsRequest():
-			c.request(ctx, msg)
-		case msg.IsNotification():
-			c.notification(msg)
-		case msg.IsResponse():
-			c.hub.clientResponse(c, msg)
-		}
-	}
-	c.close()
-	<-writer
-	c.abandon()
-}
+// send queues a message for the client.
+func (c *client) send(msg *mcp.Message) { c.out.send(msg) }
 
-// close ends the client: the write loop flushes what is queued (the errors
-// of its last requests, say), then closes the connection, which ends the
-// read loop.
-func (c *client) close() {
-	c.once.Do(func() { close(c.done) })
-}
-
-// flushTimeout bounds the last writes to a closing client.
-const flushTimeout = time.Second
-
-func (c *client) writeLoop() {
-	defer c.conn.Close()
-	for {
-		select {
-		case line := <-c.out:
-			if _, err := c.conn.Write(line); err != nil {
-				c.close()
-				return
-			}
-		case <-c.done:
-			if d, ok := c.conn.(interface{ SetWriteDeadline(time.Time) error }); ok {
-				_ = d.SetWriteDeadline(time.Now().Add(flushTimeout))
-			}
-			for {
-				select {
-				case line := <-c.out:
-					if _, err := c.conn.Write(line); err != nil {
-						return
-					}
-				default:
-					return
-				}
-			}
-		}
-	}
-}
-
-// send queues a message for the client; a client too far behind is
-// disconnected.
-func (c *client) send(msg *mcp.Message) {
-	line := append(msg.AppendJSON(nil), '\n')
-	select {
-	case c.out <- line:
-	case <-c.done:
-	default:
-		c.hub.log.Warn("client too slow, disconnected", "server", c.hub.name, "client", c.displayName())
-		c.close()
-	}
-}
+// close disconnects the client.
+func (c *client) close() { c.out.close() }
 
 func (c *client) reply(id mcp.ID, result json.RawMessage, err *mcp.Error) {
 	c.send(&mcp.Message{ID: id, Result: result, Error: err})

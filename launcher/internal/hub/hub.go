@@ -432,17 +432,30 @@ func (h *Hub) routeCancel(msg *mcp.Message) {
 }
 
 // Serve runs one client's connection until it closes or the hub does.
-func (h *Hub) Serve(ctx context.Context, conn io.ReadWriteCloser) {
-	c := newClient(h, conn)
-	h.mu.Lock()
-	if h.closed {
-		h.mu.Unlock()
-		conn.Close()
+func (h *Hub) Serve(ctx context.Context, rwc io.ReadWriteCloser) {
+	k := newConn(h, rwc)
+	if !h.add(k.c) {
+		rwc.Close()
 		return
 	}
+	k.run(ctx)
+	h.drop(k.c)
+}
+
+// add makes c a client of the hub, unless the hub is closed.
+func (h *Hub) add(c *client) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return false
+	}
 	h.clients[c] = struct{}{}
-	h.mu.Unlock()
-	c.run(ctx)
+	return true
+}
+
+// drop forgets a client that left: the server's requests that it was
+// asked get an error, and its progress routes go.
+func (h *Hub) drop(c *client) {
 	h.mu.Lock()
 	delete(h.clients, c)
 	var orphans []*routedRequest
