@@ -47,6 +47,7 @@ type forward struct {
 	upID      mcp.ID // valid once sent
 	token     string // the hub's progress token, if the client asked for progress
 	cancelled bool
+	tools     bool // a tools/list, whose result the tool filter applies to
 }
 
 // handle takes one message from the client.
@@ -79,8 +80,13 @@ func (c *client) request(ctx context.Context, msg *mcp.Message) {
 	case "ping":
 		c.reply(msg.ID, json.RawMessage(`{}`), nil)
 		return
+	case "tools/call":
+		if name, hidden := c.hub.hiddenTool(msg.Params); hidden {
+			c.reply(msg.ID, nil, mcp.NewError(mcp.CodeInvalidParams, "unknown tool: %q", name))
+			return
+		}
 	}
-	f := &forward{clientID: msg.ID}
+	f := &forward{clientID: msg.ID, tools: msg.Method == "tools/list"}
 	c.mu.Lock()
 	if _, dup := c.inflight[msg.ID]; dup {
 		c.mu.Unlock()
@@ -194,6 +200,9 @@ func (c *client) finish(f *forward, resp *mcp.Message) {
 	}
 	out := *resp
 	out.ID = f.clientID
+	if f.tools && out.Result != nil {
+		out.Result = c.hub.filterTools(out.Result)
+	}
 	c.send(&out)
 }
 

@@ -54,6 +54,15 @@ type Hub struct {
 	progress  map[string]*progressRoute // by the token the server sees
 	nextID    int64                     // ids the hub gives out: routed requests, progress tokens
 	listing   bool                      // a re-list after list_changed is under way
+
+	// What the workspace gateway reads (catalog.go).
+	exposes     func(tool string) bool // the tool filter; nil shows every tool
+	prompts     []json.RawMessage      // listed once the hub is watched
+	resources   []json.RawMessage
+	templates   []json.RawMessage
+	watchers    map[int]func()
+	nextWatch   int
+	listsWanted bool // the hub is watched: keep the lists besides tools
 }
 
 // A routedRequest is a server's request that a client answers.
@@ -80,6 +89,7 @@ func New(name, root string, log *slog.Logger) *Hub {
 		clients:  make(map[*client]struct{}),
 		routed:   make(map[mcp.ID]*routedRequest),
 		progress: make(map[string]*progressRoute),
+		watchers: make(map[int]func()),
 	}
 }
 
@@ -116,10 +126,15 @@ func (h *Hub) Attach(up *Upstream, init *mcp.InitializeResult, tools []*mcp.Tool
 	h.up, h.init, h.tools, h.toolsJSON, h.failure = up, init, tools, catalog, nil
 	h.wakeLocked()
 	clients := h.clientList()
+	wanted := h.listsWanted
 	h.mu.Unlock()
 	if changed {
 		h.broadcast(clients, listChanged)
 	}
+	if wanted {
+		h.listOthers(up, otherLists(init)...)
+	}
+	h.changed()
 }
 
 // Detach drops up when it is the hub's server: requests arriving now wait
@@ -130,8 +145,8 @@ func (h *Hub) Attach(up *Upstream, init *mcp.InitializeResult, tools []*mcp.Tool
 func (h *Hub) Detach(up *Upstream) {
 	up.refuse(errStopping)
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	if h.up != up {
+		h.mu.Unlock()
 		return
 	}
 	h.up = nil
@@ -140,15 +155,18 @@ func (h *Hub) Detach(up *Upstream) {
 			delete(h.routed, id) // the client's answer has nowhere to go
 		}
 	}
+	h.mu.Unlock()
+	h.changed()
 }
 
 // Fail says that the server will not be ready soon: waiting requests and
 // new ones get err instead of waiting for it.
 func (h *Hub) Fail(err error) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	h.failure = err
 	h.wakeLocked()
+	h.mu.Unlock()
+	h.changed()
 }
 
 func (h *Hub) wakeLocked() {
@@ -173,17 +191,14 @@ func (h *Hub) Close() {
 	for _, c := range clients {
 		c.close()
 	}
+	h.changed()
 }
 
-// Tools returns the names of the server's tools.
+// Tools returns the names of the server's tools that its clients see.
 func (h *Hub) Tools() []string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	names := make([]string, len(h.tools))
-	for i, t := range h.tools {
-		names[i] = t.Name
-	}
-	return names
+	return exposedNames(h.tools, h.exposes)
 }
 
 // Clients returns the names the connected clients gave in initialize.
@@ -307,6 +322,19 @@ func (h *Hub) serverNotification(u *Upstream, msg *mcp.Message) {
 		h.routeProgress(msg)
 	case "notifications/cancelled":
 		h.routeCancel(msg)
+	case "notifications/prompts/list_changed", "notifications/resources/list_changed":
+		h.mu.Lock()
+		wanted := h.listsWanted && h.up == u
+		clients := h.clientList()
+		h.mu.Unlock()
+		if wanted {
+			lists := []list{promptsList}
+			if msg.Method != "notifications/prompts/list_changed" {
+				lists = []list{resourcesList, templatesList}
+			}
+			h.listOthers(u, lists...)
+		}
+		h.broadcast(clients, msg)
 	default:
 		// Logging, resources and prompts changes: every client.
 		h.mu.Lock()
@@ -350,6 +378,7 @@ func (h *Hub) relist(u *Upstream) {
 		if changed {
 			h.log.Info("tools changed", "server", h.name, "tools", len(tools))
 			h.broadcast(clients, listChanged)
+			h.changed()
 		}
 	}()
 }
