@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -28,9 +29,14 @@ type emitOptions struct {
 	check, diff, force   bool
 	mcpgenPath           string
 	launcher             bool
+	gateway              bool
+	gatewayName          string
 }
 
 var providerNames = []string{codex.Name, claude.Code, claude.Desktop}
+
+// gatewayNameRE is what Claude Code and Codex accept as an entry's name.
+var gatewayNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
 func (a *app) emitCommand() *cobra.Command {
 	var o emitOptions
@@ -65,6 +71,12 @@ the workspace shares the processes of its launcher (mcpgen launch), which
 connect starts when none runs. The workspace is --workspace, or the
 agent's MCPGEN_WORKSPACE.
 
+With --gateway (which implies --launcher), the whole workspace is one
+entry, named by --gateway-name: mcpgen connect without a server, the
+workspace gateway, whose tools are those of every enabled server meant
+for the provider, remote ones included. The entries mcpgen wrote for each
+server are removed from the file.
+
 --write targets:
   codex           $CODEX_HOME/config.toml (default ~/.codex/config.toml);
                   --scope project: ./.codex/config.toml
@@ -73,6 +85,7 @@ agent's MCPGEN_WORKSPACE.
 		Example: `  mcpgen emit --provider codex
   mcpgen emit --provider codex --workspace ws-42 --write
   mcpgen emit --provider codex --launcher            # agents share the launcher's servers
+  mcpgen emit --provider claude --gateway -o .mcp.json   # one entry: every tool of the workspace
   mcpgen emit --provider claude -o .mcp.json
   mcpgen emit --provider claude --write --check      # in CI: exit 1 when .mcp.json is out of date
   mcpgen emit --provider claude-desktop --workspace ws-42 --write --diff`,
@@ -94,6 +107,8 @@ agent's MCPGEN_WORKSPACE.
 	f.BoolVar(&o.force, "force", false, "replace entries written or edited by hand, and a read-only file (the old file is kept in FILE.bak)")
 	f.StringVar(&o.mcpgenPath, "mcpgen-path", "", "the mcpgen binary that entries run (default: this one)")
 	f.BoolVar(&o.launcher, "launcher", false, "stdio servers go through mcpgen connect: every agent of the workspace shares the launcher's processes")
+	f.BoolVar(&o.gateway, "gateway", false, "one entry for the whole workspace: the launcher's gateway, with every server's tools (implies --launcher)")
+	f.StringVar(&o.gatewayName, "gateway-name", "mcpgen", "with --gateway: the entry's `NAME`")
 	_ = cmd.MarkFlagRequired("provider")
 	_ = cmd.RegisterFlagCompletionFunc("provider", cobra.FixedCompletions(providerNames, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("scope", cobra.FixedCompletions([]string{"user", "project"}, cobra.ShellCompDirectiveNoFileComp))
@@ -110,7 +125,10 @@ func (a *app) emit(o emitOptions) error {
 	if err != nil {
 		return err
 	}
-	po := providers.Options{Mcpgen: a.mcpgenPath(o.mcpgenPath), Launcher: o.launcher}
+	po := providers.Options{Mcpgen: a.mcpgenPath(o.mcpgenPath), Launcher: o.launcher || o.gateway}
+	if o.gateway {
+		po.Gateway = o.gatewayName
+	}
 	// The context as templates, not values: no value of mcpgen's
 	// environment is read, so none can be written (only the flags and the
 	// manifest's own text are).
@@ -240,6 +258,12 @@ func (o *emitOptions) checkFlags() error {
 		return usageError("claude-desktop has one config file: drop --scope")
 	case (o.check || o.diff || o.force) && o.output == "" && !o.write:
 		return usageError("--check, --diff and --force work on a file: add -o FILE or --write")
+	case o.gatewayName != "mcpgen" && !o.gateway:
+		return usageError("--gateway-name names the entry of --gateway: pass --gateway too")
+	case !gatewayNameRE.MatchString(o.gatewayName):
+		return usageError("--gateway-name %q: an entry name is 1 to 64 characters of A-Z, a-z, 0-9, _ and -", o.gatewayName)
+	case slices.Contains(manifest.ReservedNames, o.gatewayName):
+		return usageError("--gateway-name %q is reserved by Claude Code: choose another", o.gatewayName)
 	}
 	if o.workspace != "" {
 		if err := manifest.CheckWorkspaceID(o.workspace); err != nil {

@@ -30,6 +30,11 @@ var goldenCases = []struct {
 	{"codex-workspace-env.toml", []string{"--provider", "codex", "--workspace", "ws-42"}, ""},
 	{"claude-workspace-env.json", []string{"--provider", "claude", "--workspace", "ws-42"}, ""},
 	{"claude-desktop-workspace-env.json", []string{"--provider", "claude-desktop", "--workspace", "ws-42"}, ""},
+	// One entry for the workspace: the gateway.
+	{"codex-gateway.toml", []string{"--provider", "codex", "--gateway"}, ""},
+	{"codex-gateway-workspace.toml", []string{"--provider", "codex", "--gateway", "--workspace", "ws-42", "--user", "alice"}, ""},
+	{"claude-gateway.json", []string{"--provider", "claude", "--gateway", "--gateway-name", "workspace-tools"}, ""},
+	{"claude-desktop-gateway.json", []string{"--provider", "claude-desktop", "--gateway", "--workspace", "ws-42", "--user", "alice"}, ""},
 }
 
 // goldenDirToken stands for the absolute path of testdata/golden in golden
