@@ -308,7 +308,7 @@ func (s *Session) reload(retryFailed bool) {
 func (s *Session) apply(m *manifest.Manifest, c *manifest.Context, retryFailed bool) {
 	want := map[string]*serverConfig{}
 	for _, srv := range m.Servers {
-		if srv.Enabled && srv.Kind.Stdio() {
+		if srv.Enabled {
 			want[srv.Name] = s.configure(m, c, srv)
 		}
 	}
@@ -367,6 +367,11 @@ func (s *Session) apply(m *manifest.Manifest, c *manifest.Context, retryFailed b
 // leaves the server failed with that reason.
 func (s *Session) configure(m *manifest.Manifest, c *manifest.Context, srv *manifest.Server) *serverConfig {
 	cfg := &serverConfig{server: srv, m: m}
+	if srv.Kind == manifest.KindRemote {
+		cfg.remote, cfg.err = m.Remote(srv, c, manifest.EnvLookup(s.opts.Env))
+		cfg.key = restartKey(srv, nil, cfg.err) + remoteKey(cfg.remote)
+		return cfg
+	}
 	cfg.spec, cfg.err = serverSpec(m, srv, c, s.opts.Self, s.opts.Env)
 	cfg.key = restartKey(srv, cfg.spec, cfg.err)
 	return cfg
