@@ -84,8 +84,8 @@ type serverConfig struct {
 	m      *manifest.Manifest
 	spec   *proc.Spec // nil when err is set, and for a remote server
 	remote *manifest.Remote
-	err    error // why the server cannot be started: no retry can fix it
-	key    string     // what a restart depends on: when it changes, restart
+	err    error  // why the server cannot be started: no retry can fix it
+	key    string // what a restart depends on: when it changes, restart
 }
 
 // A supervisor keeps one server running: it starts the process, makes it
