@@ -18,8 +18,10 @@ import (
 // line. After a successful connect, the connection carries the client's
 // MCP messages to the server's hub, and back.
 type controlRequest struct {
-	Op     string `json:"op"` // status, connect, reload
+	Op     string `json:"op"` // status, connect, reload, gateway
 	Server string `json:"server,omitempty"`
+	// Servers, on a gateway request, limits the gateway to some servers.
+	Servers []string `json:"servers,omitempty"`
 	// Stdio, on a connect, offers the client's stdin and stdout: when the
 	// answer says Stdio too, the client sends them (SCM_RIGHTS, with one
 	// byte) and the hub reads and writes the agent's pipes itself, so that
@@ -114,6 +116,8 @@ func (s *Session) control(ctx context.Context, conn net.Conn) {
 		}()
 		h.Serve(ctx, stdio)
 		conn.Close() // the client exits
+	case "gateway":
+		s.serveGateway(ctx, conn, req)
 	default:
 		answer(conn, controlAnswer{Error: fmt.Sprintf("unknown control request %q", req.Op)})
 		conn.Close()
@@ -253,8 +257,14 @@ func connect(workspace, server string) (net.Conn, error) {
 // the hub is done with them (passed is true). Otherwise (passed is false)
 // the connection carries the MCP messages, as with Connect.
 func ConnectStdio(workspace, server string, in, out *os.File) (conn net.Conn, passed bool, err error) {
+	return connectStdio(workspace, controlRequest{Op: "connect", Server: server}, in, out)
+}
+
+// connectStdio sends a connect or gateway request, offering in and out.
+func connectStdio(workspace string, req controlRequest, in, out *os.File) (conn net.Conn, passed bool, err error) {
 	offer := in != nil && out != nil
-	conn, a, err := dialControl(workspace, controlRequest{Op: "connect", Server: server, Stdio: offer})
+	req.Stdio = offer
+	conn, a, err := dialControl(workspace, req)
 	if err != nil {
 		return nil, false, err
 	}

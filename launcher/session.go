@@ -18,6 +18,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/mcpgen/mcpgen/internal/proc"
+	"github.com/mcpgen/mcpgen/launcher/internal/gateway"
 	"github.com/mcpgen/mcpgen/launcher/internal/hub"
 	"github.com/mcpgen/mcpgen/launcher/internal/logfile"
 	"github.com/mcpgen/mcpgen/launcher/internal/watch"
@@ -79,6 +80,8 @@ type Session struct {
 	watcher  *watch.Watcher // nil when the manifest is not a file, or cannot be watched
 	hurried  bool           // Hurry was called
 	hurry    func()         // cuts the stop's grace periods short; set by Run
+
+	gw *gateway.Gateway // the workspace gateway; set by Run
 }
 
 // controlSocket is the name of the session's socket in its runtime dir.
@@ -186,6 +189,7 @@ func (s *Session) Run(ctx context.Context) error {
 	s.lastLoad = ReloadStatus{At: &loaded, OK: true} // the first load
 	s.sessCtx = ctx
 	s.watcher = watcher
+	s.gw = gateway.New(s.log)
 	s.mu.Unlock()
 	s.apply(m, c, false)
 	s.log.Info("session started", "workspace", s.opts.Workspace, "manifest", m.File, "servers", len(s.servers), "control", sockPath)
@@ -360,6 +364,7 @@ func (s *Session) apply(m *manifest.Manifest, c *manifest.Context, retryFailed b
 	for _, v := range start {
 		go v.run()
 	}
+	s.updateGateway(m)
 	s.changed()
 }
 
@@ -595,6 +600,9 @@ func (s *Session) shutdown(hurry context.Context) {
 		})
 	}
 	wg.Wait()
+	if s.gw != nil {
+		s.gw.Close() // after the hubs: the requests in flight have their answers
+	}
 	s.mu.Lock()
 	for _, l := range s.logs {
 		l.Close()
@@ -632,6 +640,7 @@ func (s *Session) Status() *Status {
 		st.Servers = append(st.Servers, v.status())
 	}
 	sort.Slice(st.Servers, func(i, j int) bool { return order[st.Servers[i].Name] < order[st.Servers[j].Name] })
+	st.Gateway = s.gatewayStatus()
 	return st
 }
 

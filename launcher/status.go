@@ -17,6 +17,7 @@ type Status struct {
 	StartedAt time.Time      `json:"started_at"`
 	Reload    ReloadStatus   `json:"reload"`
 	Servers   []ServerStatus `json:"servers"`
+	Gateway   *GatewayStatus `json:"gateway,omitempty"`
 }
 
 // ReloadStatus is the outcome of the last load of the manifest: the one at
@@ -76,6 +77,7 @@ func (st *Status) WriteTable(w io.Writer, now time.Time) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n", s.Name, s.Kind, state, pid, up, s.Restarts, len(s.Tools), s.Clients.Count, oneLine(s.LastError, 80))
 	}
 	tw.Flush()
+	st.writeGateway(w)
 }
 
 func since(now, t time.Time) string {
