@@ -44,14 +44,18 @@ install() {
   # The marker is written before the rename, so a directory without it is
   # not this script's work: replace it rather than trust it.
   rm -rf "$target"
+  # Under the lock, any temporary directory is a killed run's: remove it.
+  if [ "${1:-}" = locked ]; then rm -rf "$cache"/.install-*; fi
   tmp="$(mktemp -d "$cache/.install-$key.XXXXXX")"
   trap 'rm -rf "$tmp"' EXIT
+  trap 'exit 130' INT   # exit, so that the EXIT trap runs
+  trap 'exit 143' TERM
   cp "$here/package.json" "$here/package-lock.json" "$tmp/"
   echo "install.sh: npm ci into $target (the first time takes a minute) ..." >&2
-  (cd "$tmp" && npm ci --no-audit --no-fund --loglevel=error >&2)
+  (cd "$tmp" && exec npm ci --no-audit --no-fund --loglevel=error >&2) # exec: the trap waits for npm itself
   touch "$tmp/.complete"
   mv -T "$tmp" "$target"
-  trap - EXIT
+  trap - EXIT INT TERM
 }
 
 if [ ! -f "$target/.complete" ]; then
@@ -59,7 +63,7 @@ if [ ! -f "$target/.complete" ]; then
   if command -v flock >/dev/null 2>&1; then
     exec 9>"$cache/.lock"
     flock 9
-    install
+    install locked
     exec 9>&-
   else
     install
