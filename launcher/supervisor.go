@@ -306,7 +306,8 @@ func (v *supervisor) runOnce() (*supervisorCmd, crashInfo) {
 	}
 	tail := proc.NewTail(2 << 10)
 	stderr := log.HeldStream() // until the line that says it started
-	spec.Stderr = io.MultiWriter(stderr, tail)
+	// The tail first: what is in the log is in the tail.
+	spec.Stderr = io.MultiWriter(tail, stderr)
 	spec.StdinGrace, spec.TermGrace = v.timing.StdinGrace, v.timing.TermGrace
 	child, err := proc.Start(&spec)
 	if err != nil {
