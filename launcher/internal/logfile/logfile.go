@@ -180,11 +180,16 @@ type Stream struct {
 	// comes first; it holds at most maxHeld bytes.
 	held    bool
 	pending []byte
+	buf     []byte // what write renders, kept between writes
 }
 
 // maxHeld bounds what a held stream keeps before Begin; more is written
 // at once.
 const maxHeld = 64 << 10
+
+// maxKeptBuf bounds the buffer a stream keeps for the next write: a burst
+// of output does not stay in memory after it.
+const maxKeptBuf = 64 << 10
 
 // Stream returns a new stream into the log, for one process's output.
 func (l *File) Stream() *Stream { return &Stream{l: l} }
@@ -230,7 +235,10 @@ func (s *Stream) write(p []byte) {
 	}
 	now := time.Now()
 	cont := s.inLine && l.last == s
-	b, inLine, lineLen := render(nil, p, now, cont, l.midLine, s.lineLen)
+	b, inLine, lineLen := render(s.buf[:0], p, now, cont, l.midLine, s.lineLen)
+	if cap(b) <= maxKeptBuf {
+		s.buf = b
+	}
 	if l.size > 0 && l.size+int64(len(b)) > l.max {
 		if err := l.rotate(); err != nil {
 			return // dropped: the cap holds
