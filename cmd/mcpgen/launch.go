@@ -436,7 +436,7 @@ func (t *liveTable) changed() {
 }
 
 // liveHint ends the table.
-const liveHint = "Ctrl-C stops the session; SIGHUP (or mcpgen reload) reloads the manifest."
+const liveHint = "Ctrl-C (or mcpgen stop) stops the session; SIGHUP (or mcpgen reload) reloads the manifest."
 
 func (t *liveTable) loop() {
 	tick := time.NewTicker(time.Second) // uptimes move
