@@ -191,8 +191,8 @@ func (s *Session) serveGateway(ctx context.Context, conn net.Conn, req controlRe
 // server's tools behind one MCP connection (servers limits it to some).
 // As with ConnectStdio, in and out are handed to the launcher when it
 // takes them (passed), and the connection then only says when it is done.
-func ConnectGateway(workspace string, servers []string, in, out *os.File) (conn net.Conn, passed bool, err error) {
-	conn, passed, err = connectStdio(workspace, controlRequest{Op: "gateway", Servers: servers}, in, out)
+func ConnectGateway(ctx context.Context, workspace string, servers []string, in, out *os.File) (conn net.Conn, passed bool, err error) {
+	conn, passed, err = connectStdio(ctx, workspace, controlRequest{Op: "gateway", Servers: servers}, in, out)
 	if err != nil && strings.Contains(err.Error(), `unknown control request "gateway"`) {
 		return nil, false, ErrNoGateway
 	}
