@@ -14,6 +14,14 @@ import (
 	"github.com/mcpgen/mcpgen/manifest"
 )
 
+// GatewayMetaServer is the _meta key of a tool or prompt listed by the
+// gateway that names the server that has it (and GatewayMetaName its own
+// name for it).
+const (
+	GatewayMetaServer = gateway.MetaServer
+	GatewayMetaName   = gateway.MetaName
+)
+
 // GatewayStatus is the workspace gateway's part of status: how it names
 // the servers' tools and prompts, the resource URIs that several servers
 // offer, and the agents connected to it.
