@@ -345,3 +345,16 @@ func (m *Manifest) ResolvePath(p string) string {
 	}
 	return filepath.Join(m.Dir, p)
 }
+
+// NamesDir reports whether the manifest's workspace.dir, resolved for the
+// context o describes, is dir: whether the manifest itself chose it. The
+// files server serves / or a home directory only then, not when it comes
+// from where an agent happened to start.
+func (m *Manifest) NamesDir(o ContextOptions, dir string) bool {
+	if len(m.Workspace.Dir) == 0 {
+		return false
+	}
+	o.Dir = ""
+	c, err := m.Context(o)
+	return err == nil && filepath.Clean(c.WorkspaceDir) == filepath.Clean(dir)
+}
