@@ -336,7 +336,9 @@ var serverKeys = keyTable[*Server]{
 
 	{keySpec{name: "headers", typ: typeVars, kinds: []Kind{KindRemote}, names: headerName,
 		doc: "HTTP headers sent to the remote server; values may use ${VAR}, which stay references in emitted configs."},
-		func(d *decoder, p []string, v any, s *Server) { s.Headers = d.vars(p, v, headerName, "HTTP header name") }},
+		func(d *decoder, p []string, v any, s *Server) {
+			s.Headers = d.vars(p, v, headerName, "HTTP header name")
+		}},
 	{keySpec{name: "bearer_token_env", typ: typeString, kinds: []Kind{KindRemote}, pattern: varName,
 		doc: "The name of the environment variable that holds the remote server's bearer token: the token stays in the environment, never in a file."},
 		func(d *decoder, p []string, v any, s *Server) {
