@@ -93,6 +93,11 @@ type ContextOptions struct {
 	User        string // --user
 	Getenv      Lookup // the environment; nil: the process's
 	Cwd         string // the current directory; empty: the process's
+	// Project says that the context is written into a project's config,
+	// committed and used in other clones: ContextTemplate then writes
+	// WORKSPACE_DIR only when it is given as an absolute path, not one
+	// made absolute against this checkout (see ContextTemplate).
+	Project bool
 }
 
 // Context resolves the workspace context: WORKSPACE_ID from the options,

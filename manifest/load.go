@@ -50,8 +50,10 @@ func (e *NotFoundError) Error() string {
 // looks for .git, and returns the first it finds, or a *NotFoundError. An
 // absolute name is only checked. Agents start project servers in the
 // project's directory or below it, so the manifest that a committed
-// config names by a relative path is found from wherever they run.
-func Find(dir, name string) (string, error) {
+// config names by a relative path is found from wherever they run. Like
+// GIT_CEILING_DIRECTORIES, ceilings are directories that the search does
+// not go up into: it stops below them.
+func Find(dir, name string, ceilings ...string) (string, error) {
 	if filepath.IsAbs(name) {
 		if _, err := os.Stat(name); err != nil {
 			return "", err
@@ -64,7 +66,7 @@ func Find(dir, name string) (string, error) {
 			return p, nil
 		}
 		up := filepath.Dir(d)
-		if up == d {
+		if up == d || slices.ContainsFunc(ceilings, func(c string) bool { return c != "" && filepath.Clean(c) == up }) {
 			return "", &NotFoundError{Name: name, Dir: dir}
 		}
 		d = up
