@@ -386,6 +386,13 @@ func TestFind(t *testing.T) {
 			t.Errorf("Find(%s, %s): got %q, %v; want %s", tt.dir, tt.name, got, err, tt.want)
 		}
 	}
+	// A ceiling: the search does not go up into it.
+	if got, err := Find(filepath.Join(root, "a/b/c/d"), "mcpgen.toml", filepath.Join(root, "a")); err == nil {
+		t.Errorf("Find below the ceiling a: got %s, want a NotFoundError", got)
+	}
+	if got, err := Find(filepath.Join(root, "a/b/c/d"), "mcpgen.toml", root); err != nil || got != filepath.Join(root, "a/mcpgen.toml") {
+		t.Errorf("Find below the ceiling %s: got %q, %v; want a/mcpgen.toml", root, got, err)
+	}
 }
 
 // TestOwnerID: the name when there is one, else the path with the
