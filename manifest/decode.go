@@ -283,6 +283,9 @@ func (d *decoder) command(path []string, s string) {
 		d.valueError(path, "\"command\" is empty: name the program to run")
 		return
 	}
+	if !strings.ContainsAny(s, " \t\n") {
+		return // the common case, and cheap: one word
+	}
 	words, _ := splitCommand(s)
 	if len(words) < 2 || strings.ContainsAny(words[0], `/\`) || strings.Contains(s, "${") {
 		return // a path may hold spaces

@@ -64,11 +64,11 @@ func (d *decoder) server(path []string, v any) *Server {
 // are still checked: the one a misspelled key stands for ("comand"), else
 // the one the keys of a single kind point to (args: command).
 func (d *decoder) kind(path []string, t map[string]any, keys []string) (kindKey string, guessed bool) {
-	names := serverKeys.names()
 	typo := ""
 	for _, k := range keys {
 		spec, known := serverKeys.find(k)
 		if !known {
+			names := serverKeys.names()
 			d.unknownKey(child(path, k), names)
 			if c, ok := closest(k, names); ok && typo == "" {
 				if cs, _ := serverKeys.find(c); cs.kind {
