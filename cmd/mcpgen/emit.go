@@ -42,12 +42,25 @@ func (a *app) emitCommand() *cobra.Command {
 Claude Desktop.
 
 By default it prints them. With -o FILE or --write it merges them into the
-file: only the entries mcpgen wrote are replaced, servers that left the
-manifest are removed, everything else in the file is kept (in TOML, byte
-for byte, comments and Codex's own approval tables included). The write is
+file: only the entries of this manifest are replaced, its servers that left
+it are removed, everything else in the file is kept (in TOML, byte for
+byte, comments and Codex's own approval tables included). The write is
 atomic, the replaced content is kept in FILE.bak, and nothing is written
 when nothing changed. An entry written by hand under a manifest server's
-name, and a file whose mode makes it read-only, are errors unless --force.
+name, or owned by another manifest, and a file whose mode makes it
+read-only, are errors unless --force.
+
+Scopes. A user config (~/.codex/config.toml, ~/.claude.json, Claude
+Desktop's) holds the servers of every project: its entries name the mcpgen
+binary and the manifest by absolute path, and take the manifest's prefix;
+each one records the manifest that owns it (its name, else its path), so
+that several manifests share the file. A project's config (.mcp.json,
+.codex/config.toml), committed and cloned, names no path of the checkout:
+its entries run mcpgen from PATH, which finds the manifest from where the
+agent starts the server, as git finds .git. --write writes Codex's user
+config and Claude's project config unless --scope says otherwise; -o of a
+.mcp.json or a .codex/config.toml writes a project's config, of any other
+file a user config; printing writes a user config.
 
 Without --workspace the output is portable: WORKSPACE_ID, WORKSPACE_DIR and
 USER_ID are left for the agent's environment to provide. With --workspace
@@ -58,23 +71,27 @@ from it (USER_ID from $USER by default, workspace.user = "${GITHUB_TOKEN}",
 a [workspace.vars] value "${OPENAI_API_KEY}") stays a reference that the
 agent resolves, or goes through mcpgen serve or connect, which resolve it
 when the server starts; --dir and --user write theirs. Other ${VAR}s are
-secrets: they stay references in every mode.
+secrets: they stay references in every mode. In a project's config, a
+WORKSPACE_DIR that would be this checkout's path is left to serve.
 
 With --launcher, stdio servers run as mcpgen connect NAME: every agent of
 the workspace shares the processes of its launcher (mcpgen launch), which
-connect starts when none runs. The workspace is --workspace, or the
-agent's MCPGEN_WORKSPACE.
+connect starts when none runs. The workspace is --workspace, or else the
+agent's MCPGEN_WORKSPACE: run the agent under mcpgen launch --workspace ID
+-- AGENT, which sets it.
 
 --write targets:
   codex           $CODEX_HOME/config.toml (default ~/.codex/config.toml);
-                  --scope project: ./.codex/config.toml
-  claude          ./.mcp.json; --scope user: ~/.claude.json
+                  --scope project: the project's .codex/config.toml (in
+                  the manifest's directory)
+  claude          the project's .mcp.json; --scope user: ~/.claude.json
   claude-desktop  Claude Desktop's claude_desktop_config.json`,
 		Example: `  mcpgen emit --provider codex
   mcpgen emit --provider codex --workspace ws-42 --write
   mcpgen emit --provider codex --launcher            # agents share the launcher's servers
   mcpgen emit --provider claude -o .mcp.json
   mcpgen emit --provider claude --write --check      # in CI: exit 1 when .mcp.json is out of date
+  mcpgen emit --provider codex --write --scope project  # .codex/config.toml, committed with the project
   mcpgen emit --provider claude-desktop --workspace ws-42 --write --diff`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
