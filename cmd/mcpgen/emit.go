@@ -411,7 +411,7 @@ func (o *emitOptions) placement(m *manifest.Manifest) (placement, error) {
 			return p, err
 		}
 		dir := filepath.Dir(abs)
-		codexDir := filepath.Base(dir) == ".codex" && filepath.Base(abs) == "config.toml"
+		codexDir := o.provider == codex.Name && filepath.Base(dir) == ".codex" && filepath.Base(abs) == "config.toml"
 		if codexDir {
 			dir = filepath.Dir(dir)
 		}
