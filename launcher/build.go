@@ -5,12 +5,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/mcpgen/mcpgen/internal/proc"
 	"github.com/mcpgen/mcpgen/manifest"
 )
 
@@ -23,14 +22,14 @@ const (
 	Built    BuildState = "built"
 )
 
-// A BuildError is a build step that failed, with the tail of its output.
-type BuildError struct {
+// A buildError is a build step that failed, with the tail of its output.
+type buildError struct {
 	Server string
 	Err    error
 	Output []byte
 }
 
-func (e *BuildError) Error() string {
+func (e *buildError) Error() string {
 	msg := fmt.Sprintf("server %q: build failed: %v", e.Server, e.Err)
 	if len(e.Output) > 0 {
 		msg += "\n" + indent(string(e.Output))
@@ -55,23 +54,10 @@ func Build(ctx context.Context, m *manifest.Manifest, s *manifest.Server, env []
 		return UpToDate, 0, nil
 	}
 	start := time.Now()
-	cmd := exec.CommandContext(ctx, s.Build[0], s.Build[1:]...)
-	cmd.Dir = m.Dir
-	cmd.Env = env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = time.Second
-	out := NewTail(8 << 10)
-	cmd.Stdout, cmd.Stderr = out, out
-	err := cmd.Run()
-	if cmd.Process != nil {
-		signalGroup(cmd.Process.Pid, syscall.SIGKILL)
-	}
-	if err != nil {
-		if se := StartError(s.Build[0], err); se != err {
-			err = se
-		}
-		return Built, time.Since(start), &BuildError{Server: s.Name, Err: err, Output: out.Bytes()}
+	out := proc.NewTail(8 << 10)
+	spec := &proc.Spec{Path: s.Build[0], Args: s.Build[1:], Dir: m.Dir, Env: env, Stderr: out}
+	if err := proc.Run(ctx, spec, out); err != nil {
+		return Built, time.Since(start), &buildError{Server: s.Name, Err: err, Output: out.Bytes()}
 	}
 	return Built, time.Since(start), nil
 }
@@ -88,7 +74,7 @@ func upToDate(m *manifest.Manifest, s *manifest.Server) bool {
 		return false
 	}
 	newer := false
-	_ = WalkWatched(m, s, func(path string, info fs.FileInfo) bool {
+	_ = walkWatched(m, s, func(path string, info fs.FileInfo) bool {
 		if info.ModTime().After(out.ModTime()) {
 			newer = true
 			return false
@@ -98,11 +84,12 @@ func upToDate(m *manifest.Manifest, s *manifest.Server) bool {
 	return !newer
 }
 
-// WalkWatched calls fn for every regular file under the manifest's
+// walkWatched calls fn for every regular file under the manifest's
 // directory that one of s's watch patterns matches, until fn returns false.
-// Each pattern is walked from its longest literal directory, and hidden
-// directories are skipped unless a pattern names them.
-func WalkWatched(m *manifest.Manifest, s *manifest.Server, fn func(path string, info fs.FileInfo) bool) error {
+// Each pattern is walked from its longest literal directory, into the
+// directories that may hold a match (manifest.GlobMayHold): those the source
+// watcher watches, and no others.
+func walkWatched(m *manifest.Manifest, s *manifest.Server, fn func(path string, info fs.FileInfo) bool) error {
 	for _, g := range s.Watch {
 		root := filepath.Join(m.Dir, literalDir(g))
 		stop := false
@@ -110,10 +97,16 @@ func WalkWatched(m *manifest.Manifest, s *manifest.Server, fn func(path string, 
 			if err != nil {
 				return nil // unreadable or missing: nothing to watch there
 			}
-			rel, _ := filepath.Rel(m.Dir, path)
+			rel, err := filepath.Rel(m.Dir, path)
+			if err != nil {
+				return nil
+			}
 			rel = filepath.ToSlash(rel)
 			if d.IsDir() {
-				if path != root && strings.HasPrefix(d.Name(), ".") {
+				if rel == "." {
+					rel = ""
+				}
+				if !manifest.GlobMayHold(g, rel) {
 					return filepath.SkipDir
 				}
 				return nil

@@ -77,7 +77,7 @@ func (s *Session) control(ctx context.Context, conn net.Conn) {
 		answer(conn, controlAnswer{OK: true, Status: s.Status()})
 		conn.Close()
 	case "reload":
-		s.Reload(true)
+		s.reloadNow(true)
 		st := s.Status()
 		a := controlAnswer{OK: st.Reload.OK, Status: st}
 		if !st.Reload.OK {
@@ -86,7 +86,7 @@ func (s *Session) control(ctx context.Context, conn net.Conn) {
 		answer(conn, a)
 		conn.Close()
 	case "connect":
-		h, err := s.hub(req.Server)
+		h, err := s.hubOf(req.Server)
 		if err != nil {
 			answer(conn, controlAnswer{Error: err.Error()})
 			conn.Close()
@@ -121,7 +121,8 @@ func (s *Session) control(ctx context.Context, conn net.Conn) {
 }
 
 func answer(w io.Writer, a controlAnswer) error {
-	b, err := marshal(a)
+	// As the hub does: what a server or a manifest wrote reads as written.
+	b, err := json.MarshalWithOption(a, json.DisableHTMLEscape())
 	if err != nil {
 		return err
 	}
@@ -184,7 +185,7 @@ func dialControl(workspace string, req controlRequest) (net.Conn, *controlAnswer
 	if err != nil {
 		return nil, nil, err
 	}
-	path, err := SocketPath(dir, ControlSocket)
+	path, err := socketPath(dir, controlSocket)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -241,7 +242,7 @@ func RequestReload(workspace string) (*Status, error) {
 
 // Connect opens an MCP connection to a server of workspace, through its
 // launcher's hub.
-func Connect(workspace, server string) (net.Conn, error) {
+func connect(workspace, server string) (net.Conn, error) {
 	conn, _, err := ConnectStdio(workspace, server, nil, nil)
 	return conn, err
 }

@@ -1,5 +1,13 @@
 // Package launcher runs a workspace session: it starts the manifest's stdio
 // servers in process groups of their own, makes them ready, supervises and
-// restarts them, follows the manifest as it changes, and shares each
-// server among every agent of the workspace.
+// restarts them, follows the manifest as it changes, and shares each server
+// among every agent of the workspace. It also holds what the mcpgen command
+// needs around a session: its directories, its control socket's client
+// calls (status, reload, connect), and the build and probe of `mcpgen
+// build`.
+//
+// The machinery is in internal packages: hub shares one server process
+// among clients, watch follows the manifest and the servers' sources,
+// logfile keeps the capped logs, and the module's internal/proc starts,
+// stops and reaps processes.
 package launcher

@@ -15,7 +15,7 @@ import (
 // pid of the launcher that holds the lock.
 const lockFile = "lock"
 
-// A SessionLock makes its holder the one launcher of a workspace. It is an
+// A sessionLock makes its holder the one launcher of a workspace. It is an
 // flock on runtimeDir/lock, held through an open descriptor for the
 // session's life, so the kernel releases it when the launcher dies however
 // it dies (kill -9 included): there is no stale lock to clean up. The
@@ -25,17 +25,17 @@ const lockFile = "lock"
 // The lock file is never removed: a file removed while another launcher has
 // it open but not yet locked would let two launchers lock two different
 // files of the same name.
-type SessionLock struct {
+type sessionLock struct {
 	f *os.File
 }
 
-// A LockedError is a workspace whose lock another launcher holds.
-type LockedError struct {
+// A lockedError is a workspace whose lock another launcher holds.
+type lockedError struct {
 	Workspace string
 	Pid       int // the holder's pid; 0 when it could not be read
 }
 
-func (e *LockedError) Error() string {
+func (e *lockedError) Error() string {
 	who := "pid unknown"
 	if e.Pid > 0 {
 		who = "pid " + strconv.Itoa(e.Pid)
@@ -46,8 +46,8 @@ func (e *LockedError) Error() string {
 // Lock takes the session lock of the workspace whose runtime dir this is
 // (as RuntimeDir returns it: its last element is the workspace id), without
 // waiting, and writes the caller's pid into it. When another launcher holds
-// it, the error is a *LockedError.
-func Lock(runtimeDir string) (*SessionLock, error) {
+// it, the error is a *lockedError.
+func lock(runtimeDir string) (*sessionLock, error) {
 	path := filepath.Join(runtimeDir, lockFile)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
@@ -59,7 +59,7 @@ func Lock(runtimeDir string) (*SessionLock, error) {
 		if err != nil {
 			return nil, fmt.Errorf("session lock: %w", err)
 		}
-		return nil, &LockedError{Workspace: filepath.Base(runtimeDir), Pid: pid}
+		return nil, &lockedError{Workspace: filepath.Base(runtimeDir), Pid: pid}
 	}
 	// Write the pid, then cut what is left of a longer one: a reader sees
 	// the old pid, or the new one, or the new one followed by debris after
@@ -74,12 +74,12 @@ func Lock(runtimeDir string) (*SessionLock, error) {
 		f.Close()
 		return nil, fmt.Errorf("session lock: %w", err)
 	}
-	return &SessionLock{f: f}, nil
+	return &sessionLock{f: f}, nil
 }
 
 // Unlock releases the lock and clears the pid it holds. Call it once, after
 // everything the session started has ended.
-func (l *SessionLock) Unlock() error {
+func (l *sessionLock) Unlock() error {
 	if l == nil || l.f == nil {
 		return nil
 	}

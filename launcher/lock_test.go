@@ -28,7 +28,7 @@ func TestLock(t *testing.T) {
 	if err := os.WriteFile(lockPath, []byte("1234567890\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	l, err := Lock(dir)
+	l, err := lock(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,14 +41,14 @@ func TestLock(t *testing.T) {
 
 	// flock locks belong to open files, so a second Lock in this process
 	// meets the first as another launcher would.
-	l2, err := Lock(dir)
-	var held *LockedError
+	l2, err := lock(dir)
+	var held *lockedError
 	if !errors.As(err, &held) {
 		l2.Unlock()
-		t.Fatalf("second Lock: %v, want a *LockedError", err)
+		t.Fatalf("second Lock: %v, want a *lockedError", err)
 	}
 	if held.Pid != self || held.Workspace != "ws" {
-		t.Errorf("LockedError = %+v, want pid %d, workspace ws", held, self)
+		t.Errorf("lockedError = %+v, want pid %d, workspace ws", held, self)
 	}
 
 	if err := l.Unlock(); err != nil {
@@ -60,7 +60,7 @@ func TestLock(t *testing.T) {
 	if got := fileText(t, lockPath); got != "" {
 		t.Errorf("lock file after Unlock holds %q, want nothing", got)
 	}
-	l, err = Lock(dir)
+	l, err = lock(dir)
 	if err != nil {
 		t.Fatalf("Lock after Unlock: %v", err)
 	}
@@ -77,11 +77,11 @@ func TestLock(t *testing.T) {
 
 func TestLockedErrorMessage(t *testing.T) {
 	tests := []struct {
-		err  LockedError
+		err  lockedError
 		want string
 	}{
-		{LockedError{"acme-1", 4242}, `workspace "acme-1" already has a launcher (pid 4242); stop it first, or use mcpgen status --workspace acme-1`},
-		{LockedError{"acme-1", 0}, `workspace "acme-1" already has a launcher (pid unknown); stop it first, or use mcpgen status --workspace acme-1`},
+		{lockedError{"acme-1", 4242}, `workspace "acme-1" already has a launcher (pid 4242); stop it first, or use mcpgen status --workspace acme-1`},
+		{lockedError{"acme-1", 0}, `workspace "acme-1" already has a launcher (pid unknown); stop it first, or use mcpgen status --workspace acme-1`},
 	}
 	for _, tt := range tests {
 		if got := tt.err.Error(); got != tt.want {
@@ -144,11 +144,11 @@ func TestLockDiesWithHolder(t *testing.T) {
 	if pid, running := Holder(dir); pid != helper || !running {
 		t.Errorf("Holder = %d, %v; want %d, true", pid, running, helper)
 	}
-	l, err := Lock(dir)
-	var held *LockedError
+	l, err := lock(dir)
+	var held *lockedError
 	if !errors.As(err, &held) || held.Pid != helper {
 		l.Unlock()
-		t.Fatalf("Lock while the helper holds it: %v, want a *LockedError with pid %d", err, helper)
+		t.Fatalf("Lock while the helper holds it: %v, want a *lockedError with pid %d", err, helper)
 	}
 
 	if err := syscall.Kill(helper, syscall.SIGKILL); err != nil {
@@ -161,7 +161,7 @@ func TestLockDiesWithHolder(t *testing.T) {
 	if pid, running := Holder(dir); running {
 		t.Errorf("Holder after kill -9 = %d, true; want not running", pid)
 	}
-	l, err = Lock(dir)
+	l, err = lock(dir)
 	if err != nil {
 		t.Fatalf("Lock after kill -9 of the holder: %v", err)
 	}
@@ -178,7 +178,7 @@ func TestLockHelperProcess(t *testing.T) {
 	if dir == "" {
 		t.Skip("the helper process of TestLockDiesWithHolder")
 	}
-	if _, err := Lock(dir); err != nil {
+	if _, err := lock(dir); err != nil {
 		fmt.Println(err)
 		os.Exit(1)
 	}

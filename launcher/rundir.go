@@ -15,8 +15,8 @@ import (
 // defaults do not suit (a runtime dir whose path is too long for a unix
 // socket, say).
 const (
-	EnvRuntimeDir = "MCPGEN_RUNTIME_DIR"
-	EnvStateDir   = "MCPGEN_STATE_DIR"
+	envRuntimeDir = "MCPGEN_RUNTIME_DIR"
+	envStateDir   = "MCPGEN_STATE_DIR"
 )
 
 // RuntimeDir returns the directory of a workspace's live session: its lock,
@@ -37,9 +37,9 @@ func RuntimeDir(workspace string) (string, error) {
 	}
 	var base string
 	var managed []string // created one by one under base, each checked
-	if v := os.Getenv(EnvRuntimeDir); v != "" {
+	if v := os.Getenv(envRuntimeDir); v != "" {
 		if !filepath.IsAbs(v) {
-			return "", fmt.Errorf("%s=%q: not an absolute path: set it to one", EnvRuntimeDir, v)
+			return "", fmt.Errorf("%s=%q: not an absolute path: set it to one", envRuntimeDir, v)
 		}
 		base, managed = v, []string{workspace}
 	} else if v := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(v) {
@@ -72,7 +72,7 @@ func privateDir(dir string, uid int) error {
 	if err != nil {
 		return fmt.Errorf("runtime dir: %w", err)
 	}
-	const fix = "set " + EnvRuntimeDir + " to a directory of your own"
+	const fix = "set " + envRuntimeDir + " to a directory of your own"
 	switch st, _ := fi.Sys().(*syscall.Stat_t); {
 	case fi.Mode()&fs.ModeSymlink != 0:
 		return fmt.Errorf("%s: a symbolic link, not a directory, which another user may have planted: remove it, or %s", dir, fix)
@@ -99,9 +99,9 @@ func StateDir(workspace string) (string, error) {
 		return "", err
 	}
 	var dir string
-	if v := os.Getenv(EnvStateDir); v != "" {
+	if v := os.Getenv(envStateDir); v != "" {
 		if !filepath.IsAbs(v) {
-			return "", fmt.Errorf("%s=%q: not an absolute path: set it to one", EnvStateDir, v)
+			return "", fmt.Errorf("%s=%q: not an absolute path: set it to one", envStateDir, v)
 		}
 		dir = filepath.Join(v, workspace)
 	} else if v := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(v) {
@@ -109,7 +109,7 @@ func StateDir(workspace string) (string, error) {
 	} else {
 		home, err := os.UserHomeDir()
 		if err != nil {
-			return "", fmt.Errorf("state dir: %v: set %s", err, EnvStateDir)
+			return "", fmt.Errorf("state dir: %v: set %s", err, envStateDir)
 		}
 		dir = filepath.Join(home, ".local", "state", "mcpgen", workspace)
 	}
@@ -133,18 +133,18 @@ func checkDirName(id string) error {
 // sun_path holds 108 bytes, and the last one must be the terminating NUL.
 const maxSocketPath = 107
 
-// SocketPath returns the path of the unix socket called name (a server's
+// socketPath returns the path of the unix socket called name (a server's
 // name, say) in a runtime dir: runtimeDir/name.sock. Server names never
 // hold a '.', so a socket of the launcher's own whose name holds one can
 // never clash with a server's. A path too long to bind is an
 // error now, rather than a puzzling EINVAL at listen time.
-func SocketPath(runtimeDir, name string) (string, error) {
+func socketPath(runtimeDir, name string) (string, error) {
 	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\x00") {
 		return "", fmt.Errorf("socket name %q cannot name a file in %s", name, runtimeDir)
 	}
 	p := filepath.Join(runtimeDir, name+".sock")
 	if len(p) > maxSocketPath {
-		return "", fmt.Errorf("%s: %d bytes, but a unix socket path is limited to %d: set %s to a shorter directory", p, len(p), maxSocketPath, EnvRuntimeDir)
+		return "", fmt.Errorf("%s: %d bytes, but a unix socket path is limited to %d: set %s to a shorter directory", p, len(p), maxSocketPath, envRuntimeDir)
 	}
 	return p, nil
 }

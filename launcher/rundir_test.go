@@ -12,7 +12,7 @@ import (
 // clearDirEnv unsets every variable that moves mcpgen's directories, so
 // that a test sees only what it sets.
 func clearDirEnv(t *testing.T) {
-	for _, v := range []string{EnvRuntimeDir, "XDG_RUNTIME_DIR", EnvStateDir, "XDG_STATE_HOME"} {
+	for _, v := range []string{envRuntimeDir, "XDG_RUNTIME_DIR", envStateDir, "XDG_STATE_HOME"} {
 		t.Setenv(v, "")
 	}
 }
@@ -27,7 +27,7 @@ func TestRuntimeDir(t *testing.T) {
 	}{
 		{
 			name: "MCPGEN_RUNTIME_DIR",
-			env:  map[string]string{EnvRuntimeDir: "@/run/a", "XDG_RUNTIME_DIR": "@/xdg"},
+			env:  map[string]string{envRuntimeDir: "@/run/a", "XDG_RUNTIME_DIR": "@/xdg"},
 			want: "run/a/ws",
 			made: []string{"run", "run/a", "run/a/ws"},
 		},
@@ -141,8 +141,8 @@ func TestRuntimeDirRefuses(t *testing.T) {
 			if err == nil {
 				t.Fatalf("RuntimeDir = %q, want an error containing %q", got, tt.want)
 			}
-			if !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), EnvRuntimeDir) {
-				t.Errorf("error %q\nwant it to contain %q and %s", err, tt.want, EnvRuntimeDir)
+			if !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), envRuntimeDir) {
+				t.Errorf("error %q\nwant it to contain %q and %s", err, tt.want, envRuntimeDir)
 			}
 		})
 	}
@@ -168,7 +168,7 @@ func TestPrivateDirOtherOwner(t *testing.T) {
 
 func TestRuntimeDirRelativeOverride(t *testing.T) {
 	clearDirEnv(t)
-	t.Setenv(EnvRuntimeDir, "run")
+	t.Setenv(envRuntimeDir, "run")
 	_, err := RuntimeDir("ws")
 	want := `MCPGEN_RUNTIME_DIR="run": not an absolute path: set it to one`
 	if err == nil || err.Error() != want {
@@ -182,7 +182,7 @@ func TestStateDir(t *testing.T) {
 		env  map[string]string // "@" stands for a fresh temp dir
 		want string
 	}{
-		{"MCPGEN_STATE_DIR", map[string]string{EnvStateDir: "@/state", "XDG_STATE_HOME": "@/xdg", "HOME": "@/home"}, "state/ws"},
+		{"MCPGEN_STATE_DIR", map[string]string{envStateDir: "@/state", "XDG_STATE_HOME": "@/xdg", "HOME": "@/home"}, "state/ws"},
 		{"XDG_STATE_HOME", map[string]string{"XDG_STATE_HOME": "@/xdg", "HOME": "@/home"}, "xdg/mcpgen/ws"},
 		{"relative XDG_STATE_HOME is ignored", map[string]string{"XDG_STATE_HOME": "xdg", "HOME": "@/home"}, "home/.local/state/mcpgen/ws"},
 		{"home", map[string]string{"HOME": "@/home"}, "home/.local/state/mcpgen/ws"},
@@ -215,8 +215,8 @@ func TestStateDir(t *testing.T) {
 func TestWorkspaceIDRefused(t *testing.T) {
 	clearDirEnv(t)
 	root := t.TempDir()
-	t.Setenv(EnvRuntimeDir, root)
-	t.Setenv(EnvStateDir, root)
+	t.Setenv(envRuntimeDir, root)
+	t.Setenv(envStateDir, root)
 	for _, id := range []string{"", ".", "..", "a/b", "../up", "a..b", "/abs", "nul\x00"} {
 		if got, err := RuntimeDir(id); err == nil {
 			t.Errorf("RuntimeDir(%q) = %q, want an error", id, got)
@@ -235,7 +235,7 @@ func TestWorkspaceIDRefused(t *testing.T) {
 }
 
 // TestSocketPath binds sockets at the limit to show that it is the
-// kernel's: the longest path SocketPath allows binds, and one byte more
+// kernel's: the longest path socketPath allows binds, and one byte more
 // would not.
 func TestSocketPath(t *testing.T) {
 	base := t.TempDir()
@@ -252,22 +252,22 @@ func TestSocketPath(t *testing.T) {
 		return d
 	}
 
-	p, err := SocketPath(dirFor(maxSocketPath), "s")
+	p, err := socketPath(dirFor(maxSocketPath), "s")
 	if err != nil {
-		t.Fatalf("SocketPath at %d bytes: %v", maxSocketPath, err)
+		t.Fatalf("socketPath at %d bytes: %v", maxSocketPath, err)
 	}
 	if len(p) != maxSocketPath {
 		t.Fatalf("len(%q) = %d, want %d", p, len(p), maxSocketPath)
 	}
 	l, err := net.Listen("unix", p)
 	if err != nil {
-		t.Fatalf("listen at the longest path SocketPath allows: %v", err)
+		t.Fatalf("listen at the longest path socketPath allows: %v", err)
 	}
 	l.Close()
 
 	long := dirFor(maxSocketPath + 1)
-	if p, err := SocketPath(long, "s"); err == nil {
-		t.Errorf("SocketPath at %d bytes = %q, want an error", maxSocketPath+1, p)
+	if p, err := socketPath(long, "s"); err == nil {
+		t.Errorf("socketPath at %d bytes = %q, want an error", maxSocketPath+1, p)
 	} else if want := "set MCPGEN_RUNTIME_DIR to a shorter directory"; !strings.HasSuffix(err.Error(), want) {
 		t.Errorf("error %q, want it to end with %q", err, want)
 	}
@@ -277,8 +277,8 @@ func TestSocketPath(t *testing.T) {
 	}
 
 	for _, name := range []string{"", ".", "..", "a/b"} {
-		if p, err := SocketPath(base, name); err == nil {
-			t.Errorf("SocketPath(%q) = %q, want an error", name, p)
+		if p, err := socketPath(base, name); err == nil {
+			t.Errorf("socketPath(%q) = %q, want an error", name, p)
 		}
 	}
 }

@@ -17,6 +17,10 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/mcpgen/mcpgen/internal/proc"
+	"github.com/mcpgen/mcpgen/launcher/internal/hub"
+	"github.com/mcpgen/mcpgen/launcher/internal/logfile"
+	"github.com/mcpgen/mcpgen/launcher/internal/watch"
 	"github.com/mcpgen/mcpgen/manifest"
 )
 
@@ -35,9 +39,6 @@ type Options struct {
 	Log *slog.Logger
 	// Changed, if set, is called after every event (to redraw a table).
 	Changed func()
-	// Reload delivers requests to reload (SIGHUP); failed servers are
-	// retried too.
-	Reload <-chan struct{}
 	// Debounce is the quiet time the watcher waits for after a change.
 	Debounce time.Duration
 	Timing   Timing
@@ -45,7 +46,7 @@ type Options struct {
 
 // A Session is one workspace's launcher: it holds the workspace's lock,
 // runs a supervisor and a hub per stdio server, follows the manifest, and
-// answers the control socket (status, connect).
+// answers the control socket (status, reload, connect).
 type Session struct {
 	opts       Options
 	timing     Timing
@@ -53,12 +54,15 @@ type Session struct {
 	runtimeDir string
 	stateDir   string
 	started    time.Time
-	record     *Record
+	record     *proc.Record
 
-	// reloading serializes reloads: the watcher's, SIGHUP's and the
+	// reloading serializes reloads: the watcher's, Reload's and the
 	// control socket's, so that a manifest read earlier is never applied
 	// after one read later.
 	reloading sync.Mutex
+	// reloads holds Reload's request until Run takes it; requests made
+	// meanwhile merge into it.
+	reloads chan struct{}
 	// rebuilds are the goroutines of rebuild; shutdown waits for them.
 	rebuilds sync.WaitGroup
 
@@ -66,16 +70,19 @@ type Session struct {
 	m        *manifest.Manifest
 	ctx      *manifest.Context
 	servers  map[string]*supervisor
-	logs     map[string]*LogFile
-	reload   ReloadStatus
+	logs     map[string]*logfile.File
+	lastLoad ReloadStatus
 	building map[string]bool // servers being rebuilt after a source change
 	again    map[string]bool // ... whose sources changed again meanwhile
 	closing  bool            // shutdown has begun: nothing starts any more
 	sessCtx  context.Context
+	watcher  *watch.Watcher // nil when the manifest is not a file, or cannot be watched
+	hurried  bool           // Hurry was called
+	hurry    func()         // cuts the stop's grace periods short; set by Run
 }
 
-// ControlSocket is the name of the session's socket in its runtime dir.
-const ControlSocket = "control"
+// controlSocket is the name of the session's socket in its runtime dir.
+const controlSocket = "control"
 
 // NewSession prepares a session; Run starts it.
 func NewSession(opts Options) *Session {
@@ -94,17 +101,28 @@ func NewSession(opts Options) *Session {
 		timing:   opts.Timing.withDefaults(),
 		log:      opts.Log,
 		servers:  make(map[string]*supervisor),
-		logs:     make(map[string]*LogFile),
+		logs:     make(map[string]*logfile.File),
 		building: make(map[string]bool),
 		again:    make(map[string]bool),
+		reloads:  make(chan struct{}, 1),
 	}
 }
 
 // Run runs the session until ctx ends, then stops every server in parallel
-// and returns. When hurry ends too (a second signal), the servers' grace
-// periods are skipped. Run fails before starting anything when the
-// workspace already has a launcher or the manifest is invalid.
-func (s *Session) Run(ctx, hurry context.Context) error {
+// (gracefully, unless Hurry is called) and returns. Run fails before
+// starting anything when the workspace already has a launcher or the
+// manifest is invalid. A Session runs once.
+func (s *Session) Run(ctx context.Context) error {
+	// The stop outlives ctx, which has ended by then; Hurry ends this.
+	hurry, hurryNow := context.WithCancel(context.WithoutCancel(ctx))
+	defer hurryNow()
+	s.mu.Lock()
+	s.hurry = hurryNow
+	if s.hurried {
+		hurryNow()
+	}
+	s.mu.Unlock()
+
 	var err error
 	if s.runtimeDir, err = RuntimeDir(s.opts.Workspace); err != nil {
 		return err
@@ -112,21 +130,21 @@ func (s *Session) Run(ctx, hurry context.Context) error {
 	if s.stateDir, err = StateDir(s.opts.Workspace); err != nil {
 		return err
 	}
-	lock, err := Lock(s.runtimeDir)
+	held, err := lock(s.runtimeDir)
 	if err != nil {
 		return err
 	}
-	defer lock.Unlock()
+	defer held.Unlock()
 
 	// What a launcher killed with -9 left behind goes first.
-	reaped, err := Reap(s.runtimeDir)
+	reaped, err := proc.Reap(s.runtimeDir)
 	if err != nil {
 		s.log.Warn("reaping what an earlier launcher left", "error", err)
 	}
 	if len(reaped) > 0 {
 		s.log.Info("ended processes an earlier launcher left behind", "pids", reaped)
 	}
-	if s.record, err = NewRecord(s.runtimeDir); err != nil {
+	if s.record, err = proc.NewRecord(s.runtimeDir); err != nil {
 		return err
 	}
 
@@ -136,18 +154,18 @@ func (s *Session) Run(ctx, hurry context.Context) error {
 	}
 	// Watch at once: the watcher takes the manifest as it is now for what
 	// was loaded, so the sooner it starts, the less a change can slip by.
-	var events <-chan WatchEvent
+	var events <-chan watch.Event
 	var watchErrs <-chan error
-	var watcher *Watcher
+	var watcher *watch.Watcher
 	if m.Path != "" {
-		if watcher, err = NewWatcher(m.Path, s.opts.Debounce); err != nil {
+		if watcher, err = watch.New(m.Path, s.opts.Debounce); err != nil {
 			s.log.Warn("not watching the manifest", "error", err)
 		} else {
 			defer watcher.Close()
 			events, watchErrs = watcher.Events(), watcher.Errors()
 		}
 	}
-	sockPath, err := SocketPath(s.runtimeDir, ControlSocket)
+	sockPath, err := socketPath(s.runtimeDir, controlSocket)
 	if err != nil {
 		return err
 	}
@@ -165,8 +183,9 @@ func (s *Session) Run(ctx, hurry context.Context) error {
 	s.mu.Lock()
 	s.started = time.Now()
 	loaded := s.started.UTC()
-	s.reload = ReloadStatus{At: &loaded, OK: true} // the first load
+	s.lastLoad = ReloadStatus{At: &loaded, OK: true} // the first load
 	s.sessCtx = ctx
+	s.watcher = watcher
 	s.mu.Unlock()
 	s.apply(m, c, false)
 	s.log.Info("session started", "workspace", s.opts.Workspace, "manifest", m.File, "servers", len(s.servers), "control", sockPath)
@@ -192,10 +211,7 @@ func (s *Session) Run(ctx, hurry context.Context) error {
 				continue
 			}
 			if ev.Manifest {
-				s.Reload(false)
-				if watcher != nil {
-					s.watchSources(watcher)
-				}
+				s.reloadNow(false)
 			}
 			for _, name := range ev.Sources {
 				s.rebuild(name)
@@ -206,11 +222,8 @@ func (s *Session) Run(ctx, hurry context.Context) error {
 				continue
 			}
 			s.log.Warn("watching files", "error", err)
-		case <-s.opts.Reload:
-			s.Reload(true)
-			if watcher != nil {
-				s.watchSources(watcher)
-			}
+		case <-s.reloads:
+			s.reloadNow(true)
 		}
 	}
 }
@@ -228,18 +241,57 @@ func (s *Session) load() (*manifest.Manifest, *manifest.Context, error) {
 	return m, c, nil
 }
 
-// Reload reads the manifest again and applies it. An invalid manifest
-// changes nothing: the error is logged and shown by status. retryFailed
-// restarts failed servers even when their configuration did not change.
-func (s *Session) Reload(retryFailed bool) {
+// Reload asks the session to read the manifest again and apply it, as
+// SIGHUP does: failed servers are restarted too, even when their
+// configuration did not change. An invalid manifest changes nothing: the
+// error is logged and shown by status.
+//
+// Reload returns at once, and is safe to call from a signal handler's
+// goroutine: Run does the reload, and requests made while one waits merge
+// into it. One made before Run has started is done once it has.
+func (s *Session) Reload() {
+	select {
+	case s.reloads <- struct{}{}:
+	default: // one is waiting already
+	}
+}
+
+// Hurry makes the session's stop skip the servers' grace periods, as a
+// second signal does: they are killed instead of asked to exit. It may be
+// called at any time; before the stop, it takes effect at the stop.
+func (s *Session) Hurry() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.hurried = true
+	if s.hurry != nil {
+		s.hurry()
+	}
+}
+
+// reloadNow reads the manifest again and applies it, then watches the
+// sources of the servers it has; it returns once removed and changed
+// servers have stopped. retryFailed restarts failed servers even when their
+// configuration did not change.
+func (s *Session) reloadNow(retryFailed bool) {
+	s.reload(retryFailed)
+	s.mu.Lock()
+	w, closing := s.watcher, s.closing
+	s.mu.Unlock()
+	if w != nil && !closing {
+		s.watchSources(w)
+	}
+}
+
+// reload reads the manifest again and applies it: see Reload.
+func (s *Session) reload(retryFailed bool) {
 	s.reloading.Lock()
 	defer s.reloading.Unlock()
 	m, c, err := s.load()
 	now := time.Now().UTC()
 	s.mu.Lock()
-	s.reload = ReloadStatus{At: &now, OK: err == nil}
+	s.lastLoad = ReloadStatus{At: &now, OK: err == nil}
 	if err != nil {
-		s.reload.Error = err.Error()
+		s.lastLoad.Error = err.Error()
 	}
 	s.mu.Unlock()
 	if err != nil {
@@ -275,7 +327,7 @@ func (s *Session) apply(m *manifest.Manifest, c *manifest.Context, retryFailed b
 			delete(s.servers, name)
 			continue
 		}
-		v.hub.setRoot(c.WorkspaceDir)
+		v.hub.SetRoot(c.WorkspaceDir)
 		old := v.config()
 		if cfg.key != old.key || retryFailed && v.currentState() == Failed {
 			restart = append(restart, func() { v.restart(cfg) })
@@ -286,7 +338,7 @@ func (s *Session) apply(m *manifest.Manifest, c *manifest.Context, retryFailed b
 	var start []*supervisor
 	for _, name := range slices.Sorted(maps.Keys(want)) {
 		if _, ok := s.servers[name]; !ok {
-			v := newSupervisor(s, want[name], NewHub(name, c.WorkspaceDir, s.log))
+			v := newSupervisor(s, want[name], hub.New(name, c.WorkspaceDir, s.log))
 			s.servers[name] = v
 			start = append(start, v)
 		}
@@ -315,7 +367,7 @@ func (s *Session) apply(m *manifest.Manifest, c *manifest.Context, retryFailed b
 // leaves the server failed with that reason.
 func (s *Session) configure(m *manifest.Manifest, c *manifest.Context, srv *manifest.Server) *serverConfig {
 	cfg := &serverConfig{server: srv, m: m}
-	cfg.spec, cfg.err = ServerSpec(m, srv, c, s.opts.Self, s.opts.Env)
+	cfg.spec, cfg.err = serverSpec(m, srv, c, s.opts.Self, s.opts.Env)
 	cfg.key = restartKey(srv, cfg.spec, cfg.err)
 	return cfg
 }
@@ -324,7 +376,7 @@ func (s *Session) configure(m *manifest.Manifest, c *manifest.Context, srv *mani
 // command line and environment, and for servers mcpgen runs itself, their
 // definition. Descriptions and provider filters are left out: changing
 // them restarts nothing.
-func restartKey(srv *manifest.Server, spec *Spec, err error) string {
+func restartKey(srv *manifest.Server, spec *proc.Spec, err error) string {
 	def := *srv
 	def.Description, def.Providers, def.Pos, def.Watch = "", nil, manifest.Position{}, nil
 	// Tool filters and lifecycle settings change what the hub shows and
@@ -371,7 +423,7 @@ func (v *supervisor) currentState() State {
 }
 
 // watchSources tells the watcher which files each server is built from.
-func (s *Session) watchSources(w *Watcher) {
+func (s *Session) watchSources(w *watch.Watcher) {
 	s.mu.Lock()
 	m := s.m
 	sources := map[string][]string{}
@@ -460,12 +512,23 @@ func (s *Session) serverLog(name string) (io.Writer, error) {
 	if l := s.logs[name]; l != nil {
 		return l, nil
 	}
-	l, err := OpenLog(s.logPath(name), DefaultLogMaxBytes, DefaultLogKeep)
+	l, err := logfile.Open(s.logPath(name), logfile.DefaultMaxBytes, logfile.DefaultKeep)
 	if err != nil {
 		return nil, err
 	}
 	s.logs[name] = l
 	return l, nil
+}
+
+// SessionLog opens the launcher's own log in the workspace's state dir,
+// launcher.log, capped and rotated as the servers' logs are: where a launch
+// writes its events when its terminal belongs to a live table or an agent.
+func SessionLog(workspace string) (io.WriteCloser, error) {
+	dir, err := StateDir(workspace)
+	if err != nil {
+		return nil, err
+	}
+	return logfile.Open(filepath.Join(dir, "launcher.log"), logfile.DefaultMaxBytes, logfile.DefaultKeep)
 }
 
 // logPath is where a server's stderr goes.
@@ -541,7 +604,7 @@ func (s *Session) Status() *Status {
 		Workspace: s.opts.Workspace,
 		Pid:       os.Getpid(),
 		StartedAt: s.started.UTC(),
-		Reload:    s.reload,
+		Reload:    s.lastLoad,
 	}
 	if s.m != nil {
 		st.Manifest = s.m.File
@@ -567,8 +630,9 @@ func (s *Session) Status() *Status {
 	return st
 }
 
-// hub returns the hub of a server, or an error naming the servers there are.
-func (s *Session) hub(name string) (*Hub, error) {
+// hubOf returns the hub of a server, or an error naming the servers there
+// are.
+func (s *Session) hubOf(name string) (*hub.Hub, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if v := s.servers[name]; v != nil {

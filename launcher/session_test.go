@@ -21,8 +21,9 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/mcpgen/mcpgen/internal/proc"
+	"github.com/mcpgen/mcpgen/launcher/internal/testserver"
 	"github.com/mcpgen/mcpgen/manifest"
-	"github.com/mcpgen/mcpgen/mcp"
 )
 
 // The Session tests run whole sessions in-process, with the test binary as
@@ -43,20 +44,13 @@ func testEnv(t *testing.T) (token string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(rt) })
-	t.Setenv(EnvRuntimeDir, rt)
-	t.Setenv(EnvStateDir, t.TempDir())
+	t.Setenv(envRuntimeDir, rt)
+	t.Setenv(envStateDir, t.TempDir())
 	return fmt.Sprintf("%s-%d-%d", t.Name(), os.Getpid(), rand.Int64())
 }
 
-// self is the test binary, which serves with MCPGEN_TESTSERVER set.
-func self(t testing.TB) string {
-	t.Helper()
-	p, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
+// self is the test binary, which serves with testserver.EnvMode set.
+func self(t testing.TB) string { return testserver.Self(t) }
 
 // tomlString quotes s as a TOML basic string.
 func tomlString(s string) string {
@@ -68,7 +62,7 @@ func tomlString(s string) string {
 // mode; env adds variables ("K=V").
 func testServerTOML(t testing.TB, name, mode string, env ...string) string {
 	t.Helper()
-	vars := []string{"MCPGEN_TESTSERVER = " + tomlString(mode)}
+	vars := []string{testserver.EnvMode + " = " + tomlString(mode)}
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
 		vars = append(vars, k+" = "+tomlString(v))
@@ -95,8 +89,7 @@ type testSession struct {
 	ws     string
 	token  string
 	events *eventLog
-	stop   context.CancelFunc // the first signal
-	hurry  context.CancelFunc // the second
+	stop   context.CancelFunc // the first signal; the second is s.Hurry
 	done   chan error         // Run's result
 	ended  bool
 
@@ -139,9 +132,8 @@ func startSession(t *testing.T, path string, opts Options) *testSession {
 	}
 	ts := &testSession{t: t, s: NewSession(opts), ws: opts.Workspace, token: token, events: events, done: make(chan error, 1), pids: map[int]bool{}}
 	ctx, stop := context.WithCancel(context.Background())
-	hurry, hurryNow := context.WithCancel(context.Background())
-	ts.stop, ts.hurry = stop, hurryNow
-	go func() { ts.done <- ts.s.Run(ctx, hurry) }()
+	ts.stop = stop
+	go func() { ts.done <- ts.s.Run(ctx) }()
 	t.Cleanup(func() {
 		if !ts.ended {
 			if err := ts.end(); err != nil {
@@ -165,7 +157,7 @@ func (ts *testSession) end() error {
 	case <-time.After(waitLong):
 	}
 	ts.t.Errorf("the session did not stop within %s: hurrying it", waitLong)
-	ts.hurry()
+	ts.s.Hurry()
 	select {
 	case err := <-ts.done:
 		return err
@@ -248,60 +240,22 @@ func dumpStatus(st *Status) string {
 
 // connect opens an MCP connection to a server through the session's
 // control socket, as mcpgen connect does, and initializes it.
-func (ts *testSession) connect(server, name string) *rawClient {
+func (ts *testSession) connect(server, name string) *testserver.Client {
 	ts.t.Helper()
-	conn, err := Connect(ts.ws, server)
+	conn, err := connect(ts.ws, server)
 	if err != nil {
 		ts.t.Fatal(err)
 	}
-	c := &rawClient{t: ts.t, conn: conn, w: mcp.NewWriter(conn), in: make(chan *mcp.Message, 1000)}
-	go func() {
-		defer close(c.in)
-		r := mcp.NewReader(conn)
-		for {
-			msg, err := r.Read()
-			if err != nil {
-				return
-			}
-			c.in <- msg
-		}
-	}()
-	ts.t.Cleanup(func() { conn.Close() })
-	c.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"` + name + `","version":"1.0"}}}`)
-	if m := c.next(); m.Error != nil {
-		ts.t.Fatalf("initialize: %v", m.Error)
-	}
-	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	return c
+	return testserver.NewClient(ts.t, conn, name, "")
 }
 
-// disconnected waits until the hub closes the client's connection; what
-// arrives before is ignored.
-func (c *rawClient) disconnected() {
-	c.t.Helper()
-	timeout := time.After(waitLong)
-	for {
-		select {
-		case _, ok := <-c.in:
-			if !ok {
-				return
-			}
-		case <-timeout:
-			c.t.Fatal("the client is still connected")
-		}
+// disconnected waits until the hub closes c's connection; what arrives
+// before is ignored.
+func disconnected(t *testing.T, c *testserver.Client) {
+	t.Helper()
+	if _, closed := c.Closed(); !closed {
+		t.Fatal("the client is still connected")
 	}
-}
-
-// callPid asks a test server for its pid through the hub.
-func (c *rawClient) callPid(id string) int {
-	c.t.Helper()
-	c.call(id, "pid", `{}`)
-	m := c.next()
-	pid, err := strconv.Atoi(resultText(c.t, m))
-	if err != nil {
-		c.t.Fatalf("pid: %v", err)
-	}
-	return pid
 }
 
 // An eventLog is a slog.Handler that keeps the session's records, to tell
@@ -378,18 +332,18 @@ func (l *eventLog) String() string {
 
 // tokenProcs returns the live processes (zombies are dead) whose
 // environment holds the token.
-func tokenProcs(token string) []procStat {
-	procs, err := scanProcs()
+func tokenProcs(token string) []proc.Stat {
+	procs, err := proc.Scan()
 	if err != nil {
 		return nil
 	}
 	needle := []byte(tokenVar + "=" + token + "\x00")
-	var out []procStat
+	var out []proc.Stat
 	for _, p := range procs {
-		if p.state == 'Z' || p.pid == os.Getpid() {
+		if p.State == 'Z' || p.Pid == os.Getpid() {
 			continue
 		}
-		env, err := os.ReadFile("/proc/" + strconv.Itoa(p.pid) + "/environ")
+		env, err := os.ReadFile("/proc/" + strconv.Itoa(p.Pid) + "/environ")
 		if err == nil && bytes.Contains(append(env, 0), needle) {
 			out = append(out, p)
 		}
@@ -410,8 +364,8 @@ func checkNoLeaks(t *testing.T, token string) {
 		}
 		if time.Now().After(deadline) {
 			for _, p := range left {
-				t.Errorf("leaked process %d (%s), group %d, parent %d", p.pid, p.comm, p.pgid, p.ppid)
-				_ = syscall.Kill(p.pid, syscall.SIGKILL)
+				t.Errorf("leaked process %d (%s), group %d, parent %d", p.Pid, p.Comm, p.Pgid, p.PPid)
+				_ = syscall.Kill(p.Pid, syscall.SIGKILL)
 			}
 			return
 		}
@@ -421,8 +375,8 @@ func checkNoLeaks(t *testing.T, token string) {
 
 // exited reports whether pid has exited (a zombie has).
 func exited(pid int) bool {
-	st, err := readStat(pid)
-	return err != nil || st.state == 'Z'
+	st, err := proc.ReadStat(pid)
+	return err != nil || st.State == 'Z'
 }
 
 // waitGone waits until every pid has exited.
@@ -437,6 +391,17 @@ func waitGone(t *testing.T, what string, pids ...int) {
 			time.Sleep(5 * time.Millisecond)
 		}
 	}
+}
+
+// signalOf returns the signal that ended a process, or 0.
+func signalOf(err error) syscall.Signal {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return ws.Signal()
+		}
+	}
+	return 0
 }
 
 func readPidFile(t *testing.T, path string) int {
@@ -486,7 +451,7 @@ func TestSessionReady(t *testing.T) {
 		if got := fmt.Sprint(ts.events.states(want.name)); got != "[starting ready]" {
 			t.Errorf("%s: states %s, want [starting ready]", want.name, got)
 		}
-		if s.Log != filepath.Join(os.Getenv(EnvStateDir), "ws", want.name+".log") {
+		if s.Log != filepath.Join(os.Getenv(envStateDir), "ws", want.name+".log") {
 			t.Errorf("%s: log %s", want.name, s.Log)
 		}
 	}
@@ -500,7 +465,7 @@ func TestSessionReady(t *testing.T) {
 	}
 	// A tool call through the hub reaches the server's process.
 	c := ts.connect("c", "tester")
-	if pid := c.callPid("1"); pid != server(st, "c").Pid {
+	if pid := c.CallPid("1"); pid != server(st, "c").Pid {
 		t.Errorf("pid through the hub: got %d, want %d", pid, server(st, "c").Pid)
 	}
 	if st := ts.status(); fmt.Sprint(server(st, "c").Clients.Names) != "[tester 1.0]" {
@@ -511,7 +476,7 @@ func TestSessionReady(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitGone(t, "after the session", pids...)
-	c.disconnected()
+	disconnected(t, c)
 	for _, name := range []string{"a", "b", "c"} {
 		if got := ts.events.states(name); got[len(got)-1] != Stopped {
 			t.Errorf("%s: states %v, want the last stopped", name, got)
@@ -537,10 +502,10 @@ func TestSessionLocked(t *testing.T) {
 	}})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // were it to run, it should end at once
-	err := second.Run(ctx, ctx)
-	var le *LockedError
+	err := second.Run(ctx)
+	var le *lockedError
 	if !errors.As(err, &le) || le.Pid != os.Getpid() || le.Workspace != "ws" {
-		t.Fatalf("second session: got %v, want a LockedError with pid %d", err, os.Getpid())
+		t.Fatalf("second session: got %v, want a lockedError with pid %d", err, os.Getpid())
 	}
 	if want := fmt.Sprintf("(pid %d)", os.Getpid()); !strings.Contains(err.Error(), want) {
 		t.Errorf("error %q does not say %s", err, want)
@@ -621,11 +586,11 @@ func TestSessionReload(t *testing.T) {
 		testServerTOML(t, "change", "echo", "X=2") +
 		testServerTOML(t, "desc", "echo") + "description = \"two\"\n" +
 		testServerTOML(t, "add", "echo"))
-	ts.s.Reload(false) // returns once removed and changed servers have stopped
+	ts.s.reloadNow(false) // returns once removed and changed servers have stopped
 	if exited := exited(pids["gone"]) && exited(pids["change"]); !exited {
 		t.Errorf("after the reload returned, the removed or the changed server still runs")
 	}
-	goneClient.disconnected()
+	disconnected(t, goneClient)
 	st = ts.wait("ready after the reload", allReady("keep", "change", "desc", "add"))
 	if !st.Reload.OK || st.Reload.Error != "" {
 		t.Errorf("reload status: %+v", st.Reload)
@@ -638,10 +603,10 @@ func TestSessionReload(t *testing.T) {
 	if s := server(st, "change"); s.Pid == pids["change"] || s.Restarts != 1 {
 		t.Errorf("change: got pid %d, %d restarts; want a new pid", s.Pid, s.Restarts)
 	}
-	if pid := keepClient.callPid("1"); pid != pids["keep"] {
+	if pid := keepClient.CallPid("1"); pid != pids["keep"] {
 		t.Errorf("keep's client: pid %d, want %d", pid, pids["keep"])
 	}
-	if _, err := Connect("ws", "gone"); err == nil || !strings.Contains(err.Error(), `has no server "gone"; it has: add, change, desc, keep`) {
+	if _, err := connect("ws", "gone"); err == nil || !strings.Contains(err.Error(), `has no server "gone"; it has: add, change, desc, keep`) {
 		t.Errorf("connect to a removed server: got %v", err)
 	}
 	if !ts.events.has("server removed", "server", "gone") {
@@ -650,13 +615,12 @@ func TestSessionReload(t *testing.T) {
 }
 
 // TestSessionReloadRetriesFailed: a reload that changes nothing leaves a
-// failed server failed; SIGHUP (Options.Reload) retries it.
+// failed server failed; Reload (SIGHUP) retries it.
 func TestSessionReloadRetriesFailed(t *testing.T) {
 	dir := t.TempDir()
 	path, script := filepath.Join(dir, "mcpgen.toml"), filepath.Join(dir, "late.sh")
 	writeFile(t, path, "[servers.late]\ncommand = \"./late.sh\"\n")
-	hup := make(chan struct{})
-	ts := startSession(t, path, Options{Reload: hup})
+	ts := startSession(t, path, Options{})
 	ts.wait("failed", serverIs("late", Failed))
 
 	// The server can start now, but the manifest says the same.
@@ -664,7 +628,7 @@ func TestSessionReloadRetriesFailed(t *testing.T) {
 	if err := os.Chmod(script, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	ts.s.Reload(false)
+	ts.s.reloadNow(false)
 	if s := server(ts.status(), "late"); s.State != Failed {
 		t.Errorf("after a reload without changes: got %+v, want failed", s)
 	}
@@ -672,7 +636,7 @@ func TestSessionReloadRetriesFailed(t *testing.T) {
 		t.Errorf("states: got %s", got)
 	}
 
-	hup <- struct{}{}
+	ts.s.Reload()
 	st := ts.wait("ready after SIGHUP", allReady("late"))
 	if s := server(st, "late"); s.LastError != "" || len(s.Tools) == 0 {
 		t.Errorf("after SIGHUP: got %+v", s)
@@ -822,9 +786,9 @@ func testHotReload(t *testing.T, how string) {
 	// Every process of the test is a final server's, or on its way out.
 	deadline := time.Now().Add(waitLong)
 	for {
-		var strays []procStat
+		var strays []proc.Stat
 		for _, p := range tokenProcs(ts.token) {
-			if !finalPids[p.pgid] {
+			if !finalPids[p.Pgid] {
 				strays = append(strays, p)
 			}
 		}
@@ -1102,7 +1066,7 @@ func TestSessionKilledLauncher(t *testing.T) {
 // -filesystem, -memory) under a session: they become ready with their
 // tools, answer through the hub, and stop cleanly with nothing left.
 //
-// They come from /work/shared/clients/install.sh, which sets SERVER_*;
+// They come from e2e/clients/install.sh, which sets SERVER_*;
 // without those the test is skipped, unless MCPGEN_E2E=1 says it must
 // run (CI's e2e step), in which case their absence fails it.
 func TestSessionThirdParty(t *testing.T) {
@@ -1118,7 +1082,7 @@ func TestSessionThirdParty(t *testing.T) {
 		missing = append(missing, "node on PATH")
 	}
 	if len(missing) > 0 {
-		msg := fmt.Sprintf("third-party servers: %s missing (eval \"$(/work/shared/clients/install.sh)\")", strings.Join(missing, ", "))
+		msg := fmt.Sprintf("third-party servers: %s missing (eval \"$(e2e/clients/install.sh)\" from the repository)", strings.Join(missing, ", "))
 		if os.Getenv("MCPGEN_E2E") == "1" {
 			t.Fatal(msg)
 		}
@@ -1154,13 +1118,13 @@ startup_timeout = "60s"
 	}
 
 	c := ts.connect("everything", "e2e")
-	c.call("1", "echo", `{"message":"through the hub"}`)
-	if got := resultText(t, c.next()); !strings.Contains(got, "through the hub") {
+	c.Call("1", "echo", `{"message":"through the hub"}`)
+	if got := testserver.ResultText(t, c.Next()); !strings.Contains(got, "through the hub") {
 		t.Errorf("everything echo: got %q", got)
 	}
 	fs := ts.connect("filesystem", "e2e")
-	fs.call("1", "read_text_file", fmt.Sprintf(`{"path":%s}`, tomlString(filepath.Join(files, "hello.txt"))))
-	if got := resultText(t, fs.next()); !strings.Contains(got, "hello from the workspace") {
+	fs.Call("1", "read_text_file", fmt.Sprintf(`{"path":%s}`, tomlString(filepath.Join(files, "hello.txt"))))
+	if got := testserver.ResultText(t, fs.Next()); !strings.Contains(got, "hello from the workspace") {
 		t.Errorf("filesystem read_text_file: got %q", got)
 	}
 

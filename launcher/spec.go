@@ -4,13 +4,14 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/mcpgen/mcpgen/internal/proc"
 	"github.com/mcpgen/mcpgen/manifest"
 )
 
-// ServerSpec resolves how to start server s of m in context c: a command
+// serverSpec resolves how to start server s of m in context c: a command
 // server as itself, a built-in or declared one as `mcpgen serve NAME`
 // (self is the mcpgen binary). base is the environment it inherits.
-func ServerSpec(m *manifest.Manifest, s *manifest.Server, c *manifest.Context, self string, base []string) (*Spec, error) {
+func serverSpec(m *manifest.Manifest, s *manifest.Server, c *manifest.Context, self string, base []string) (*proc.Spec, error) {
 	env, err := m.ProcessEnv(s, c, base)
 	if err != nil {
 		return nil, err
@@ -21,7 +22,7 @@ func ServerSpec(m *manifest.Manifest, s *manifest.Server, c *manifest.Context, s
 		if err != nil {
 			return nil, err
 		}
-		return &Spec{Path: p.Path, Args: p.Args, Dir: p.Dir, Env: env}, nil
+		return &proc.Spec{Path: p.Path, Args: p.Args, Dir: p.Dir, Env: env}, nil
 	case manifest.KindBuiltin, manifest.KindDeclared:
 		dir, err := m.WorkDir(s, c, manifest.EnvLookup(base))
 		if err != nil {
@@ -35,7 +36,7 @@ func ServerSpec(m *manifest.Manifest, s *manifest.Server, c *manifest.Context, s
 			manifest.VarUserID+"="+c.UserID,
 		)
 		args := slices.Concat([]string{"serve"}, m.Flags(), []string{s.Name})
-		return &Spec{Path: self, Args: args, Dir: dir, Env: env}, nil
+		return &proc.Spec{Path: self, Args: args, Dir: dir, Env: env}, nil
 	}
 	return nil, fmt.Errorf("server %q is remote: there is no process to start", s.Name)
 }

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcpgen/mcpgen/internal/proc"
+	"github.com/mcpgen/mcpgen/launcher/internal/hub"
 	"github.com/mcpgen/mcpgen/manifest"
 	"github.com/mcpgen/mcpgen/mcp"
 )
@@ -53,8 +55,8 @@ func (t Timing) withDefaults() Timing {
 	def(&t.FailureWindow, 5*time.Minute)
 	def(&t.PingInterval, 30*time.Second)
 	def(&t.PingTimeout, 10*time.Second)
-	def(&t.StdinGrace, StdinGrace)
-	def(&t.TermGrace, TermGrace)
+	def(&t.StdinGrace, proc.StdinGrace)
+	def(&t.TermGrace, proc.TermGrace)
 	if t.FailureLimit <= 0 {
 		t.FailureLimit = 5
 	}
@@ -80,9 +82,9 @@ func (t Timing) backoff(attempt int) time.Duration {
 type serverConfig struct {
 	server *manifest.Server
 	m      *manifest.Manifest
-	spec   *Spec  // nil when err is set
-	err    error  // why the server cannot be started: no retry can fix it
-	key    string // what a restart depends on: when it changes, restart
+	spec   *proc.Spec // nil when err is set
+	err    error      // why the server cannot be started: no retry can fix it
+	key    string     // what a restart depends on: when it changes, restart
 }
 
 // A supervisor keeps one server running: it starts the process, makes it
@@ -90,7 +92,7 @@ type serverConfig struct {
 // and gives up after too many crashes. Its goroutine (run) ends after stop.
 type supervisor struct {
 	name    string
-	hub     *Hub
+	hub     *hub.Hub
 	session *Session
 	timing  Timing
 	cmds    chan supervisorCmd
@@ -116,13 +118,13 @@ type supervisorCmd struct {
 	ack   chan struct{}   // closed once handled
 }
 
-func newSupervisor(s *Session, cfg *serverConfig, hub *Hub) *supervisor {
+func newSupervisor(s *Session, cfg *serverConfig, h *hub.Hub) *supervisor {
 	stopping, cancel := context.WithCancel(context.Background())
 	return &supervisor{
 		stopping: stopping,
 		cancel:   cancel,
 		name:     cfg.server.Name,
-		hub:      hub,
+		hub:      h,
 		session:  s,
 		timing:   s.timing,
 		cmds:     make(chan supervisorCmd),
@@ -175,7 +177,7 @@ func (v *supervisor) run() {
 		}
 
 		// A crash, or a start that failed.
-		var permanent *PermanentError
+		var permanent *proc.PermanentError
 		if errors.As(crash.err, &permanent) {
 			if v.failUntilCommand(crash.err.Error()) {
 				return
@@ -245,7 +247,7 @@ func (v *supervisor) waitOrCommand(d time.Duration) (stopped bool) {
 // reload) or a stop. It reports whether the supervisor was stopped.
 func (v *supervisor) failUntilCommand(reason string) (stopped bool) {
 	v.setState(Failed, reason)
-	v.hub.fail(fmt.Errorf("server %q failed: %s", v.name, reason))
+	v.hub.Fail(fmt.Errorf("server %q failed: %s", v.name, reason))
 	if v.stopping.Err() != nil {
 		<-v.cmds // the stop that cancelled it
 		v.setState(Stopped, "")
@@ -280,11 +282,11 @@ func (v *supervisor) runOnce() (*supervisorCmd, crashInfo) {
 	cfg := v.cfg
 	v.mu.Unlock()
 	if cfg.err != nil {
-		return nil, crashInfo{err: &PermanentError{cfg.err}}
+		return nil, crashInfo{err: &proc.PermanentError{Err: cfg.err}}
 	}
 	v.setState(Starting, "")
 	if err := v.session.build(v.stopping, cfg); err != nil {
-		return v.commandOr(crashInfo{err: &PermanentError{err}})
+		return v.commandOr(crashInfo{err: &proc.PermanentError{Err: err}})
 	}
 
 	spec := *cfg.spec
@@ -292,20 +294,21 @@ func (v *supervisor) runOnce() (*supervisorCmd, crashInfo) {
 	if err != nil {
 		return nil, crashInfo{err: err}
 	}
-	tail := NewTail(2 << 10)
+	tail := proc.NewTail(2 << 10)
 	spec.Stderr = io.MultiWriter(log, tail)
-	proc, err := Start(&spec)
+	spec.StdinGrace, spec.TermGrace = v.timing.StdinGrace, v.timing.TermGrace
+	child, err := proc.Start(&spec)
 	if err != nil {
 		return nil, crashInfo{err: err}
 	}
-	v.session.recordGroup(proc.Pid, true)
-	defer v.session.recordGroup(proc.Pid, false)
+	v.session.recordGroup(child.Pid, true)
+	defer v.session.recordGroup(child.Pid, false)
 	v.mu.Lock()
-	v.pid, v.startedAt = proc.Pid, proc.Started
+	v.pid, v.startedAt = child.Pid, child.Started
 	v.mu.Unlock()
 
-	up := v.hub.newUpstream(proc.Stdout(), proc.Stdin())
-	go up.run() // ends when the process closes its stdout
+	up := v.hub.NewUpstream(child.Stdout(), child.Stdin())
+	go up.Run() // ends when the process closes its stdout
 
 	// The handshake runs aside, so that a stop or a restart need not wait
 	// for a slow server's startup timeout.
@@ -319,7 +322,7 @@ func (v *supervisor) runOnce() (*supervisorCmd, crashInfo) {
 	defer cancel()
 	hs := make(chan handshake, 1)
 	go func() {
-		init, tools, err := up.initialize(ctx)
+		init, tools, err := up.Initialize(ctx)
 		hs <- handshake{init, tools, err}
 	}()
 	var r handshake
@@ -328,7 +331,7 @@ func (v *supervisor) runOnce() (*supervisorCmd, crashInfo) {
 	case cmd := <-v.cmds:
 		cancel()
 		<-hs
-		return v.end(&cmd, proc, up), crashInfo{}
+		return v.end(&cmd, child, up), crashInfo{}
 	}
 	init, tools := r.init, r.tools
 	if err := r.err; err != nil {
@@ -337,40 +340,43 @@ func (v *supervisor) runOnce() (*supervisorCmd, crashInfo) {
 			// Neither the startup timeout nor a stop: most likely the
 			// server exited, which says more than what became of the
 			// request it left unanswered.
-			if exit := exitWithin(proc, exitWait); exit != nil {
+			if exit := exitWithin(child, exitWait); exit != nil {
 				err = fmt.Errorf("%v before it was ready", exit)
 			}
 		}
-		proc.Kill()
-		<-up.done
-		return v.commandOr(crashInfo{err: withStderr(err, proc, tail)})
+		child.Kill()
+		<-up.Done()
+		return v.commandOr(crashInfo{err: withStderr(err, child, tail)})
 	}
-	v.hub.attach(up, init, tools)
+	v.hub.Attach(up, init, tools)
 	names := v.hub.Tools()
 	v.mu.Lock()
 	v.state, v.lastError = Ready, ""
 	v.mu.Unlock()
-	v.session.event(v.name, Ready, fmt.Sprintf("pid %d, %d tools", proc.Pid, len(names)), nil)
+	v.session.event(v.name, Ready, fmt.Sprintf("pid %d, %d tools", child.Pid, len(names)), nil)
 
-	cmd, err := v.watch(proc, up)
-	v.hub.detach(up)
+	cmd, err := v.watch(child, up)
+	// Detached before its stdin closes (end, Kill): a request that took
+	// this process from the hub just now is then refused, and goes to the
+	// next process, instead of failing on a closed pipe.
+	v.hub.Detach(up)
 	if cmd != nil {
-		return v.end(cmd, proc, up), crashInfo{}
+		return v.end(cmd, child, up), crashInfo{}
 	}
-	proc.Kill() // the group: what the crashed server left behind
-	<-up.done
-	return nil, crashInfo{err: withStderr(err, proc, tail), stable: time.Since(proc.Started) >= v.timing.StableAfter}
+	child.Kill() // the group: what the crashed server left behind
+	<-up.Done()
+	return nil, crashInfo{err: withStderr(err, child, tail), stable: time.Since(child.Started) >= v.timing.StableAfter}
 }
 
 // end stops the process for a command: gracefully (stdin, SIGTERM, SIGKILL),
 // so that the server can answer what it already read.
-func (v *supervisor) end(cmd *supervisorCmd, proc *Process, up *upstream) *supervisorCmd {
+func (v *supervisor) end(cmd *supervisorCmd, child *proc.Process, up *hub.Upstream) *supervisorCmd {
 	hurry := cmd.hurry
 	if hurry == nil {
 		hurry = context.Background()
 	}
-	_ = proc.stop(hurry, v.timing.StdinGrace, v.timing.TermGrace)
-	<-up.done
+	_ = child.Stop(hurry)
+	<-up.Done()
 	return cmd
 }
 
@@ -391,21 +397,21 @@ func (v *supervisor) commandOr(c crashInfo) (*supervisorCmd, crashInfo) {
 
 // watch waits for the ready server to exit, to stop answering pings, or
 // for a command.
-func (v *supervisor) watch(proc *Process, up *upstream) (*supervisorCmd, error) {
+func (v *supervisor) watch(child *proc.Process, up *hub.Upstream) (*supervisorCmd, error) {
 	ping := time.NewTicker(v.timing.PingInterval)
 	defer ping.Stop()
 	pong := make(chan error, 1)
 	pinging, misses := false, 0
 	for {
 		select {
-		case <-proc.Exited():
-			return nil, exitError(proc.ExitErr())
-		case <-up.done:
+		case <-child.Exited():
+			return nil, exitError(child.ExitErr())
+		case <-up.Done():
 			// Its output closed: it is exiting, most likely.
-			if exit := exitWithin(proc, exitWait); exit != nil {
+			if exit := exitWithin(child, exitWait); exit != nil {
 				return nil, exit
 			}
-			return nil, up.err
+			return nil, up.Err()
 		case cmd := <-v.cmds:
 			return &cmd, nil
 		case <-ping.C:
@@ -416,7 +422,7 @@ func (v *supervisor) watch(proc *Process, up *upstream) (*supervisorCmd, error) 
 			go func() {
 				ctx, cancel := context.WithTimeout(context.Background(), v.timing.PingTimeout)
 				defer cancel()
-				pong <- up.call(ctx, "ping", nil, nil)
+				pong <- up.Ping(ctx)
 			}()
 		case err := <-pong:
 			pinging = false
@@ -437,12 +443,12 @@ func (v *supervisor) watch(proc *Process, up *upstream) (*supervisorCmd, error) 
 const exitWait = time.Second
 
 // exitWithin says how the process exited if it does within d, else nil.
-func exitWithin(proc *Process, d time.Duration) error {
+func exitWithin(child *proc.Process, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
-	case <-proc.Exited():
-		return exitError(proc.ExitErr())
+	case <-child.Exited():
+		return exitError(child.ExitErr())
 	case <-t.C:
 		return nil
 	}
@@ -465,8 +471,8 @@ func exitError(err error) error {
 
 // withStderr adds the last line the server wrote to stderr, which usually
 // says why it failed.
-func withStderr(err error, proc *Process, tail *Tail) error {
-	<-proc.Exited()
+func withStderr(err error, child *proc.Process, tail *proc.Tail) error {
+	<-child.Exited()
 	last := lastLine(tail.Bytes())
 	if last == "" {
 		return err

@@ -8,6 +8,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpgen/mcpgen/launcher/internal/hub"
+	"github.com/mcpgen/mcpgen/launcher/internal/testserver"
 )
 
 // The supervisor's tests run whole sessions (see session_test.go) with one
@@ -167,7 +170,7 @@ func TestSupervisorHurry(t *testing.T) {
 		t.Fatalf("the stubborn server ended within an hour's grace")
 	}
 
-	ts.hurry()
+	ts.s.Hurry()
 	select {
 	case err := <-ts.done:
 		if err != nil {
@@ -177,6 +180,31 @@ func TestSupervisorHurry(t *testing.T) {
 		t.Fatal("hurry did not end the session")
 	}
 	waitGone(t, "after hurry", stubborn)
+}
+
+// TestSupervisorHurryFirst: Hurry before the stop (two signals in quick
+// succession) skips the graces of the stop to come.
+func TestSupervisorHurryFirst(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mcpgen.toml")
+	writeFile(t, path, testServerTOML(t, "stubborn", "noterm"))
+	ts := startSession(t, path, Options{Timing: Timing{StdinGrace: time.Hour, TermGrace: time.Hour}})
+	stubborn := server(ts.wait("ready", allReady("stubborn")), "stubborn").Pid
+
+	ts.s.Hurry()
+	if exited(stubborn) {
+		t.Fatal("Hurry alone stopped the server: it only shortens a stop")
+	}
+	ts.ended = true
+	ts.stop()
+	select {
+	case err := <-ts.done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(waitLong):
+		t.Fatal("a hurried stop waited for the graces")
+	}
+	waitGone(t, "after the hurried stop", stubborn)
 }
 
 // TestSupervisorGrandchild: what a server starts dies with it, when it
@@ -203,8 +231,8 @@ func TestSupervisorGrandchild(t *testing.T) {
 		}
 		os.Remove(file)
 		c := ts.connect(name, "crasher")
-		c.call("1", "crash", `{}`)
-		if m := c.next(); m.Error == nil || m.Error.Code != CodeUnavailable {
+		c.Call("1", "crash", `{}`)
+		if m := c.Next(); m.Error == nil || m.Error.Code != hub.CodeUnavailable {
 			t.Errorf("%s: crash: got %s", name, m.AppendJSON(nil))
 		}
 		waitGone(t, name+": the crashed server's sleep", sleeper)
@@ -235,15 +263,15 @@ func TestSupervisorCrashRestart(t *testing.T) {
 	first := server(ts.wait("ready", allReady("a")), "a").Pid
 
 	c1, c2 := ts.connect("a", "one"), ts.connect("a", "two")
-	c2.call("7", "slow", `{"ms":60000}`)
-	if pid := c2.callPid("8"); pid != first { // the slow call has reached the server
+	c2.Call("7", "slow", `{"ms":60000}`)
+	if pid := c2.CallPid("8"); pid != first { // the slow call has reached the server
 		t.Fatalf("pid: got %d, want %d", pid, first)
 	}
-	c1.call("1", "slow", `{"ms":60000}`)
-	c1.call("2", "crash", `{}`)
-	for _, c := range []*rawClient{c1, c1, c2} {
-		m := c.next()
-		if m.Error == nil || m.Error.Code != CodeUnavailable || !strings.Contains(m.Error.Message, `server "a" is unavailable`) {
+	c1.Call("1", "slow", `{"ms":60000}`)
+	c1.Call("2", "crash", `{}`)
+	for _, c := range []*testserver.Client{c1, c1, c2} {
+		m := c.Next()
+		if m.Error == nil || m.Error.Code != hub.CodeUnavailable || !strings.Contains(m.Error.Message, `server "a" is unavailable`) {
 			t.Errorf("in flight at the crash: got %s", m.AppendJSON(nil))
 		}
 	}
@@ -260,8 +288,8 @@ func TestSupervisorCrashRestart(t *testing.T) {
 	if !ts.events.has("server backoff", "server", "a", "error", "exited with status 3") {
 		t.Errorf("the crash is not logged:\n%s", ts.events)
 	}
-	for i, c := range []*rawClient{c1, c2} {
-		if pid := c.callPid(fmt.Sprint("10", i)); pid != s.Pid {
+	for i, c := range []*testserver.Client{c1, c2} {
+		if pid := c.CallPid(fmt.Sprint("10", i)); pid != s.Pid {
 			t.Errorf("client %d after the restart: pid %d, want %d", i, pid, s.Pid)
 		}
 	}

@@ -187,7 +187,7 @@ func (d *decoder) globs(path []string, v any) []string {
 		return nil
 	}
 	for i, g := range gs {
-		if err := checkGlob(g); err != nil {
+		if err := CheckGlob(g); err != nil {
 			d.valueError(child(path, indexKey(i)), "%q: %v", name(path), err)
 		}
 	}

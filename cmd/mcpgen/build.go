@@ -130,11 +130,7 @@ func (a *app) build(ctx context.Context, names []string, o buildOptions) error {
 }
 
 func probe(ctx context.Context, m *manifest.Manifest, s *manifest.Server, c *manifest.Context, self string, base []string, r *buildReport) error {
-	spec, err := launcher.ServerSpec(m, s, c, self, base)
-	if err != nil {
-		return err
-	}
-	tools, took, err := launcher.Probe(ctx, s.Name, c.WorkspaceDir, spec, s.Startup())
+	tools, took, err := launcher.Probe(ctx, m, s, c, self, base)
 	r.StartupMs = took.Milliseconds()
 	if err != nil {
 		return err

@@ -9,12 +9,12 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/mcpgen/mcpgen/launcher"
 	"github.com/mcpgen/mcpgen/manifest"
@@ -35,9 +35,9 @@ func (a *app) launchCommand() *cobra.Command {
 		Short: "Run the workspace's servers: supervised, reloaded, shared by its agents",
 		Long: `Launch runs one session for the workspace: it starts every stdio server of
 the manifest once, in process groups of their own, restarts the ones that
-crash (with backoff), reloads when the manifest changes (or on SIGHUP),
-rebuilds servers whose sources change, and shares each server among every
-agent of the workspace (mcpgen connect, emit --launcher).
+crash (with backoff), reloads when the manifest changes (or on SIGHUP, or
+mcpgen reload), rebuilds servers whose sources change, and shares each
+server among every agent of the workspace (mcpgen connect, emit --launcher).
 
 It runs in the foreground until SIGINT or SIGTERM, then stops every server
 and exits 0; a second signal skips the grace periods. On a terminal it
@@ -102,9 +102,6 @@ func (a *app) launch(o launchOptions, agent []string) error {
 
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	hurry, hurryNow := context.WithCancel(context.Background())
-	defer hurryNow()
-	reload := make(chan struct{}, 1)
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
@@ -122,7 +119,6 @@ func (a *app) launch(o launchOptions, agent []string) error {
 		Context:   manifest.ContextOptions{Dir: o.dir, User: o.user},
 		Self:      self,
 		Log:       logger,
-		Reload:    reload,
 		Debounce:  o.debounce,
 		Timing:    o.timing,
 	}
@@ -144,7 +140,7 @@ func (a *app) launch(o launchOptions, agent []string) error {
 	}
 
 	runErr := make(chan error, 1)
-	go func() { runErr <- session.Run(ctx, hurry) }()
+	go func() { runErr <- session.Run(ctx) }()
 
 	if len(agent) > 0 {
 		if err := waitStarted(o.workspace, runErr); err != nil {
@@ -176,10 +172,7 @@ func (a *app) launch(o launchOptions, agent []string) error {
 		case sig := <-sigs:
 			switch {
 			case sig == syscall.SIGHUP:
-				select {
-				case reload <- struct{}{}:
-				default:
-				}
+				session.Reload() // retries failed servers too
 			case agentProc != nil && agentStatus < 0:
 				// The agent runs the terminal: Ctrl-C is the agent's to
 				// handle (it got it from the terminal too). SIGTERM sent to
@@ -194,7 +187,7 @@ func (a *app) launch(o launchOptions, agent []string) error {
 					logger.Info("stopping: a second signal skips the grace periods", "signal", sig.String())
 					stop()
 				} else {
-					hurryNow()
+					session.Hurry()
 				}
 			}
 		}
@@ -280,11 +273,7 @@ func (a *app) sessionLogger(o launchOptions, toFile bool) (*slog.Logger, func(),
 	var w io.Writer = a.stderr
 	closeFn := func() {}
 	if toFile {
-		dir, err := launcher.StateDir(o.workspace)
-		if err != nil {
-			return nil, nil, err
-		}
-		f, err := launcher.OpenLog(filepath.Join(dir, "launcher.log"), launcher.DefaultLogMaxBytes, launcher.DefaultLogKeep)
+		f, err := launcher.SessionLog(o.workspace)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -308,13 +297,11 @@ func (a *app) loadManifestQuiet() (*manifest.Manifest, error) {
 	return a.loadManifest()
 }
 
+// isTerminal reports whether w is a terminal, which the live table needs.
+// A character device is not enough: /dev/null is one.
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // liveTable redraws the servers' status on a terminal when something
@@ -353,7 +340,7 @@ func (t *liveTable) loop() {
 		// Clear the screen, then draw from the top left.
 		fmt.Fprint(t.w, "\x1b[H\x1b[2J")
 		t.session.Status().WriteTable(t.w, time.Now())
-		fmt.Fprintln(t.w, "\nCtrl-C stops the session; SIGHUP reloads the manifest.")
+		fmt.Fprintln(t.w, "\nCtrl-C stops the session; SIGHUP (or mcpgen reload) reloads the manifest.")
 		time.Sleep(100 * time.Millisecond)
 	}
 }

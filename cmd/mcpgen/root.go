@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -16,20 +15,6 @@ import (
 	"github.com/mcpgen/mcpgen/providers"
 	"github.com/mcpgen/mcpgen/templates"
 )
-
-// version is set at link time (-ldflags "-X main.version=v1.2.3"); when it is
-// not, the module version that `go install` recorded is used.
-var version = ""
-
-func versionString() string {
-	if version != "" {
-		return version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "devel"
-}
 
 // Exit codes.
 const (
@@ -154,6 +139,7 @@ stdout, which shows the embedded demo manifest's servers and says so
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.SetVersionTemplate("{{.Name}} {{.Version}}\n")
 	root.SetIn(a.stdin)
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
@@ -173,8 +159,11 @@ stdout, which shows the embedded demo manifest's servers and says so
 		a.newCommand(),
 		a.launchCommand(),
 		a.statusCommand(),
+		a.reloadCommand(),
 		a.logsCommand(),
 		a.connectCommand(),
+		a.importCommand(),
+		a.toolsCommand(),
 	)
 	return root
 }

@@ -66,6 +66,13 @@ func render(m *manifest.Manifest, s *manifest.Server, o providers.Options) ([]by
 		w.stdio(e)
 	}
 	w.timeouts(s)
+	// Codex filters tools itself, under the manifest's own key names.
+	if s.EnabledTools != nil {
+		w.strs("enabled_tools", s.EnabledTools)
+	}
+	if s.DisabledTools != nil {
+		w.strs("disabled_tools", s.DisabledTools)
+	}
 	if !s.Enabled {
 		w.raw("enabled", "false")
 	}

@@ -61,7 +61,7 @@ type Options struct {
 	Root string
 	// ReadOnly removes write_file and edit_file: they are not listed.
 	ReadOnly bool
-	// Protect lists globs (manifest.MatchGlob syntax, relative to the
+	// Protect lists globs (manifest.MatchGlobHidden: wildcards reach hidden directories; relative to the
 	// workspace) that write_file and edit_file refuse; see protect.go. Nil
 	// means manifest.DefaultProtect, .git and all it holds; an empty list
 	// protects nothing.

@@ -38,7 +38,7 @@ func (w *workspace) protected(p string) string {
 	}
 	folded := fold(p)
 	for _, g := range w.protect {
-		if manifest.MatchGlob(fold(g), folded) {
+		if manifest.MatchGlobHidden(fold(g), folded) {
 			return g
 		}
 	}
@@ -61,7 +61,7 @@ func (w *workspace) protected(p string) string {
 			continue
 		}
 		for i, d := range dirs {
-			if os.SameFile(a, d) && manifest.MatchGlob(fold(rest), fold(strings.Join(parts[i+1:], "/"))) {
+			if os.SameFile(a, d) && manifest.MatchGlobHidden(fold(rest), fold(strings.Join(parts[i+1:], "/"))) {
 				return g
 			}
 		}

@@ -67,6 +67,7 @@ func TestProtect(t *testing.T) {
 		{"nothing protected", []string{}, ".git/config", ""},
 		{"custom glob", []string{"secrets/*.env", "Makefile"}, "secrets/a.env", `"secrets/*.env" in the files server's protect list`},
 		{"custom glob, deeper", []string{"secrets/*.env"}, "secrets/sub/b.env", ""},
+		{"custom glob into a hidden directory", []string{"**/*.pem"}, ".ssh/id.pem", `"**/*.pem" in the files server's protect list`},
 		{"custom literal, other case", []string{"Makefile"}, "makefile", `"Makefile" in the files server's protect list`},
 		{"custom list leaves .git", []string{"Makefile"}, ".git/config", ""},
 	}

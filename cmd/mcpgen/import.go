@@ -1,0 +1,445 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcpgen/mcpgen/manifest"
+	"github.com/mcpgen/mcpgen/providers"
+	"github.com/mcpgen/mcpgen/providers/claude"
+	"github.com/mcpgen/mcpgen/providers/codex"
+)
+
+type importOptions struct {
+	output  string
+	force   bool
+	project string
+	rename  bool
+	from    string
+}
+
+// importFormats are the kinds of file --from names.
+var importFormats = append([]string{codex.Name}, claude.ImportKinds...)
+
+func (a *app) importCommand() *cobra.Command {
+	var o importOptions
+	cmd := &cobra.Command{
+		Use:   "import FILE...",
+		Short: "Write an mcpgen.toml that holds the servers of existing Codex and Claude configs",
+		Long: `Import reads the MCP servers of agent config files and prints an
+mcpgen.toml that holds them all: command, args, env, cwd, url, headers,
+bearer token variables, timeouts, enabled flags and tool filters. It reads
+Codex's config.toml ([mcp_servers.*]), Claude Code's .mcp.json and
+~/.claude.json, and Claude Desktop's claude_desktop_config.json, telling
+them apart by name and content (--from says it when neither does).
+
+Secrets are not copied: a literal value that looks like one (a token under
+a key such as *_TOKEN, *_KEY, *_SECRET, *PASSWORD*, an Authorization header,
+a token of a known service anywhere) becomes a ${VAR} reference, and import
+lists on stderr the variables to set, with the server and key, never the
+value. ${VAR} references of Claude Code stay references.
+
+~/.claude.json holds the user's servers, and each project's local servers:
+--project PATH imports those of one project too (they win over user servers
+of the same name), and without it import lists the projects that have some.
+
+Two files that define a server of the same name the same way give one
+server; defined differently, it is an error that names both places, unless
+--rename, which imports the later one as NAME-2.
+
+Servers mcpgen cannot hold (SSE servers, say) are left in their files, and
+import says why; so are Codex's approval tables, which emit keeps in place.
+After import, mcpgen emit --write --force replaces the imported entries of
+your agents' files by mcpgen's own (the old file stays in FILE.bak).`,
+		Example: `  mcpgen import ~/.codex/config.toml .mcp.json > mcpgen.toml
+  mcpgen import ~/.claude.json --project "$PWD" -o mcpgen.toml
+  mcpgen import --from claude-desktop ~/backup/claude.json`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.importConfigs(o, args)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.output, "output", "o", "", "write the manifest to `FILE` instead of printing it")
+	f.BoolVar(&o.force, "force", false, "with -o: replace FILE if it exists (the old one is kept in FILE.bak)")
+	f.StringVar(&o.project, "project", "", "with ~/.claude.json: import the local servers of the project at `PATH` too")
+	f.BoolVar(&o.rename, "rename", false, "import a server that another file defines differently under the same name as NAME-2")
+	f.StringVar(&o.from, "from", "", "the kind of every FILE: "+strings.Join(importFormats, ", ")+" (default: from its name and content)")
+	_ = cmd.RegisterFlagCompletionFunc("from", cobra.FixedCompletions(importFormats, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+func (a *app) importConfigs(o importOptions, files []string) error {
+	switch {
+	case o.from != "" && !slices.Contains(importFormats, o.from):
+		return usageError("unknown kind %q for --from: use %s", o.from, strings.Join(importFormats, ", "))
+	case o.force && o.output == "":
+		return usageError("--force replaces the file of -o: add -o FILE")
+	}
+	project := ""
+	if o.project != "" {
+		var err error
+		if project, err = filepath.Abs(o.project); err != nil {
+			return err
+		}
+	}
+	if o.output != "" {
+		for _, file := range files {
+			if samePath(file, o.output) {
+				return usageError("-o %s names a file that import reads: write the manifest to another file", o.output)
+			}
+		}
+	}
+	if o.output != "" && !o.force {
+		// Fail before reading anything: nothing would be written.
+		if _, err := os.Lstat(o.output); err == nil {
+			return fmt.Errorf("%s exists: pass --force to replace it (it is kept in %s.bak), or choose another -o", o.output, o.output)
+		}
+	}
+
+	var imported []*providers.ImportedFile
+	usedProject := false
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return err
+		}
+		kind := o.from
+		if kind == "" {
+			if kind, err = detectKind(file, data); err != nil {
+				return err
+			}
+		}
+		var f *providers.ImportedFile
+		if kind == codex.Name {
+			f, err = codex.Import(data, file)
+		} else {
+			opts := claude.ImportOptions{Kind: kind}
+			if kind == claude.UserFile {
+				opts.Project, usedProject = project, true
+			}
+			f, err = claude.Import(data, file, opts)
+		}
+		if err != nil {
+			return err
+		}
+		imported = append(imported, f)
+	}
+	if project != "" && !usedProject {
+		return usageError("--project picks the local servers of a project in ~/.claude.json: name that file among the FILEs")
+	}
+
+	var all []*providers.ImportedServer
+	for _, f := range imported {
+		all = append(all, f.Servers...)
+	}
+	// Before combining: two files that hold the same secret then define
+	// the same server, and two different secrets never share a variable.
+	secrets := providers.HideSecrets(all)
+	servers, err := providers.Combine(imported, o.rename)
+	if err != nil {
+		return err
+	}
+	a.reportImport(imported, servers, secrets)
+	if len(servers) == 0 {
+		return fmt.Errorf("no server to import from %s", strings.Join(files, ", "))
+	}
+
+	m := &manifest.Manifest{Version: 1}
+	for _, s := range servers {
+		m.Servers = append(m.Servers, s.Server)
+	}
+	out, err := manifest.Format(m, importComments(imported, servers, secrets))
+	if err != nil {
+		return fmt.Errorf("internal error: import made a manifest it cannot write (%w); please report this bug", err)
+	}
+	// What is written must be what validate accepts, with every server.
+	if back, err := manifest.Parse(out, "the imported manifest", ""); err != nil || len(back.Servers) != len(servers) {
+		return fmt.Errorf("internal error: the imported manifest does not read back (%v); please report this bug", err)
+	}
+
+	if o.output == "" {
+		_, err := a.stdout.Write(out)
+		return err
+	}
+	if o.force {
+		target, err := resolveLinks(o.output)
+		if err != nil {
+			return err
+		}
+		backup, err := writeFile(target, out, 0o644)
+		if err != nil {
+			return err
+		}
+		if backup != "" {
+			fmt.Fprintf(a.stderr, "wrote %s (previous content in %s)\n", o.output, backup)
+			return nil
+		}
+	} else if err := writeNew(o.output, out, 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stderr, "wrote %s: check it with mcpgen validate --manifest %s\n", o.output, o.output)
+	return nil
+}
+
+// samePath reports whether a and b name the same file, links followed.
+func samePath(a, b string) bool {
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	if errA == nil && errB == nil {
+		return os.SameFile(fa, fb)
+	}
+	return absPath(a) == absPath(b)
+}
+
+// detectKind tells what file holds: a JSON object is a Claude file (which
+// kind, from its name and keys); anything else is read as Codex's TOML.
+func detectKind(file string, data []byte) (string, error) {
+	trimmed := bytes.TrimLeft(data, " \t\r\n\ufeff")
+	if !bytes.HasPrefix(trimmed, []byte("{")) && !strings.EqualFold(filepath.Ext(file), ".json") {
+		return codex.Name, nil
+	}
+	kind := claude.Detect(file, data)
+	if kind == "" {
+		return "", fmt.Errorf("%s: a JSON file without mcpServers, and not ~/.claude.json: not a config import reads (pass --from %s if it is one)", file, strings.Join(claude.ImportKinds, "|"))
+	}
+	return kind, nil
+}
+
+// writeNew writes a file that must not exist yet, atomically: a temporary
+// file, synced, then linked to its name, which fails if the name exists,
+// so that a file created meanwhile is not overwritten either.
+func writeNew(path string, data []byte, mode os.FileMode) error {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(mode)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	err = os.Link(tmp, path)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, fs.ErrExist):
+		return fmt.Errorf("%s exists: pass --force to replace it (it is kept in %s.bak), or choose another -o", path, path)
+	}
+	// No hard links here (some file systems): check, then rename.
+	if _, lerr := os.Lstat(path); lerr == nil {
+		return fmt.Errorf("%s exists: pass --force to replace it (it is kept in %s.bak), or choose another -o", path, path)
+	}
+	return os.Rename(tmp, path)
+}
+
+// reportImport says on stderr what import did: the servers, what it left
+// out and why, the notes, and the variables to set.
+func (a *app) reportImport(files []*providers.ImportedFile, servers []*providers.ImportedServer, secrets []providers.HiddenSecret) {
+	w := a.stderr
+	for _, f := range files {
+		names := serversOf(f, servers)
+		if len(names) == 0 {
+			fmt.Fprintf(w, "%s (%s): no server imported\n", f.File, f.Format)
+		} else {
+			fmt.Fprintf(w, "%s (%s): %d server%s: %s\n", f.File, f.Format, len(names), plural(len(names)), strings.Join(names, ", "))
+		}
+		for _, sk := range f.Skipped {
+			fmt.Fprintf(w, "%s: server %q left in the file: %s\n", where(f.File, sk.Line), sk.Name, sk.Reason)
+		}
+		for _, n := range f.Notes {
+			fmt.Fprintf(w, "%s: %s\n", f.File, n)
+		}
+	}
+	for _, s := range servers {
+		if s.Managed {
+			fmt.Fprintf(w, "%s: server %q was written by mcpgen emit: it came from a manifest already\n", s.Where(), s.Server.Name)
+		}
+		for _, n := range s.Notes {
+			fmt.Fprintf(w, "%s: server %q: %s\n", s.Where(), s.Server.Name, n)
+		}
+		for _, k := range sortedKeys(s.KeyNotes) {
+			if !strings.Contains(s.KeyNotes[k], "literal secret") && !strings.Contains(s.KeyNotes[k], "literal bearer token") {
+				fmt.Fprintf(w, "%s: server %q: %s: %s\n", s.Where(), s.Server.Name, k, s.KeyNotes[k])
+			}
+		}
+	}
+	if len(secrets) > 0 {
+		fmt.Fprintln(w, "secrets were not copied; set these variables where the agents run:")
+		for _, line := range secretLines(secrets) {
+			fmt.Fprintf(w, "  %s\n", line)
+		}
+	}
+}
+
+// secretLines lists each variable once, with every place it stands for.
+func secretLines(secrets []providers.HiddenSecret) []string {
+	var vars []string
+	places := map[string][]string{}
+	for _, s := range secrets {
+		if _, ok := places[s.Var]; !ok {
+			vars = append(vars, s.Var)
+		}
+		p := fmt.Sprintf("server %s, %s (%s)", s.Server, s.Key, s.From)
+		if !slices.Contains(places[s.Var], p) {
+			places[s.Var] = append(places[s.Var], p)
+		}
+	}
+	lines := make([]string, len(vars))
+	for i, v := range vars {
+		lines[i] = v + ": " + strings.Join(places[v], "; ")
+	}
+	return lines
+}
+
+// serversOf returns the names of the servers that f defines, those that
+// another file defines the same way included.
+func serversOf(f *providers.ImportedFile, servers []*providers.ImportedServer) []string {
+	var names []string
+	for _, s := range servers {
+		if s.File == f.File || slices.ContainsFunc(s.Also, func(w string) bool { return w == f.File || strings.HasPrefix(w, f.File+":") }) {
+			names = append(names, s.Server.Name)
+		}
+	}
+	return names
+}
+
+func where(file string, line int) string {
+	if line > 0 {
+		return fmt.Sprintf("%s:%d", file, line)
+	}
+	return file
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// importComments makes the comments of the imported manifest: where it
+// came from and what to do next at the top, where each server came from
+// above it, and remarks on single keys at the end of their lines.
+func importComments(files []*providers.ImportedFile, servers []*providers.ImportedServer, secrets []providers.HiddenSecret) *manifest.Comments {
+	c := &manifest.Comments{Above: map[string][]string{}, Trail: map[string]string{}}
+	head := []string{"mcpgen.toml, written by mcpgen import from:"}
+	for _, f := range files {
+		names := serversOf(f, servers)
+		list := "no server"
+		if len(names) > 0 {
+			list = strings.Join(names, ", ")
+		}
+		head = append(head, fmt.Sprintf("  %s (%s): %s", f.File, f.Format, list))
+	}
+	head = append(head, "")
+	head = append(head, wrap("The servers are as they were: stdio servers get no workspace context (context = false: remove it to give a server WORKSPACE_ID, WORKSPACE_DIR and USER_ID), and every server goes to every provider (providers = [...] keeps one for some). Check the file with mcpgen validate; then mcpgen emit --provider P --write --force (or -o FILE) replaces the imported entries of your agents' files by mcpgen's own (the old file stays in FILE.bak).")...)
+	if len(secrets) > 0 {
+		head = append(head, "", "Secrets were not copied. Set these variables where the agents run:")
+		for _, line := range secretLines(secrets) {
+			head = append(head, "  "+line)
+		}
+	}
+	var left []string
+	for _, f := range files {
+		for _, sk := range f.Skipped {
+			left = append(left, wrapIndent(fmt.Sprintf("%s %s: %s", where(f.File, sk.Line), sk.Name, sk.Reason))...)
+		}
+		for _, n := range f.Notes {
+			left = append(left, wrapIndent(n)...)
+		}
+	}
+	if len(left) > 0 {
+		head = append(head, "", "Left in their files:")
+		head = append(head, left...)
+	}
+	c.Head = head
+
+	for _, s := range servers {
+		p := "servers." + s.Server.Name
+		from := "From " + s.Where()
+		if len(s.Also) > 0 {
+			from += ", and the same in " + strings.Join(s.Also, ", ")
+		}
+		lines := []string{from + "."}
+		if s.Managed {
+			lines = append(lines, wrap("Written by mcpgen emit (it carries mcpgen's mark): it came from a manifest already.")...)
+		}
+		for _, n := range s.Notes {
+			lines = append(lines, wrap(n)...)
+		}
+		c.Above[p] = lines
+		for _, k := range sortedKeys(s.KeyNotes) {
+			key := k
+			if strings.HasPrefix(k, "args[") {
+				key = "args" // Format writes args on one line
+			}
+			if old := c.Trail[p+"."+key]; old != "" {
+				c.Trail[p+"."+key] = old + "; " + k + ": " + s.KeyNotes[k]
+			} else if key != k {
+				c.Trail[p+"."+key] = k + ": " + s.KeyNotes[k]
+			} else {
+				c.Trail[p+"."+key] = s.KeyNotes[k]
+			}
+		}
+	}
+	return c
+}
+
+// wrap breaks text into comment lines of at most 76 characters.
+func wrap(text string) []string {
+	var lines []string
+	line := ""
+	for _, w := range strings.Fields(text) {
+		if line != "" && len(line)+1+len(w) > 76 {
+			lines = append(lines, line)
+			line = ""
+		}
+		if line != "" {
+			line += " "
+		}
+		line += w
+	}
+	if line != "" {
+		lines = append(lines, line)
+	}
+	return lines
+}
+
+// wrapIndent wraps text as a list item: "  " before the first line, four
+// spaces before the others.
+func wrapIndent(text string) []string {
+	lines := wrap(text)
+	for i := range lines {
+		if i == 0 {
+			lines[i] = "  " + lines[i]
+		} else {
+			lines[i] = "    " + lines[i]
+		}
+	}
+	return lines
+}

@@ -1,0 +1,600 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	json "github.com/goccy/go-json"
+	"github.com/spf13/cobra"
+
+	"github.com/mcpgen/mcpgen/mcp"
+	"github.com/mcpgen/mcpgen/mcp/streamable"
+)
+
+// toolsTarget says where tools ls and tools call find their server, and
+// how to reach it. Today: a remote server, directly (--url).
+type toolsTarget struct {
+	url       string
+	headers   []string
+	bearerEnv string
+	timeout   time.Duration
+	verbose   bool
+}
+
+func (o *toolsTarget) flags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&o.url, "url", "", "a remote MCP server's endpoint (Streamable HTTP), reached directly")
+	f.StringArrayVar(&o.headers, "header", nil, "an HTTP header for --url, `NAME=VALUE` (repeatable)")
+	f.StringVar(&o.bearerEnv, "bearer-token-env", "", "the environment `VAR` that holds a bearer token for --url")
+	f.DurationVar(&o.timeout, "timeout", time.Minute, "how long to wait for each answer")
+	f.BoolVarP(&o.verbose, "verbose", "v", false, "log the HTTP exchanges' troubles to stderr")
+}
+
+func (a *app) toolsCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "tools",
+		Short: "List or call the tools of an MCP server",
+		Long: `Tools lists the tools of an MCP server, or calls one and prints the result:
+the quickest way to check a server without an agent.
+
+With --url, the server is a remote one (Streamable HTTP), reached directly:
+mcpgen initializes a session, does what was asked and ends the session.
+Headers come from --header, a bearer token from the variable that
+--bearer-token-env names (never from the command line, never printed).
+
+When the server asks something of mcpgen during a call, mcpgen answers ping,
+roots/list (the current directory), and elicitation by accepting the
+defaults of the requested form (and cancelling when a required field has
+none); it refuses sampling, having no model.`,
+		Example: `  mcpgen tools ls --url http://127.0.0.1:3001/mcp
+  mcpgen tools call --url http://127.0.0.1:3001/mcp echo message=hi`,
+	}
+	cmd.AddCommand(a.toolsLsCommand(), a.toolsCallCommand())
+	return cmd
+}
+
+func (a *app) toolsLsCommand() *cobra.Command {
+	var o toolsTarget
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "ls --url URL",
+		Short: "List the tools of an MCP server",
+		Long: `Ls lists the tools of an MCP server: a table of name, title and description,
+or with --json the tools as the server lists them (a JSON array).`,
+		Example: `  mcpgen tools ls --url http://127.0.0.1:3001/mcp
+  DOCS_TOKEN=... mcpgen tools ls --url https://mcp.example.com/mcp --bearer-token-env DOCS_TOKEN --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+			defer stop()
+			c, err := a.toolsServer(ctx, &o)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			tools, err := c.ListTools(ctx)
+			if err != nil {
+				return err // it names the method
+			}
+			if asJSON {
+				return writeToolsJSON(a.stdout, tools)
+			}
+			if len(tools) == 0 {
+				fmt.Fprintln(a.stderr, "mcpgen: the server has no tools")
+				return nil
+			}
+			return writeToolsTable(a.stdout, tools)
+		},
+	}
+	o.flags(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the tools as JSON")
+	return cmd
+}
+
+func (a *app) toolsCallCommand() *cobra.Command {
+	var o toolsTarget
+	var argsJSON string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "call --url URL NAME [KEY=VALUE...]",
+		Short: "Call a tool of an MCP server and print the result",
+		Long: `Call calls one tool and prints its result: text as text, other content
+(images, audio, resources) as a one-line summary, or with --json the whole
+result as the server sent it.
+
+Arguments are KEY=VALUE pairs, typed by the tool's input schema (integer,
+number, boolean, string; arrays and objects as JSON), on top of --args, a
+JSON object. A key the schema does not type takes a string, or JSON when the
+value is a JSON array or object.
+
+A result that is an error (isError) goes to stderr, and the exit status is 1.`,
+		Example: `  mcpgen tools call --url http://127.0.0.1:3001/mcp echo message=hi
+  mcpgen tools call --url http://127.0.0.1:3001/mcp add a=2 b=3
+  mcpgen tools call --url http://127.0.0.1:3001/mcp search --args '{"query":"x","tags":["a"]}'`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageError("name the tool to call: mcpgen tools call --url URL NAME [KEY=VALUE...]")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+			defer stop()
+			name, pairs := args[0], args[1:]
+			base, err := parseArgsJSON(argsJSON)
+			if err != nil {
+				return usageError("%v", err)
+			}
+			c, err := a.toolsServer(ctx, &o)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			var schema json.RawMessage
+			if len(pairs) > 0 {
+				// Typing the values takes the tool's schema.
+				tools, err := c.ListTools(ctx)
+				if err != nil {
+					return err // it names the method
+				}
+				tool, err := findTool(tools, name)
+				if err != nil {
+					return err
+				}
+				schema = tool.InputSchema
+			}
+			arguments, err := toolArguments(schema, base, pairs)
+			if err != nil {
+				return usageError("%v", err)
+			}
+			var raw json.RawMessage
+			params := map[string]any{"name": name, "arguments": arguments}
+			if err := c.Call(ctx, "tools/call", params, &raw); err != nil {
+				return fmt.Errorf("tool %s: %w", name, err)
+			}
+			var res mcp.CallToolResult
+			if err := json.Unmarshal(raw, &res); err != nil {
+				return fmt.Errorf("tool %s: tools/call: the result is not what MCP says: %v", name, err)
+			}
+			out := a.stdout
+			if res.IsError {
+				out = a.stderr
+			}
+			if asJSON {
+				err = writeIndented(out, raw)
+			} else {
+				err = writeResult(out, &res)
+			}
+			if err != nil {
+				return err
+			}
+			if res.IsError {
+				return silentFailure
+			}
+			return nil
+		},
+	}
+	o.flags(cmd)
+	cmd.Flags().StringVar(&argsJSON, "args", "", "the arguments as a JSON object; KEY=VALUE pairs go on top")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the whole result as JSON")
+	return cmd
+}
+
+// toolsServer opens a session with the server that tools ls and tools
+// call work on, initialized and ready. The caller closes it.
+func (a *app) toolsServer(ctx context.Context, o *toolsTarget) (*mcp.Client, error) {
+	if o.url == "" {
+		return nil, usageError("no server: pass --url URL, the endpoint of a remote MCP server")
+	}
+	return a.dialURL(ctx, o)
+}
+
+// dialURL opens a session with a remote server over Streamable HTTP.
+func (a *app) dialURL(ctx context.Context, o *toolsTarget) (*mcp.Client, error) {
+	header := http.Header{}
+	for _, h := range o.headers {
+		name, value, err := parseHeader(h)
+		if err != nil {
+			return nil, usageError("--header %q: %v", h, err)
+		}
+		header.Add(name, value)
+	}
+	var token string
+	if o.bearerEnv != "" {
+		token = os.Getenv(o.bearerEnv)
+		if token == "" {
+			return nil, usageError("--bearer-token-env %s: the variable is not set or empty: export it first", o.bearerEnv)
+		}
+	}
+	logger := slog.New(slog.DiscardHandler)
+	if o.verbose {
+		logger = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	t, err := streamable.New(o.url, streamable.Options{Header: header, BearerToken: token, Logger: logger})
+	if err != nil {
+		return nil, usageError("--url: %v", err)
+	}
+	c := mcp.NewClient(ctx, t, t, mcp.ClientOptions{
+		Info:         mcp.Implementation{Name: "mcpgen", Version: versionString()},
+		Capabilities: toolsCapabilities,
+		Handler:      mcp.HandlerFunc(a.answerServer),
+		Timeout:      o.timeout,
+		Logger:       logger,
+	})
+	if _, err := c.Initialize(ctx); err != nil {
+		c.Close()
+		return nil, err // it names the method
+	}
+	return c, nil
+}
+
+// parseHeader reads NAME=VALUE, or NAME: VALUE as curl takes it.
+func parseHeader(h string) (name, value string, err error) {
+	colon, equals := strings.IndexByte(h, ':'), strings.IndexByte(h, '=')
+	switch {
+	case colon >= 0 && (equals < 0 || colon < equals):
+		name, value = h[:colon], h[colon+1:]
+	case equals >= 0:
+		name, value = h[:equals], h[equals+1:]
+	default:
+		return "", "", errors.New("want NAME=VALUE")
+	}
+	name, value = strings.TrimSpace(name), strings.TrimSpace(value)
+	if name == "" {
+		return "", "", errors.New("no header name; want NAME=VALUE")
+	}
+	return name, value, nil
+}
+
+// toolsCapabilities are what tools ls and tools call can answer: form
+// elicitation (with the defaults) and roots (the current directory).
+var toolsCapabilities = json.RawMessage(`{"elicitation":{"form":{}},"roots":{"listChanged":false}}`)
+
+// answerServer answers the server's requests during a session of tools ls
+// or tools call (ping is answered by mcp.Client). Nobody is at the keyboard:
+// elicitation takes the form's defaults.
+func (a *app) answerServer(_ context.Context, req *mcp.Request) (any, error) {
+	switch req.Method {
+	case "elicitation/create":
+		res, note := elicitDefaults(req.Params)
+		fmt.Fprintf(a.stderr, "mcpgen: the server asked for input: %s\n", note)
+		return res, nil
+	case "roots/list":
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, mcp.NewError(mcp.CodeInternalError, "roots/list: %v", err)
+		}
+		return map[string]any{"roots": []map[string]string{{"uri": fileURI(wd), "name": filepath.Base(wd)}}}, nil
+	case "sampling/createMessage":
+		return nil, mcp.NewError(mcp.CodeMethodNotFound, "sampling/createMessage: mcpgen tools has no model to sample from, and did not declare sampling")
+	}
+	return nil, mcp.NewError(mcp.CodeMethodNotFound, "method not found: %s", req.Method)
+}
+
+// fileURI returns the file: URI of an absolute path.
+func fileURI(path string) string {
+	p := filepath.ToSlash(path)
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p // C:/x on Windows
+	}
+	return (&url.URL{Scheme: "file", Path: p}).String()
+}
+
+// elicitDefaults answers an elicitation/create as a user who accepts the
+// form as it comes: every field that has a default gets it. A required
+// field without one cannot be answered: the request is cancelled. It also
+// returns a line that tells the user what was asked and answered.
+func elicitDefaults(params json.RawMessage) (result map[string]any, note string) {
+	var p struct {
+		Mode            string `json:"mode"`
+		Message         string `json:"message"`
+		RequestedSchema struct {
+			Properties map[string]struct {
+				Default json.RawMessage `json:"default"`
+			} `json:"properties"`
+			Required []string `json:"required"`
+		} `json:"requestedSchema"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		return map[string]any{"action": "cancel"}, fmt.Sprintf("an elicitation mcpgen cannot read (%v): cancelled", err)
+	}
+	asked := printable(p.Message, 200)
+	if p.Mode != "" && p.Mode != "form" {
+		return map[string]any{"action": "decline"}, fmt.Sprintf("%q (%s mode, which needs a person): declined", asked, printable(p.Mode, 20))
+	}
+	content := make(map[string]json.RawMessage)
+	for name, prop := range p.RequestedSchema.Properties {
+		if len(prop.Default) > 0 && string(prop.Default) != "null" {
+			content[name] = prop.Default
+		}
+	}
+	for _, name := range p.RequestedSchema.Required {
+		if _, ok := content[name]; !ok {
+			return map[string]any{"action": "cancel"}, fmt.Sprintf("%q: cancelled, since the required field %q has no default", asked, printable(name, 64))
+		}
+	}
+	shown, _ := json.Marshal(content)
+	return map[string]any{"action": "accept", "content": content}, fmt.Sprintf("%q: accepted the defaults %s", asked, printable(string(shown), 200))
+}
+
+// parseArgsJSON reads --args: a JSON object, or nothing.
+func parseArgsJSON(s string) (map[string]json.RawMessage, error) {
+	args := make(map[string]json.RawMessage)
+	if strings.TrimSpace(s) == "" {
+		return args, nil
+	}
+	if t := strings.TrimSpace(s); t[0] != '{' {
+		return nil, errors.New(`--args: want a JSON object, such as '{"message":"hi"}'`)
+	}
+	if err := json.Unmarshal([]byte(s), &args); err != nil {
+		return nil, fmt.Errorf("--args: not a JSON object: %v", err)
+	}
+	return args, nil
+}
+
+// findTool returns the tool named name, or an error that lists the others.
+func findTool(tools []*mcp.Tool, name string) (*mcp.Tool, error) {
+	var names []string
+	for _, t := range tools {
+		if t.Name == name {
+			return t, nil
+		}
+		names = append(names, printable(t.Name, 64))
+	}
+	slices.Sort(names)
+	list := strings.Join(names, ", ")
+	if len(names) > 20 {
+		list = strings.Join(names[:20], ", ") + fmt.Sprintf(" and %d more", len(names)-20)
+	}
+	if list == "" {
+		list = "none"
+	}
+	return nil, fmt.Errorf("the server has no tool %q (its tools: %s); mcpgen tools ls lists them", name, list)
+}
+
+// toolArguments builds the arguments object: base (from --args), then each
+// KEY=VALUE pair, its value typed by the property's type in schema.
+func toolArguments(schema json.RawMessage, base map[string]json.RawMessage, pairs []string) (map[string]json.RawMessage, error) {
+	types := propertyTypes(schema)
+	args := base
+	if args == nil {
+		args = make(map[string]json.RawMessage)
+	}
+	for _, pair := range pairs {
+		key, value, ok := strings.Cut(pair, "=")
+		if !ok || key == "" {
+			return nil, fmt.Errorf("argument %q: want KEY=VALUE", pair)
+		}
+		raw, err := typedValue(types[key], value)
+		if err != nil {
+			return nil, fmt.Errorf("argument %s: %v", key, err)
+		}
+		args[key] = raw
+	}
+	return args, nil
+}
+
+// propertyTypes reads the JSON type of each property of an input schema:
+// its "type", or the first one of a list that is not "null".
+func propertyTypes(schema json.RawMessage) map[string]string {
+	var s struct {
+		Properties map[string]struct {
+			Type json.RawMessage `json:"type"`
+		} `json:"properties"`
+	}
+	types := make(map[string]string)
+	if len(schema) == 0 || json.Unmarshal(schema, &s) != nil {
+		return types
+	}
+	for name, p := range s.Properties {
+		var one string
+		var many []string
+		switch {
+		case json.Unmarshal(p.Type, &one) == nil:
+			types[name] = one
+		case json.Unmarshal(p.Type, &many) == nil:
+			for _, t := range many {
+				if t != "null" {
+					types[name] = t
+					break
+				}
+			}
+		}
+	}
+	return types
+}
+
+// typedValue turns a command-line value into JSON of the given type.
+func typedValue(typ, v string) (json.RawMessage, error) {
+	switch typ {
+	case "string":
+		return json.Marshal(v)
+	case "integer":
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not an integer, which the tool's schema wants", v)
+		}
+		return strconv.AppendInt(nil, n, 10), nil
+	case "number":
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+			return nil, fmt.Errorf("%q is not a number, which the tool's schema wants", v)
+		}
+		if json.Valid([]byte(v)) {
+			return json.RawMessage(v), nil // as written: 95.5, 1e3
+		}
+		return strconv.AppendFloat(nil, f, 'g', -1, 64), nil
+	case "boolean":
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not true or false, which the tool's schema wants", v)
+		}
+		return strconv.AppendBool(nil, b), nil
+	case "array", "object":
+		example := map[string]string{"array": `'["a","b"]'`, "object": `'{"k":"v"}'`}[typ]
+		if t := strings.TrimSpace(v); t == "" || t[0] != example[1] || !json.Valid([]byte(t)) {
+			return nil, fmt.Errorf("%q is not a JSON %s, which the tool's schema wants (such as %s, quoted for the shell)", v, typ, example)
+		}
+		return json.RawMessage(strings.TrimSpace(v)), nil
+	case "null":
+		if v != "null" && v != "" {
+			return nil, fmt.Errorf("%q: the tool's schema wants null", v)
+		}
+		return json.RawMessage("null"), nil
+	}
+	// Untyped: a string, unless it is plainly a JSON array or object.
+	if t := strings.TrimSpace(v); t != "" && (t[0] == '[' || t[0] == '{') && json.Valid([]byte(t)) {
+		return json.RawMessage(t), nil
+	}
+	return json.Marshal(v)
+}
+
+// writeToolsTable prints name, title and the first line of the description
+// of each tool. What the server wrote is made printable: a server must not
+// reach the terminal's escape sequences.
+func writeToolsTable(w io.Writer, tools []*mcp.Tool) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tTITLE\tDESCRIPTION")
+	for _, t := range tools {
+		title := t.Title
+		if title == "" && t.Annotations != nil {
+			title = t.Annotations.Title
+		}
+		desc, _, _ := strings.Cut(strings.TrimSpace(t.Description), "\n")
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", printable(t.Name, 64), printable(title, 40), printable(desc, 80))
+	}
+	return tw.Flush()
+}
+
+// writeToolsJSON prints the tools as the server listed them.
+func writeToolsJSON(w io.Writer, tools []*mcp.Tool) error {
+	raws := make([]json.RawMessage, 0, len(tools))
+	for _, t := range tools {
+		raws = append(raws, t.Raw)
+	}
+	b, err := json.Marshal(raws)
+	if err != nil {
+		return err
+	}
+	return writeIndented(w, b)
+}
+
+func writeIndented(w io.Writer, raw []byte) error {
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, raw, "", "  "); err != nil {
+		return err
+	}
+	buf.WriteByte('\n')
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+// writeResult prints a tool's result: text blocks as they are, each ending
+// in a newline, and a one-line summary of each other block. A result with
+// no content shows its structured content, if any.
+func writeResult(w io.Writer, res *mcp.CallToolResult) error {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if c.Type == "text" {
+			b.WriteString(c.Text)
+			if !strings.HasSuffix(c.Text, "\n") {
+				b.WriteByte('\n')
+			}
+			continue
+		}
+		b.WriteString(summarize(c))
+		b.WriteByte('\n')
+	}
+	if len(res.Content) == 0 && res.StructuredContent != nil {
+		raw, _ := res.StructuredContent.(json.RawMessage)
+		var buf bytes.Buffer
+		if json.Indent(&buf, raw, "", "  ") == nil {
+			b.Write(buf.Bytes())
+			b.WriteByte('\n')
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// summarize says in one line what a content block that is not text holds.
+func summarize(c mcp.Content) string {
+	var r struct {
+		URI      string `json:"uri"`
+		Name     string `json:"name"`
+		MimeType string `json:"mimeType"`
+		Resource struct {
+			URI      string  `json:"uri"`
+			MimeType string  `json:"mimeType"`
+			Text     *string `json:"text"`
+			Blob     string  `json:"blob"`
+		} `json:"resource"`
+	}
+	_ = json.Unmarshal(c.Raw, &r)
+	switch c.Type {
+	case "image", "audio":
+		return fmt.Sprintf("[%s: %s, %d bytes]", c.Type, printable(c.MimeType, 40), len(c.Data))
+	case "resource_link":
+		s := "[resource link: " + printable(r.URI, 200)
+		if r.Name != "" {
+			s += " (" + printable(r.Name, 60) + ")"
+		}
+		if r.MimeType != "" {
+			s += ", " + printable(r.MimeType, 40)
+		}
+		return s + "]"
+	case "resource":
+		s := "[resource: " + printable(r.Resource.URI, 200)
+		if r.Resource.MimeType != "" {
+			s += ", " + printable(r.Resource.MimeType, 40)
+		}
+		if r.Resource.Text != nil {
+			s += fmt.Sprintf(", %d characters of text", utf8.RuneCountInString(*r.Resource.Text))
+		} else {
+			blob, _ := base64.StdEncoding.DecodeString(r.Resource.Blob)
+			s += fmt.Sprintf(", %d bytes", len(blob))
+		}
+		return s + "]"
+	}
+	return fmt.Sprintf("[%s content, %d bytes of JSON]", printable(c.Type, 40), len(c.Raw))
+}
+
+// printable returns s on one line, without control characters (a server's
+// text must not drive the terminal), cut to max characters.
+func printable(s string, max int) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range s {
+		if n == max {
+			b.WriteString("...")
+			break
+		}
+		switch {
+		case r == '\n' || r == '\t' || r == '\r':
+			r = ' '
+		case unicode.IsControl(r) || r == utf8.RuneError || unicode.Is(unicode.Bidi_Control, r):
+			r = '?'
+		}
+		b.WriteRune(r)
+		n++
+	}
+	return b.String()
+}

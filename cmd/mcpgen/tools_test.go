@@ -1,0 +1,346 @@
+package main
+
+import (
+	"bytes"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/mcpgen/mcpgen/mcp"
+)
+
+func TestTypedValue(t *testing.T) {
+	tests := []struct {
+		typ, value string
+		want       string // the JSON, or "error: part of the message"
+	}{
+		{"string", "hi", `"hi"`},
+		{"string", "42", `"42"`},
+		{"string", `a "quote"`, `"a \"quote\""`},
+		{"string", "", `""`},
+		{"integer", "42", `42`},
+		{"integer", "-7", `-7`},
+		{"integer", "4.5", `error: "4.5" is not an integer`},
+		{"integer", "0x10", `error: is not an integer`},
+		{"integer", "99999999999999999999", `error: is not an integer`},
+		{"number", "95.5", `95.5`},
+		{"number", "1e3", `1e3`},
+		{"number", "5", `5`},
+		{"number", "+5", `5`},
+		{"number", ".5", `0.5`},
+		{"number", "NaN", `error: is not a number`},
+		{"number", "Inf", `error: is not a number`},
+		{"number", "five", `error: is not a number`},
+		{"boolean", "true", `true`},
+		{"boolean", "false", `false`},
+		{"boolean", "1", `true`},
+		{"boolean", "yes", `error: is not true or false`},
+		{"array", `["a",1]`, `["a",1]`},
+		{"array", "a,b", `error: is not a JSON array`},
+		{"array", `{"a":1}`, `error: is not a JSON array`},
+		{"object", `{"a":1}`, `{"a":1}`},
+		{"object", `{"a":`, `error: is not a JSON object`},
+		{"null", "null", `null`},
+		{"", "hi", `"hi"`},
+		{"", "42", `"42"`},
+		{"", `{"a":1}`, `{"a":1}`},
+		{"", `[1,2]`, `[1,2]`},
+		{"", `[not json`, `"[not json"`},
+	}
+	for _, tt := range tests {
+		got, err := typedValue(tt.typ, tt.value)
+		if want, ok := strings.CutPrefix(tt.want, "error: "); ok {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("typedValue(%q, %q): got %s, %v; want an error with %q", tt.typ, tt.value, got, err, want)
+			}
+			continue
+		}
+		if err != nil || string(got) != tt.want {
+			t.Errorf("typedValue(%q, %q): got %s, %v; want %s", tt.typ, tt.value, got, err, tt.want)
+		}
+	}
+}
+
+func TestToolArguments(t *testing.T) {
+	schema := json.RawMessage(`{"type":"object","properties":{
+		"count":{"type":"integer"},"ratio":{"type":["null","number"]},"on":{"type":"boolean"},
+		"tags":{"type":"array","items":{"type":"string"}},"name":{"type":"string"},"any":{}}}`)
+	tests := []struct {
+		name  string
+		base  string
+		pairs []string
+		want  string // the arguments, or "error: ..."
+	}{
+		{name: "typed by the schema", pairs: []string{"count=3", "ratio=0.5", "on=true", "tags=[\"a\"]", "name=7", "any=x"},
+			want: `{"any":"x","count":3,"name":"7","on":true,"ratio":0.5,"tags":["a"]}`},
+		{name: "a value with =", pairs: []string{"name=a=b"}, want: `{"name":"a=b"}`},
+		{name: "pairs go on top of --args", base: `{"count":1,"other":{"x":1}}`, pairs: []string{"count=2"}, want: `{"count":2,"other":{"x":1}}`},
+		{name: "a key the schema does not know", pairs: []string{"extra=5"}, want: `{"extra":"5"}`},
+		{name: "no =", pairs: []string{"count"}, want: "error: want KEY=VALUE"},
+		{name: "no key", pairs: []string{"=3"}, want: "error: want KEY=VALUE"},
+		{name: "a bad value names its key", pairs: []string{"count=many"}, want: `error: argument count: "many" is not an integer`},
+		{name: "nothing", want: `{}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			base, err := parseArgsJSON(tt.base)
+			if err != nil {
+				t.Fatal(err)
+			}
+			args, err := toolArguments(schema, base, tt.pairs)
+			if want, ok := strings.CutPrefix(tt.want, "error: "); ok {
+				if err == nil || !strings.Contains(err.Error(), want) {
+					t.Errorf("got %v, %v; want an error with %q", args, err, want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := json.Marshal(args) // keys sorted
+			if string(got) != tt.want {
+				t.Errorf("got %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseArgsJSON(t *testing.T) {
+	for _, in := range []string{`[1]`, `"x"`, `{"a":`, `nope`} {
+		if _, err := parseArgsJSON(in); err == nil || !strings.Contains(err.Error(), "--args") {
+			t.Errorf("parseArgsJSON(%q): got %v, want an error about --args", in, err)
+		}
+	}
+}
+
+func TestParseHeader(t *testing.T) {
+	tests := []struct{ in, name, value, err string }{
+		{in: "X-Tenant=acme", name: "X-Tenant", value: "acme"},
+		{in: "X-Tenant: acme", name: "X-Tenant", value: "acme"},
+		{in: "X-Key=a=b:c", name: "X-Key", value: "a=b:c"},
+		{in: "X-Key: a=b", name: "X-Key", value: "a=b"},
+		{in: "X-Empty=", name: "X-Empty", value: ""},
+		{in: "nothing", err: "want NAME=VALUE"},
+		{in: "=v", err: "no header name"},
+	}
+	for _, tt := range tests {
+		name, value, err := parseHeader(tt.in)
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("parseHeader(%q): got %q %q %v, want an error with %q", tt.in, name, value, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || name != tt.name || value != tt.value {
+			t.Errorf("parseHeader(%q): got %q %q %v, want %q %q", tt.in, name, value, err, tt.name, tt.value)
+		}
+	}
+}
+
+func TestElicitDefaults(t *testing.T) {
+	tests := []struct {
+		name, params, want, note string
+	}{
+		{name: "every kind of default (what conformance's sep1034 checks)",
+			params: `{"message":"please","requestedSchema":{"type":"object","properties":{
+				"name":{"type":"string","default":"John Doe"},"age":{"type":"integer","default":30},
+				"score":{"type":"number","default":95.5},"status":{"type":"string","enum":["active","inactive"],"default":"active"},
+				"verified":{"type":"boolean","default":true}},"required":[]}}`,
+			want: `{"action":"accept","content":{"age":30,"name":"John Doe","score":95.5,"status":"active","verified":true}}`,
+			note: `"please": accepted the defaults`},
+		{name: "optional fields without defaults are left out",
+			params: `{"message":"m","requestedSchema":{"properties":{"a":{"type":"string"},"b":{"type":"string","default":"x"}}}}`,
+			want:   `{"action":"accept","content":{"b":"x"}}`},
+		{name: "a required field without a default cancels",
+			params: `{"message":"name?","requestedSchema":{"properties":{"name":{"type":"string"}},"required":["name"]}}`,
+			want:   `{"action":"cancel"}`, note: `the required field "name" has no default`},
+		{name: "url mode is declined",
+			params: `{"mode":"url","message":"log in","url":"https://x","elicitationId":"1"}`,
+			want:   `{"action":"decline"}`, note: "url mode"},
+		{name: "unreadable params", params: `{"message":7}`, want: `{"action":"cancel"}`, note: "cannot read"},
+		{name: "control characters in the message are not printed",
+			params: `{"message":"a\u001b[31mred","requestedSchema":{"properties":{}}}`,
+			want:   `{"action":"accept","content":{}}`, note: `"a?[31mred"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, note := elicitDefaults(json.RawMessage(tt.params))
+			got, _ := json.Marshal(res)
+			if string(got) != tt.want {
+				t.Errorf("result: got %s, want %s", got, tt.want)
+			}
+			if !strings.Contains(note, tt.note) {
+				t.Errorf("note: got %q, want %q in it", note, tt.note)
+			}
+		})
+	}
+}
+
+func TestWriteResult(t *testing.T) {
+	png := base64.StdEncoding.EncodeToString([]byte("12345678"))
+	tests := []struct{ name, result, want string }{
+		{"text", `{"content":[{"type":"text","text":"hello"},{"type":"text","text":"two\n"}]}`, "hello\ntwo\n"},
+		{"image", `{"content":[{"type":"image","data":"` + png + `","mimeType":"image/png"}]}`, "[image: image/png, 8 bytes]\n"},
+		{"audio", `{"content":[{"type":"audio","data":"` + png + `","mimeType":"audio/wav"}]}`, "[audio: audio/wav, 8 bytes]\n"},
+		{"resource link", `{"content":[{"type":"resource_link","uri":"file:///a","name":"a","mimeType":"text/plain"}]}`, "[resource link: file:///a (a), text/plain]\n"},
+		{"text resource", `{"content":[{"type":"resource","resource":{"uri":"mem://x","mimeType":"text/plain","text":"héllo"}}]}`, "[resource: mem://x, text/plain, 5 characters of text]\n"},
+		{"blob resource", `{"content":[{"type":"resource","resource":{"uri":"mem://y","blob":"` + png + `"}}]}`, "[resource: mem://y, 8 bytes]\n"},
+		{"unknown kind", `{"content":[{"type":"hologram","x":1}]}`, "[hologram content, 25 bytes of JSON]\n"},
+		{"only structured content", `{"content":[],"structuredContent":{"t":36}}`, "{\n  \"t\": 36\n}\n"},
+		{"nothing", `{"content":[]}`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var res mcp.CallToolResult
+			if err := json.Unmarshal([]byte(tt.result), &res); err != nil {
+				t.Fatal(err)
+			}
+			var b bytes.Buffer
+			if err := writeResult(&b, &res); err != nil {
+				t.Fatal(err)
+			}
+			if b.String() != tt.want {
+				t.Errorf("got %q, want %q", b.String(), tt.want)
+			}
+		})
+	}
+}
+
+func TestWriteToolsTable(t *testing.T) {
+	var tools []*mcp.Tool
+	if err := json.Unmarshal([]byte(`[
+		{"name":"echo","title":"Echo","description":"Echoes.\nMore lines.","inputSchema":{}},
+		{"name":"evil\u001b]0;pwned\u0007","description":"`+strings.Repeat("d", 100)+`","annotations":{"title":"From annotations"},"inputSchema":{}}]`), &tools); err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := writeToolsTable(&b, tools); err != nil {
+		t.Fatal(err)
+	}
+	got := b.String()
+	for _, want := range []string{"NAME", "echo  ", "Echo  ", "Echoes.\n", "evil?]0;pwned?", "From annotations", strings.Repeat("d", 80) + "...\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("table lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.ContainsAny(got, "\x1b\x07") || strings.Contains(got, "More lines") {
+		t.Errorf("table shows control characters or later description lines:\n%q", got)
+	}
+}
+
+func TestFindTool(t *testing.T) {
+	tools := []*mcp.Tool{{Name: "b"}, {Name: "a"}}
+	if tool, err := findTool(tools, "a"); err != nil || tool.Name != "a" {
+		t.Errorf("findTool(a): got %v, %v", tool, err)
+	}
+	if _, err := findTool(tools, "c"); err == nil || !strings.Contains(err.Error(), `no tool "c" (its tools: a, b)`) {
+		t.Errorf("findTool(c): got %v, want the tools listed", err)
+	}
+}
+
+// toolsFake is a remote MCP server for the command's tests: initialize,
+// tools/list with one tool, and tools/call that answers with the
+// arguments as text, an error result when asked, and an elicitation first
+// when the tool is "ask".
+func toolsFake(t *testing.T) string {
+	t.Helper()
+	elicited := make(chan json.RawMessage, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		msg, err := mcp.DecodeMessage(bytes.TrimSpace(body))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		answer := func(result string) {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, msg.ID, result)
+		}
+		var call struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		}
+		_ = json.Unmarshal(msg.Params, &call)
+		switch {
+		case msg.IsResponse():
+			elicited <- msg.Result
+			w.WriteHeader(http.StatusAccepted)
+		case !msg.IsRequest():
+			w.WriteHeader(http.StatusAccepted)
+		case msg.Method == "initialize":
+			w.Header().Set("Mcp-Session-Id", "s1")
+			answer(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"fake","version":"1"}}`)
+		case msg.Method == "tools/list":
+			answer(`{"tools":[{"name":"add","inputSchema":{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"integer"}}}}]}`)
+		case call.Name == "fail":
+			answer(`{"content":[{"type":"text","text":"it broke"}],"isError":true}`)
+		case call.Name == "ask":
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprint(w, `data: {"jsonrpc":"2.0","id":"e1","method":"elicitation/create","params":{"message":"size?","requestedSchema":{"type":"object","properties":{"size":{"type":"integer","default":3}}}}}`+"\n\n")
+			w.(http.Flusher).Flush()
+			got := <-elicited
+			fmt.Fprintf(w, `data: {"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":%q}]}}`+"\n\n", msg.ID, got)
+		default:
+			answer(fmt.Sprintf(`{"content":[{"type":"text","text":%q}]}`, call.Arguments))
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/mcp"
+}
+
+func TestToolsCommand(t *testing.T) {
+	url := toolsFake(t)
+	t.Setenv("TOOLS_TEST_TOKEN", "")
+	tests := []struct {
+		name           string
+		args           []string
+		code           int
+		stdout, stderr string // parts of each
+	}{
+		{"ls", []string{"tools", "ls", "--url", url}, 0, "NAME  TITLE  DESCRIPTION\nadd", ""},
+		{"ls json", []string{"tools", "ls", "--url", url, "--json"}, 0, `"name": "add"`, ""},
+		{"call typed", []string{"tools", "call", "--url", url, "add", "a=1.5", "b=2"}, 0, `{"a":1.5,"b":2}`, ""},
+		{"call json", []string{"tools", "call", "--url", url, "add", "--json", "a=1"}, 0, `"content": [`, ""},
+		{"call --args", []string{"tools", "call", "--url", url, "other", "--args", `{"x":[1]}`}, 0, `{"x":[1]}`, ""},
+		{"error result", []string{"tools", "call", "--url", url, "fail"}, 1, "", "it broke"},
+		{"elicitation answered with defaults", []string{"tools", "call", "--url", url, "ask"}, 0, `{"action":"accept","content":{"size":3}}`, `"size?": accepted the defaults {"size":3}`},
+		{"unknown tool with pairs", []string{"tools", "call", "--url", url, "nope", "a=1"}, 1, "", `no tool "nope" (its tools: add)`},
+		{"bad value", []string{"tools", "call", "--url", url, "add", "b=x"}, 2, "", `argument b: "x" is not an integer`},
+		{"no url", []string{"tools", "ls"}, 2, "", "pass --url URL"},
+		{"no tool", []string{"tools", "call", "--url", url}, 2, "", "name the tool to call"},
+		{"bad url", []string{"tools", "ls", "--url", "ftp://x"}, 2, "", "want an absolute http or https URL"},
+		{"token variable unset", []string{"tools", "ls", "--url", url, "--bearer-token-env", "TOOLS_TEST_TOKEN"}, 2, "", "TOOLS_TEST_TOKEN: the variable is not set"},
+		{"bad header", []string{"tools", "ls", "--url", url, "--header", "nope"}, 2, "", `--header "nope": want NAME=VALUE`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(tt.args, strings.NewReader(""), &stdout, &stderr)
+			if code != tt.code || !strings.Contains(stdout.String(), tt.stdout) || !strings.Contains(stderr.String(), tt.stderr) {
+				t.Errorf("mcpgen %s: got exit %d\nstdout: %s\nstderr: %s\nwant exit %d, stdout with %q, stderr with %q",
+					strings.Join(tt.args, " "), code, stdout.String(), stderr.String(), tt.code, tt.stdout, tt.stderr)
+			}
+		})
+	}
+}
+
+func TestFileURI(t *testing.T) {
+	wd, _ := os.Getwd()
+	if got := fileURI(wd); !strings.HasPrefix(got, "file:///") {
+		t.Errorf("fileURI(%q) = %q, want file:///...", wd, got)
+	}
+	if got := fileURI("/a b/c"); got != "file:///a%20b/c" {
+		t.Errorf("fileURI(/a b/c) = %q, want file:///a%%20b/c", got)
+	}
+}

@@ -1,0 +1,68 @@
+package proc
+
+import (
+	"context"
+	"os/exec"
+	"testing"
+)
+
+// BenchmarkRun is what containment adds to one run of a short command (a
+// declared tool's call): a container made, the command started in it,
+// waited for, and the container closed; "exec" is os/exec alone.
+func BenchmarkRun(b *testing.B) {
+	truePath, err := exec.LookPath("true")
+	if err != nil {
+		b.Skip("true(1) not found")
+	}
+	b.Run("exec", func(b *testing.B) {
+		for b.Loop() {
+			if err := exec.Command(truePath).Run(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	for _, mode := range []Mode{ModeGroups, ModeSubreaper, ModeCgroup} {
+		b.Run(mode.String(), func(b *testing.B) {
+			c, err := Setup(context.Background(), Options{Name: "bench", Mode: mode})
+			if err != nil {
+				b.Skipf("%s containment unavailable: %v", mode, err)
+			}
+			defer c.Close(context.Background())
+			ctx := context.Background()
+			for b.Loop() {
+				k, err := c.New("true", Limits{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				cmd := exec.Command(truePath)
+				if err := k.Start(cmd); err != nil {
+					b.Fatal(err)
+				}
+				if err := cmd.Wait(); err != nil {
+					b.Fatal(err)
+				}
+				if err := k.Close(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkScan is one subreaper scan of /proc, which the subreaper does
+// on each SIGCHLD and tick: its cost grows with the processes on the
+// machine (reported as procs).
+func BenchmarkScan(b *testing.B) {
+	table, err := procTable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(len(table)), "procs")
+	for b.Loop() {
+		table, err := procTable()
+		if err != nil {
+			b.Fatal(err)
+		}
+		_ = indexProcs(table)
+	}
+}

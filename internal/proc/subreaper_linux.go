@@ -1,0 +1,481 @@
+package proc
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"os/signal"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// How often the subreaper looks for orphans without a SIGCHLD to prompt
+// it, and how long it rests after a scan at least: a process orphaned deep
+// in a tree sends us no signal, so a ticker must find it; a storm of
+// SIGCHLDs (many servers exiting) must not turn into a storm of scans. The
+// rest grows with the scan's cost (ten times it), which bounds the CPU
+// spent scanning /proc to a tenth of one.
+const (
+	scanInterval = 500 * time.Millisecond
+	scanRest     = 50 * time.Millisecond
+)
+
+// subreaperActive is set while a subreaperSystem is the process's: the
+// attribute and the orphans are the process's, not a Containment's.
+var subreaperActive atomic.Bool
+
+// A subreaperSystem is ModeSubreaper. The process is a child subreaper
+// (PR_SET_CHILD_SUBREAPER): when a process below it loses its parent, the
+// kernel makes it our child instead of init's. Any child of ours that no
+// container started is therefore an orphan of something we started, and
+// is killed and reaped. Each container ends its own process tree, which
+// the scans keep track of, so that it can be recorded.
+//
+// Go's os/exec waits for each of its children by pid (a pidfd); waiting
+// for "any child" would steal those. The subreaper therefore waits for
+// orphans by pid only, and never for a pid that a container started. A
+// consequence: while it runs, every child of this process must be started
+// by a Container, or the subreaper takes it for an orphan.
+type subreaperSystem struct {
+	self     int
+	noCgroup string // why cgroups are not used, for a LimitError
+	interval time.Duration
+	rest     time.Duration
+
+	// starting is held for reading by each start, from the fork until the
+	// child is registered, and for writing while orphans are judged: a
+	// child is never judged before its starter could register it.
+	starting sync.RWMutex
+
+	mu      sync.Mutex
+	closed  bool
+	holders map[*treeHolder]struct{}
+	// started holds every process a container started (pid: start time)
+	// until it has been reaped by its os/exec Wait: never ours to wait for.
+	started map[int]uint64
+	// retired are started processes whose container was released, to
+	// forget once reaped.
+	retired map[int]uint64
+	pending map[int]struct{} // orphans killed and not yet reaped
+	orphans int              // orphans killed so far
+
+	change chan struct{} // one pending notice that entries changed
+	sigs   chan os.Signal
+	stop   chan struct{} // closed by close: the scanner ends
+	done   chan struct{} // closed when the scanner has ended
+}
+
+// setupSubreaper makes this process a child subreaper and starts the
+// scanner, a goroutine that ends when close is called.
+func setupSubreaper(noCgroup string, interval time.Duration) (*subreaperSystem, error) {
+	if !subreaperActive.CompareAndSwap(false, true) {
+		return nil, errors.New("this process has a subreaper containment already")
+	}
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		subreaperActive.Store(false)
+		return nil, fmt.Errorf("prctl(PR_SET_CHILD_SUBREAPER): %w", err)
+	}
+	s := &subreaperSystem{
+		self:     os.Getpid(),
+		noCgroup: noCgroup,
+		interval: cmp.Or(interval, scanInterval),
+		rest:     min(cmp.Or(interval, scanRest), scanRest),
+		holders:  map[*treeHolder]struct{}{},
+		started:  map[int]uint64{},
+		retired:  map[int]uint64{},
+		pending:  map[int]struct{}{},
+		change:   make(chan struct{}, 1),
+		sigs:     make(chan os.Signal, 1),
+		stop:     make(chan struct{}),
+		done:     make(chan struct{}),
+	}
+	signal.Notify(s.sigs, unix.SIGCHLD)
+	go s.run()
+	return s, nil
+}
+
+// run scans on each SIGCHLD (a child died: its children are ours now) and
+// on the ticker, resting between scans. It ends when s.stop is closed.
+func (s *subreaperSystem) run() {
+	defer close(s.done)
+	tick := time.NewTicker(s.interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-s.sigs:
+		case <-tick.C:
+		}
+		began := time.Now()
+		s.scan()
+		rest := time.NewTimer(max(s.rest, 10*time.Since(began)))
+		select {
+		case <-s.stop:
+			rest.Stop()
+			return
+		case <-rest.C:
+		}
+	}
+}
+
+// scan kills and reaps orphans, and updates what each container holds.
+func (s *subreaperSystem) scan() {
+	table, err := procTable()
+	if err != nil {
+		return // /proc unreadable for a moment: the next tick tries again
+	}
+	s.reapOrphans(table)
+	s.track(indexProcs(table))
+}
+
+// reapOrphans kills every child of ours in table that no container
+// started, and reaps those killed before, by pid.
+func (s *subreaperSystem) reapOrphans(table []procInfo) {
+	s.starting.Lock()
+	defer s.starting.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range table {
+		if p.ppid != s.self || s.ours(p.pid, p.start) {
+			continue
+		}
+		// Read again now that no start is under way: since the table was
+		// read, the pid may have been reaped by its Wait and given to a
+		// child that a container has just started.
+		cur, err := readProcInfo(p.pid)
+		if err != nil || cur.ppid != s.self || s.ours(cur.pid, cur.start) {
+			continue
+		}
+		if !cur.dead() {
+			// Our unreaped child: its pid cannot name another process.
+			if unix.Kill(cur.pid, unix.SIGKILL) == nil {
+				s.orphans++
+			}
+		}
+		s.pending[cur.pid] = struct{}{}
+	}
+	for pid := range s.pending {
+		var ws unix.WaitStatus
+		wpid, err := unix.Wait4(pid, &ws, unix.WNOHANG, nil)
+		if wpid == pid || errors.Is(err, unix.ECHILD) {
+			delete(s.pending, pid)
+		}
+	}
+	for pid, start := range s.retired {
+		// Forget a released container's process once its Wait has
+		// reaped it: until then it is a zombie child that only os/exec
+		// may wait for.
+		if p, err := readProcInfo(pid); err != nil || p.start != start {
+			delete(s.retired, pid)
+			if s.started[pid] == start {
+				delete(s.started, pid)
+			}
+		}
+	}
+}
+
+// ours reports whether a container started the process. Called with s.mu.
+func (s *subreaperSystem) ours(pid int, start uint64) bool {
+	st, ok := s.started[pid]
+	return ok && st == start
+}
+
+// track updates each container's descendants and says so on s.change when
+// any has changed.
+func (s *subreaperSystem) track(x procIndex) {
+	s.mu.Lock()
+	holders := make([]*treeHolder, 0, len(s.holders))
+	for h := range s.holders {
+		holders = append(holders, h)
+	}
+	s.mu.Unlock()
+	changed := false
+	for _, h := range holders {
+		if h.track(x) {
+			changed = true
+		}
+	}
+	if changed {
+		select {
+		case s.change <- struct{}{}:
+		default: // a notice is pending already
+		}
+	}
+}
+
+func (s *subreaperSystem) checkLimits(lim Limits) error { return limitsWithoutCgroups(lim, s.noCgroup) }
+
+func (s *subreaperSystem) newHolder(string, Limits) (holder, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, errors.New("containment closed")
+	}
+	h := &treeHolder{sys: s, known: map[int]uint64{}}
+	s.holders[h] = struct{}{}
+	return h, nil
+}
+
+// entries implements system: each container's are its own.
+func (s *subreaperSystem) entries() []Entry { return nil }
+
+func (s *subreaperSystem) changed() <-chan struct{} { return s.change }
+
+// close kills every container's processes, then every orphan, stops the
+// scanner and gives up the subreaper attribute.
+func (s *subreaperSystem) close(ctx context.Context) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	holders := make([]*treeHolder, 0, len(s.holders))
+	for h := range s.holders {
+		holders = append(holders, h)
+	}
+	s.mu.Unlock()
+	var errs []error
+	for _, h := range holders {
+		if err := h.kill(ctx); err != nil {
+			errs = append(errs, err)
+		}
+		_ = h.release()
+	}
+	close(s.stop)
+	<-s.done
+	signal.Stop(s.sigs)
+	// The last orphans: those of the containers just killed.
+	err := poll(ctx, func() (bool, error) {
+		table, err := procTable()
+		if err != nil {
+			return false, err
+		}
+		s.reapOrphans(table)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return len(s.pending) == 0, nil
+	})
+	if err != nil {
+		errs = append(errs, fmt.Errorf("orphans: %w", err))
+	}
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0); err != nil {
+		errs = append(errs, fmt.Errorf("prctl(PR_SET_CHILD_SUBREAPER, 0): %w", err))
+	}
+	subreaperActive.Store(false)
+	return errors.Join(errs...)
+}
+
+// orphanCount is how many orphans the subreaper has killed.
+func (s *subreaperSystem) orphanCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.orphans
+}
+
+// A treeHolder is a container in ModeSubreaper: the processes it started
+// and every process below them.
+type treeHolder struct {
+	sys *subreaperSystem
+
+	mu       sync.Mutex
+	leaders  []procInfo     // started here
+	known    map[int]uint64 // descendants seen by the last scan
+	released bool
+}
+
+// start implements holder.
+func (h *treeHolder) start(cmd *exec.Cmd) error {
+	attr := cmd.SysProcAttr
+	if attr == nil {
+		attr = &syscall.SysProcAttr{}
+	}
+	if !attr.Setsid {
+		attr.Setpgid = true
+	}
+	cmd.SysProcAttr = attr
+	s := h.sys
+	s.starting.RLock()
+	defer s.starting.RUnlock()
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	// Not reaped until its Wait: /proc has it, zombie or not.
+	p, err := readProcInfo(cmd.Process.Pid)
+	if err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return fmt.Errorf("read the started process: %w", err)
+	}
+	s.mu.Lock()
+	s.started[p.pid] = p.start
+	s.mu.Unlock()
+	h.mu.Lock()
+	h.leaders = append(h.leaders, p)
+	h.mu.Unlock()
+	return nil
+}
+
+// members returns the container's processes in x: its leaders, what lies
+// below them and below the descendants seen before (whose parents may have
+// died), and the members of the leaders' process groups.
+func (h *treeHolder) members(x procIndex) []procInfo {
+	h.mu.Lock()
+	roots := make([]ProcID, 0, len(h.leaders)+len(h.known))
+	for _, l := range h.leaders {
+		roots = append(roots, l.id())
+	}
+	for pid, start := range h.known {
+		roots = append(roots, ProcID{pid, start})
+	}
+	leaders := append([]procInfo(nil), h.leaders...)
+	h.mu.Unlock()
+	ms := x.below(roots)
+	seen := map[int]bool{}
+	for _, m := range ms {
+		seen[m.pid] = true
+	}
+	for _, p := range x.byPid {
+		for _, l := range leaders {
+			// A group never leaves its session; a member started after
+			// the leader did. The leader's pid cannot name another group
+			// while this one has members.
+			if !seen[p.pid] && p.pgid == l.pid && p.sid == l.sid && p.start >= l.start {
+				seen[p.pid] = true
+				ms = append(ms, p)
+			}
+		}
+	}
+	return ms
+}
+
+// track records the descendants in x and reports whether they changed.
+func (h *treeHolder) track(x procIndex) bool {
+	ms := h.members(x)
+	known := make(map[int]uint64, len(ms))
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, m := range ms {
+		if !m.dead() && !h.isLeader(m) {
+			known[m.pid] = m.start
+		}
+	}
+	if maps.Equal(known, h.known) {
+		return false
+	}
+	h.known = known
+	return true
+}
+
+func (h *treeHolder) isLeader(p procInfo) bool {
+	for _, l := range h.leaders {
+		if l.pid == p.pid && l.start == p.start {
+			return true
+		}
+	}
+	return false
+}
+
+// signal implements holder.
+func (h *treeHolder) signal(sig syscall.Signal) error {
+	table, err := procTable()
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, m := range h.members(indexProcs(table)) {
+		if !m.dead() {
+			if _, err := signalProc(m.id(), sig); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// kill implements holder: SIGKILL to every member until none is left.
+// What a dying member leaves comes to us, and is killed as an orphan.
+func (h *treeHolder) kill(ctx context.Context) error {
+	err := poll(ctx, func() (bool, error) {
+		table, err := procTable()
+		if err != nil {
+			return false, err
+		}
+		h.sys.reapOrphans(table)
+		left := false
+		for _, m := range h.members(indexProcs(table)) {
+			if m.dead() {
+				continue
+			}
+			left = true
+			if _, err := signalProc(m.id(), unix.SIGKILL); err != nil {
+				return false, err
+			}
+		}
+		return !left, nil
+	})
+	if err != nil {
+		return fmt.Errorf("process tree: %w", err)
+	}
+	return nil
+}
+
+// release implements holder: the container's started processes are
+// forgotten once their Waits have reaped them.
+func (h *treeHolder) release() error {
+	h.mu.Lock()
+	h.released = true
+	leaders := h.leaders
+	h.known = map[int]uint64{}
+	h.mu.Unlock()
+	s := h.sys
+	s.mu.Lock()
+	delete(s.holders, h)
+	for _, l := range leaders {
+		s.retired[l.pid] = l.start
+	}
+	s.mu.Unlock()
+	return nil
+}
+
+// entries implements holder: the leaders and the descendants seen, each
+// with what lies below it when the record is swept.
+func (h *treeHolder) entries() []Entry {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.released {
+		return nil
+	}
+	var es []Entry
+	for _, l := range h.leaders {
+		es = append(es, Entry{Kind: EntryProc, Proc: l.id()})
+	}
+	for pid, start := range h.known {
+		es = append(es, Entry{Kind: EntryProc, Proc: ProcID{pid, start}})
+	}
+	return es
+}
+
+// pids implements holder.
+func (h *treeHolder) pids() ([]int, error) {
+	table, err := procTable()
+	if err != nil {
+		return nil, err
+	}
+	var pids []int
+	for _, m := range h.members(indexProcs(table)) {
+		if !m.dead() {
+			pids = append(pids, m.pid)
+		}
+	}
+	return pids, nil
+}

@@ -1,0 +1,271 @@
+// Package testserver is what the launcher's tests run and talk to: an MCP
+// server written on the wire, played by the test binary itself, and a
+// client that speaks to a hub line by line. It is for tests only.
+package testserver
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/mcpgen/mcpgen/internal/proc"
+	"github.com/mcpgen/mcpgen/mcp"
+)
+
+// EnvMode, in a test binary's environment, makes it serve in that mode
+// instead of testing (see Main).
+const EnvMode = "MCPGEN_TESTSERVER"
+
+// Main makes the test binary double as the MCP servers that the tests run:
+// with EnvMode=MODE in its environment it serves, then exits, instead of
+// testing. Call it first in TestMain. See serve for the modes.
+func Main() {
+	if mode := os.Getenv(EnvMode); mode != "" {
+		serve(mode)
+		os.Exit(0)
+	}
+}
+
+// Spec returns the spec of a test server in mode; extra holds more
+// environment ("K=V").
+func Spec(t testing.TB, mode string, extra ...string) *proc.Spec {
+	t.Helper()
+	return &proc.Spec{Path: Self(t), Args: []string{"-test.run=^$"}, Dir: t.TempDir(), Env: slices.Concat(os.Environ(), []string{EnvMode + "=" + mode}, extra)}
+}
+
+// Self is the test binary, which serves when EnvMode is set.
+func Self(t testing.TB) string {
+	t.Helper()
+	p, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// serve is a small MCP server written on the wire, so that it can do
+// what a library would not let it: ask its client things, crash mid-call,
+// ignore SIGTERM, leave children behind. Modes:
+//
+//	echo        tools (see below), exits at stdin's EOF after answering
+//	exit        writes "boom: cannot start" to stderr and exits 1
+//	hang        never answers initialize
+//	noterm      as echo, but ignores SIGTERM and stdin's EOF
+//	grandchild  as echo, with a `sleep 300` child whose pid it writes to
+//	            $MCPGEN_TESTSERVER_PIDFILE
+//
+// Tools: echo {text}, slow {ms}, progress {steps}, crash, pid, sample
+// (asks its client sampling/createMessage), roots (asks roots/list), add
+// (adds a tool "extra" and says tools/list_changed). $MCPGEN_TESTSERVER_TOOLS
+// (comma-separated) limits the tools listed. tools/list pages by two.
+func serve(mode string) {
+	switch mode {
+	case "exit":
+		fmt.Fprintln(os.Stderr, "boom: cannot start")
+		os.Exit(1)
+	case "hang":
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		select {}
+	case "noterm":
+		signal.Ignore(syscall.SIGTERM)
+	case "grandchild":
+		child := exec.Command("sleep", "300")
+		if err := child.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		_ = os.WriteFile(os.Getenv("MCPGEN_TESTSERVER_PIDFILE"), []byte(strconv.Itoa(child.Process.Pid)), 0o600)
+	}
+	s := &wireServer{
+		w:       mcp.NewWriter(os.Stdout),
+		cancels: map[mcp.ID]context.CancelFunc{},
+		asks:    map[mcp.ID]chan *mcp.Message{},
+		tools:   []string{"echo", "slow", "progress", "crash", "pid", "sample", "roots", "add"},
+	}
+	if list := os.Getenv("MCPGEN_TESTSERVER_TOOLS"); list != "" {
+		s.tools = strings.Split(list, ",")
+	}
+	r := mcp.NewReader(os.Stdin)
+	for {
+		msg, err := r.Read()
+		if err != nil {
+			break
+		}
+		switch {
+		case msg.IsResponse():
+			s.mu.Lock()
+			ch := s.asks[msg.ID]
+			delete(s.asks, msg.ID)
+			s.mu.Unlock()
+			if ch != nil {
+				ch <- msg
+			}
+		case msg.IsRequest():
+			ctx, cancel := context.WithCancel(context.Background())
+			s.mu.Lock()
+			s.cancels[msg.ID] = cancel
+			s.mu.Unlock()
+			s.wg.Go(func() { s.handle(ctx, msg) })
+		case msg.Method == "notifications/cancelled":
+			var p struct {
+				RequestID mcp.ID `json:"requestId"`
+			}
+			_ = json.Unmarshal(msg.Params, &p)
+			s.mu.Lock()
+			if cancel := s.cancels[p.RequestID]; cancel != nil {
+				cancel()
+			}
+			s.mu.Unlock()
+		}
+	}
+	s.wg.Wait() // answer what was read, then exit
+	if mode == "noterm" {
+		select {}
+	}
+}
+
+type wireServer struct {
+	w       *mcp.Writer
+	wg      sync.WaitGroup
+	mu      sync.Mutex
+	cancels map[mcp.ID]context.CancelFunc
+	asks    map[mcp.ID]chan *mcp.Message
+	nextAsk int64
+	tools   []string
+}
+
+func (s *wireServer) reply(id mcp.ID, result any) {
+	raw, _ := json.Marshal(result)
+	_ = s.w.Write(&mcp.Message{ID: id, Result: raw})
+}
+
+func (s *wireServer) text(id mcp.ID, text string) {
+	s.reply(id, map[string]any{"content": []any{map[string]any{"type": "text", "text": text}}})
+}
+
+// ask sends the client a request and waits for its answer.
+func (s *wireServer) ask(method string, params any) *mcp.Message {
+	s.mu.Lock()
+	s.nextAsk++
+	id := mcp.StringID("ask-" + strconv.FormatInt(s.nextAsk, 10))
+	ch := make(chan *mcp.Message, 1)
+	s.asks[id] = ch
+	s.mu.Unlock()
+	raw, _ := json.Marshal(params)
+	_ = s.w.Write(&mcp.Message{ID: id, Method: method, Params: raw})
+	return <-ch
+}
+
+func (s *wireServer) handle(ctx context.Context, msg *mcp.Message) {
+	defer func() {
+		s.mu.Lock()
+		delete(s.cancels, msg.ID)
+		s.mu.Unlock()
+	}()
+	switch msg.Method {
+	case "initialize":
+		var p struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		}
+		_ = json.Unmarshal(msg.Params, &p)
+		s.reply(msg.ID, map[string]any{
+			"protocolVersion": p.ProtocolVersion,
+			"capabilities":    map[string]any{"tools": map[string]any{"listChanged": true}},
+			"serverInfo":      map[string]any{"name": "testserver", "version": "1"},
+		})
+	case "ping":
+		s.reply(msg.ID, map[string]any{})
+	case "tools/list":
+		var p struct {
+			Cursor string `json:"cursor"`
+		}
+		_ = json.Unmarshal(msg.Params, &p)
+		start, _ := strconv.Atoi(p.Cursor)
+		s.mu.Lock()
+		tools := s.tools
+		s.mu.Unlock()
+		end := min(start+2, len(tools))
+		var page []any
+		for _, name := range tools[start:end] {
+			page = append(page, map[string]any{"name": name, "inputSchema": map[string]any{"type": "object"}})
+		}
+		result := map[string]any{"tools": page}
+		if end < len(tools) {
+			result["nextCursor"] = strconv.Itoa(end)
+		}
+		s.reply(msg.ID, result)
+	case "tools/call":
+		s.call(ctx, msg)
+	default:
+		_ = s.w.Write(&mcp.Message{ID: msg.ID, Error: mcp.NewError(mcp.CodeMethodNotFound, "no method %s", msg.Method)})
+	}
+}
+
+func (s *wireServer) call(ctx context.Context, msg *mcp.Message) {
+	var p struct {
+		Name      string `json:"name"`
+		Arguments struct {
+			Text  string `json:"text"`
+			Ms    int    `json:"ms"`
+			Steps int    `json:"steps"`
+		} `json:"arguments"`
+		Meta struct {
+			ProgressToken json.RawMessage `json:"progressToken"`
+		} `json:"_meta"`
+	}
+	_ = json.Unmarshal(msg.Params, &p)
+	switch p.Name {
+	case "echo":
+		s.text(msg.ID, p.Arguments.Text)
+	case "slow":
+		select {
+		case <-time.After(time.Duration(p.Arguments.Ms) * time.Millisecond):
+			s.text(msg.ID, "slept")
+		case <-ctx.Done(): // cancelled: no answer
+		}
+	case "progress":
+		for i := 1; i <= p.Arguments.Steps; i++ {
+			params, _ := json.Marshal(map[string]any{"progressToken": p.Meta.ProgressToken, "progress": i, "total": p.Arguments.Steps})
+			_ = s.w.Write(&mcp.Message{Method: "notifications/progress", Params: params})
+		}
+		s.text(msg.ID, "done")
+	case "crash":
+		os.Exit(3)
+	case "pid":
+		s.text(msg.ID, strconv.Itoa(os.Getpid()))
+	case "sample":
+		resp := s.ask("sampling/createMessage", map[string]any{"messages": []any{}, "maxTokens": 1})
+		s.text(msg.ID, answerText(resp))
+	case "roots":
+		resp := s.ask("roots/list", nil)
+		s.text(msg.ID, answerText(resp))
+	case "add":
+		s.mu.Lock()
+		s.tools = append(s.tools, "extra")
+		s.mu.Unlock()
+		_ = s.w.Write(&mcp.Message{Method: "notifications/tools/list_changed"})
+		s.text(msg.ID, "added")
+	default:
+		_ = s.w.Write(&mcp.Message{ID: msg.ID, Error: mcp.NewError(mcp.CodeInvalidParams, "unknown tool %q", p.Name)})
+	}
+}
+
+// answerText is how the test server reports its client's answer.
+func answerText(m *mcp.Message) string {
+	if m.Error != nil {
+		return fmt.Sprintf("error %d: %s", m.Error.Code, m.Error.Message)
+	}
+	return string(m.Result)
+}

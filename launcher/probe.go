@@ -1,0 +1,85 @@
+package launcher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os/exec"
+	"syscall"
+	"time"
+
+	"github.com/mcpgen/mcpgen/internal/proc"
+	"github.com/mcpgen/mcpgen/launcher/internal/hub"
+	"github.com/mcpgen/mcpgen/manifest"
+	"github.com/mcpgen/mcpgen/mcp"
+)
+
+// A serverError is a server that failed to start or to become ready, with
+// the tail of what it wrote to stderr.
+type serverError struct {
+	Err    error
+	Stderr []byte
+}
+
+func (e *serverError) Error() string {
+	if len(e.Stderr) == 0 {
+		return e.Err.Error()
+	}
+	return e.Err.Error() + "\n    stderr:\n" + indent(string(e.Stderr))
+}
+
+func (e *serverError) Unwrap() error { return e.Err }
+
+// Probe starts server s of m in context c, makes it ready and stops it: how
+// mcpgen build checks that a server works. It returns the tools the server
+// offered and how long it took from spawn to ready. self is the mcpgen
+// binary (for built-in and declared servers), env the environment the
+// server inherits.
+func Probe(ctx context.Context, m *manifest.Manifest, s *manifest.Server, c *manifest.Context, self string, env []string) ([]*mcp.Tool, time.Duration, error) {
+	spec, err := serverSpec(m, s, c, self, env)
+	if err != nil {
+		return nil, 0, err
+	}
+	stderr := proc.NewTail(4 << 10)
+	spec.Stderr = stderr
+	p, err := proc.Start(spec)
+	if err != nil {
+		return nil, 0, err
+	}
+	// The hub answers the server's roots/list with the workspace dir.
+	up := hub.New(s.Name, c.WorkspaceDir, slog.New(slog.DiscardHandler)).NewUpstream(p.Stdout(), p.Stdin())
+	go up.Run() // ends when the process exits
+	timeout := s.Startup()
+	hctx, cancel := context.WithTimeoutCause(ctx, timeout, fmt.Errorf("not ready within %s (startup_timeout)", timeout))
+	_, tools, err := up.Initialize(hctx)
+	cancel()
+	elapsed := time.Since(p.Started)
+	stopErr := p.Stop(ctx)
+	<-up.Done()
+	if err != nil {
+		return nil, elapsed, &serverError{Err: handshakeError(err, stopErr), Stderr: stderr.Bytes()}
+	}
+	return tools, elapsed, nil
+}
+
+// handshakeError explains a failed handshake: when the server exited with
+// a failure status, that is the news, not the broken pipe it left.
+func handshakeError(err, exit error) error {
+	var ee *exec.ExitError
+	if errors.As(exit, &ee) && !isSignal(exit) && ee.ExitCode() > 0 {
+		return fmt.Errorf("it %v before it was ready", exitError(exit))
+	}
+	return err
+}
+
+// isSignal reports whether a process exited because we signalled it.
+func isSignal(err error) bool {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return true
+		}
+	}
+	return false
+}

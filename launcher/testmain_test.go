@@ -1,0 +1,21 @@
+package launcher
+
+import (
+	"os"
+	"testing"
+
+	"github.com/mcpgen/mcpgen/launcher/internal/testserver"
+)
+
+// The test binary doubles as the MCP servers that the sessions under test
+// run: see testserver.Main for how, and its serve for the modes.
+func TestMain(m *testing.M) {
+	testserver.Main()
+	os.Exit(m.Run())
+}
+
+// Hang guards: generous, never a timing assertion.
+const (
+	waitLong  = testserver.WaitLong
+	waitQuiet = testserver.WaitQuiet
+)

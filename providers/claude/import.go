@@ -1,0 +1,411 @@
+package claude
+
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/mcpgen/mcpgen/manifest"
+	"github.com/mcpgen/mcpgen/providers"
+)
+
+// The kinds of Claude files that Import reads.
+const (
+	// ProjectFile is a project's .mcp.json (or a file for --mcp-config).
+	ProjectFile = "claude"
+	// UserFile is ~/.claude.json: the user's servers at its top level, and
+	// each project's local servers under projects["/abs"].
+	UserFile = "claude-user"
+	// DesktopFile is Claude Desktop's claude_desktop_config.json.
+	DesktopFile = "claude-desktop"
+)
+
+// ImportKinds are the kinds of Claude files, as --from names them.
+var ImportKinds = []string{ProjectFile, UserFile, DesktopFile}
+
+var kindFormats = map[string]string{
+	ProjectFile: "Claude Code .mcp.json",
+	UserFile:    "Claude Code ~/.claude.json",
+	DesktopFile: "Claude Desktop config",
+}
+
+// userFileKeys are top-level keys that only ~/.claude.json holds.
+var userFileKeys = []string{"projects", "numStartups", "userID", "firstStartTime", "oauthAccount", "installMethod", "autoUpdates", "tipsHistory"}
+
+// Detect tells which kind of Claude file data is, from its name, else from
+// its top-level keys: "" when it is not one (a JSON object without
+// mcpServers, and not ~/.claude.json).
+func Detect(name string, data []byte) string {
+	switch filepath.Base(name) {
+	case ".claude.json":
+		return UserFile
+	case "claude_desktop_config.json":
+		return DesktopFile
+	case ".mcp.json":
+		return ProjectFile
+	}
+	start := len(data) - len(bytes.TrimLeft(data, " \t\r\n"))
+	if validate(data) != nil || kindOf(data[start:]) != "an object" {
+		return ""
+	}
+	kind := ""
+	for _, m := range members(data, start) {
+		switch {
+		case slices.Contains(userFileKeys, m.key):
+			return UserFile
+		case m.key == serversKey:
+			kind = ProjectFile
+		}
+	}
+	return kind
+}
+
+// ImportOptions say what Import reads.
+type ImportOptions struct {
+	Kind string // ProjectFile, UserFile or DesktopFile
+	// Project, for a UserFile, is the absolute path of the project whose
+	// local servers are imported with the user's. Without it, Import
+	// notes which projects have local servers.
+	Project string
+}
+
+// Import reads the mcpServers of a Claude file, in file order, as the
+// manifest holds them. Claude Code expands ${VAR} and ${VAR:-default}: they
+// stay references, and "Authorization": "Bearer ${VAR}" becomes
+// bearer_token_env. Claude Desktop expands nothing: its values are literal.
+// timeout (milliseconds per call) becomes tool_timeout.
+//
+// Entries that Claude itself skips (a url without a type, a value of the
+// wrong type) and those mcpgen cannot hold (sse servers) are skipped, each
+// with its reason; keys mcpgen has no equivalent for are left out with a
+// note. A file that is not JSON, or whose mcpServers is not an object, is
+// an error at FILE:LINE:COL.
+func Import(data []byte, file string, o ImportOptions) (*providers.ImportedFile, error) {
+	if !slices.Contains(ImportKinds, o.Kind) {
+		return nil, fmt.Errorf("unknown kind of Claude file %q: use %s", o.Kind, strings.Join(ImportKinds, ", "))
+	}
+	if o.Project != "" && o.Kind != UserFile {
+		return nil, fmt.Errorf("%s: a project's local servers are in ~/.claude.json, not in a %s", file, kindFormats[o.Kind])
+	}
+	if err := validate(data); err != nil {
+		return nil, atFile(file, err)
+	}
+	start := len(data) - len(bytes.TrimLeft(data, " \t\r\n"))
+	if kind := kindOf(data[start:]); kind != "an object" {
+		line, col := position(data, start)
+		return nil, fmt.Errorf("%s:%d:%d: the file holds %s, but Claude reads an object such as {%q: {}}", file, line, col, kind, serversKey)
+	}
+	im := &importer{data: data, file: file, kind: o.Kind, out: &providers.ImportedFile{File: file, Format: kindFormats[o.Kind]}}
+	top := members(data, start)
+	if err := im.servers(top, ""); err != nil {
+		return nil, err
+	}
+	if o.Kind != UserFile {
+		return im.out, nil
+	}
+	return im.out, im.projects(top, o.Project)
+}
+
+type importer struct {
+	data []byte
+	file string
+	kind string
+	out  *providers.ImportedFile
+}
+
+// last returns the member named key (the last one, as JavaScript reads a
+// key written twice), or nil.
+func last(ms []member, key string) *member {
+	for i := len(ms) - 1; i >= 0; i-- {
+		if ms[i].key == key {
+			return &ms[i]
+		}
+	}
+	return nil
+}
+
+func (im *importer) errorAt(at int, format string, args ...any) error {
+	line, col := position(im.data, at)
+	return fmt.Errorf("%s:%d:%d: %s", im.file, line, col, fmt.Sprintf(format, args...))
+}
+
+// servers reads the mcpServers of an object (the file, or one project of
+// ~/.claude.json), and the names its _mcpgen record says mcpgen wrote.
+func (im *importer) servers(obj []member, project string) error {
+	sm := last(obj, serversKey)
+	if sm == nil {
+		return nil
+	}
+	if kind := kindOf(sm.value); kind != "an object" {
+		return im.errorAt(sm.valAt, "%q is %s, but Claude reads an object of servers", serversKey, kind)
+	}
+	managed := map[string]bool{}
+	if rm := last(obj, recordKey); rm != nil && kindOf(rm.value) == "an object" {
+		if mm := last(members(im.data, rm.valAt), managedKey); mm != nil && kindOf(mm.value) == "an object" {
+			for _, m := range members(im.data, mm.valAt) {
+				managed[m.key] = true
+			}
+		}
+	}
+	entries := members(im.data, sm.valAt)
+	for i, e := range entries {
+		if &entries[i] != last(entries, e.key) {
+			line, _ := position(im.data, e.at)
+			im.out.Notes = append(im.out.Notes, fmt.Sprintf("Server %q is written twice; line %d is left out: Claude reads the last one.", e.key, line))
+			continue
+		}
+		if s := im.entry(e, managed[e.key]); s != nil {
+			if project != "" {
+				s.Note("A local server of project %s.", project)
+			}
+			im.out.Add(s)
+		}
+	}
+	return nil
+}
+
+// projects imports the local servers of project, or notes which projects
+// have some.
+func (im *importer) projects(top []member, project string) error {
+	pm := last(top, "projects")
+	var projects []member
+	if pm != nil && kindOf(pm.value) == "an object" {
+		projects = members(im.data, pm.valAt)
+	}
+	var withServers []string
+	for _, p := range projects {
+		if kindOf(p.value) != "an object" {
+			continue
+		}
+		if sm := last(members(im.data, p.valAt), serversKey); sm != nil && kindOf(sm.value) == "an object" {
+			if ms := members(im.data, sm.valAt); len(ms) > 0 {
+				names := make([]string, len(ms))
+				for i, m := range ms {
+					names[i] = m.key
+				}
+				withServers = append(withServers, fmt.Sprintf("%s (%s)", p.key, strings.Join(names, ", ")))
+			}
+		}
+	}
+	if project == "" {
+		if len(withServers) > 0 {
+			im.out.Notes = append(im.out.Notes, fmt.Sprintf("Local servers of projects are left out: %s. Pass --project PATH to import those of one project.", strings.Join(withServers, "; ")))
+		}
+		return nil
+	}
+	var found *member
+	for i := range projects {
+		if filepath.Clean(projects[i].key) == filepath.Clean(project) {
+			found = &projects[i]
+		}
+	}
+	if found == nil {
+		have := "none has local servers"
+		if len(withServers) > 0 {
+			have = "those with local servers: " + strings.Join(withServers, "; ")
+		}
+		return fmt.Errorf("%s: no project %s (Claude keys projects by absolute path; %s)", im.file, project, have)
+	}
+	if kindOf(found.value) != "an object" {
+		return im.errorAt(found.valAt, "project %s is %s, not an object", found.key, kindOf(found.value))
+	}
+	user := slices.Clone(im.out.Servers)
+	im.out.Servers = nil
+	if err := im.servers(members(im.data, found.valAt), found.key); err != nil {
+		return err
+	}
+	local := im.out.Servers
+	if len(local) == 0 {
+		im.out.Notes = append(im.out.Notes, fmt.Sprintf("Project %s has no local servers.", found.key))
+	}
+	// Claude Code prefers a local server to a user server of the same name.
+	im.out.Servers = nil
+	for _, u := range user {
+		i := slices.IndexFunc(local, func(l *providers.ImportedServer) bool { return l.Server.Name == u.Server.Name })
+		if i >= 0 {
+			local[i].Note("Claude Code uses it instead of the user server of the same name at line %d, which is left out.", u.Line)
+			continue
+		}
+		im.out.Servers = append(im.out.Servers, u)
+	}
+	im.out.Servers = append(im.out.Servers, local...)
+	return nil
+}
+
+// entry reads one server. It returns nil when the server is skipped.
+func (im *importer) entry(e member, managed bool) *providers.ImportedServer {
+	line, _ := position(im.data, e.at)
+	skip := func(format string, args ...any) *providers.ImportedServer {
+		im.out.Skip(e.key, line, format, args...)
+		return nil
+	}
+	if kindOf(e.value) != "an object" {
+		return skip("its value is %s, not an object: Claude skips it too", kindOf(e.value))
+	}
+	s := &manifest.Server{Name: e.key, Enabled: true}
+	imp := &providers.ImportedServer{Server: s, Line: line, Managed: managed}
+	fields := members(im.data, e.valAt)
+	desktop := im.kind == DesktopFile
+
+	typ := ""
+	if f := last(fields, "type"); f != nil {
+		if err := json.Unmarshal(f.value, &typ); err != nil {
+			return skip("\"type\" is %s, not a string: Claude skips it too", kindOf(f.value))
+		}
+	}
+	hasCommand, hasURL := last(fields, "command") != nil, last(fields, "url") != nil
+	switch {
+	case desktop && (hasURL || typ != "" && typ != "stdio"):
+		return skip("Claude Desktop runs only stdio servers from its file, and skips this one")
+	case typ == "stdio", typ == "" && hasCommand:
+		s.Kind = manifest.KindCommand
+		// No workspace context, as under Claude; the header says how to
+		// add it.
+		s.Context = manifest.ContextSelect{None: true}
+	case typ == "http":
+		s.Kind = manifest.KindRemote
+	case typ == "sse":
+		return skip("an SSE server: mcpgen writes streamable HTTP servers only (SSE is deprecated in MCP); keep it in this file, or move it to streamable HTTP")
+	case typ == "" && hasURL:
+		return skip("a url without \"type\": Claude Code skips it too; add \"type\": \"http\" if it is a streamable HTTP server")
+	case typ == "":
+		return skip("no command and no url: Claude skips it too")
+	default:
+		return skip("unknown type %q: Claude skips it too", typ)
+	}
+
+	var reason string
+	value := func(key, text string) manifest.Template {
+		if desktop {
+			if strings.Contains(text, "${") && reason == "" {
+				reason = fmt.Sprintf("%s holds the text \"${\", which Claude Desktop passes as is but mcpgen.toml would read as a variable reference (it has no escape for it)", key)
+			}
+			if text == "" {
+				return nil
+			}
+			return manifest.Template{{Text: text}}
+		}
+		t, err := manifest.ParseTemplate(text)
+		if err != nil && reason == "" {
+			reason = fmt.Sprintf("%s: %v", key, err)
+		}
+		return t
+	}
+	str := func(f *member) (string, bool) {
+		var v string
+		if err := json.Unmarshal(f.value, &v); err != nil {
+			reason = fmt.Sprintf("%q is %s, not a string: Claude skips the server too", f.key, kindOf(f.value))
+			return "", false
+		}
+		return v, true
+	}
+	object := func(f *member) []member {
+		if kindOf(f.value) != "an object" {
+			reason = fmt.Sprintf("%q is %s, not an object: Claude skips the server too", f.key, kindOf(f.value))
+			return nil
+		}
+		return members(im.data, f.valAt)
+	}
+
+	stdioOnly := []string{"command", "args", "env"}
+	remoteOnly := []string{"url", "headers", "headersHelper", "oauth", "tools"}
+	for i := range fields {
+		f := &fields[i]
+		if f != last(fields, f.key) {
+			continue // written twice: the last one counts
+		}
+		if s.Kind == manifest.KindCommand && slices.Contains(remoteOnly, f.key) || s.Kind == manifest.KindRemote && slices.Contains(stdioOnly, f.key) {
+			imp.Note("%s left out: Claude ignores it on a %s server.", f.key, map[bool]string{true: "stdio", false: "http"}[s.Kind == manifest.KindCommand])
+			continue
+		}
+		switch f.key {
+		case "type":
+		case "command":
+			if v, ok := str(f); ok {
+				if strings.TrimSpace(v) == "" {
+					return skip("\"command\" is empty: Claude skips it too")
+				}
+				s.Command = value("command", v)
+			}
+		case "args":
+			var args []string
+			if err := json.Unmarshal(f.value, &args); err != nil {
+				reason = "\"args\" is not an array of strings: Claude skips the server too"
+				continue
+			}
+			for i, a := range args {
+				s.Args = append(s.Args, value(fmt.Sprintf("args[%d]", i), a))
+			}
+		case "env", "headers":
+			for _, kv := range object(f) {
+				v, ok := str(&kv)
+				if !ok {
+					continue
+				}
+				mv := manifest.Var{Name: kv.key, Value: value(f.key+"."+kv.key, v)}
+				if f.key == "env" {
+					s.Env = append(s.Env, mv)
+				} else {
+					s.Headers = append(s.Headers, mv)
+				}
+			}
+		case "url":
+			if v, ok := str(f); ok {
+				s.URL = value("url", v)
+			}
+		case "timeout":
+			var ms float64
+			if err := json.Unmarshal(f.value, &ms); err != nil || ms <= 0 {
+				imp.Note("timeout left out: %s is not a positive number of milliseconds.", f.value)
+				continue
+			}
+			s.ToolTimeout = time.Duration(ms * float64(time.Millisecond))
+		case "alwaysLoad", "headersHelper", "oauth", "tools":
+			imp.Note("%s left out: mcpgen has no such setting; keep the server in %s by hand if it needs it.", f.key, im.file)
+		case "cwd":
+			imp.Note("cwd left out: Claude ignores it and runs the server in its own working directory; add cwd to the manifest if the server needs one.")
+		default:
+			imp.Note("Unknown key %q left out (Claude ignores it too).", f.key)
+		}
+	}
+	if reason != "" {
+		return skip("%s", reason)
+	}
+	bearer(imp)
+	if p, ok := s.Command.Literal(); ok && p != "" && !filepath.IsAbs(p) && strings.ContainsAny(p, `/\`) {
+		imp.NoteKey("command", "relative: Claude resolved it against its own working directory, mcpgen resolves it against the manifest's")
+	}
+	return imp
+}
+
+// bearer turns "Authorization": "Bearer ${VAR}" into bearer_token_env, which
+// emit writes back in that form for Claude, and as Codex's
+// bearer_token_env_var.
+func bearer(imp *providers.ImportedServer) {
+	s := imp.Server
+	for i, h := range s.Headers {
+		if !strings.EqualFold(h.Name, "Authorization") || len(h.Value) != 2 {
+			continue
+		}
+		text, ref := h.Value[0], h.Value[1]
+		if text.Ref != "" || !strings.EqualFold(text.Text, "Bearer ") || ref.Ref == "" || ref.HasDefault {
+			continue
+		}
+		s.BearerTokenEnv = ref.Ref
+		s.Headers = slices.Delete(s.Headers, i, i+1)
+		return
+	}
+}
+
+// atFile puts the file in front of an error that may start with LINE:COL.
+func atFile(file string, err error) error {
+	if msg := err.Error(); msg != "" && msg[0] >= '0' && msg[0] <= '9' {
+		return fmt.Errorf("%s:%s", file, msg)
+	}
+	return fmt.Errorf("%s: %s", file, err)
+}
