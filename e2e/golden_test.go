@@ -41,6 +41,10 @@ var goldenCases = map[string]struct {
 	"codex-gateway-workspace.toml": {nil, []string{"mcpgen"}},
 	"claude-gateway.json":          {nil, []string{"workspace-tools"}},
 	"claude-desktop-gateway.json":  {[]string{"--desktop"}, []string{"mcpgen"}},
+	// A project's config: parsed here in a copy, with no manifest to run;
+	// team_test.go starts every server of one in a clone.
+	"codex-project.toml":  {nil, codexServers},
+	"claude-project.json": {nil, claudeServers},
 }
 
 // TestGoldensAcceptedByRealClients gives every golden file to the real
