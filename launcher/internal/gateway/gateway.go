@@ -255,6 +255,11 @@ func (g *Gateway) catalog(servers []string) *Catalog {
 	if old := g.catalogs[key]; old == nil || old.version <= version {
 		g.catalogs[key] = &cached{version: version, catalog: c}
 	}
+	for k, old := range g.catalogs {
+		if old.version < g.version {
+			delete(g.catalogs, k) // stale: rebuilt when asked for
+		}
+	}
 	g.mu.Unlock()
 	return c
 }

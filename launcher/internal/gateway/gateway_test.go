@@ -33,7 +33,7 @@ const waitLong = testserver.WaitLong
 // A world is a gateway over hubs of test server processes, each played by
 // the test binary, with the states a supervisor would report.
 type world struct {
-	t       *testing.T
+	t       testing.TB
 	g       *Gateway
 	order   []string
 	servers map[string]*backend
@@ -63,7 +63,7 @@ func (b *backend) setState(st State) {
 	b.mu.Unlock()
 }
 
-func newWorld(t *testing.T) *world {
+func newWorld(t testing.TB) *world {
 	w := &world{t: t, g: New(slog.New(slog.DiscardHandler)), servers: map[string]*backend{}}
 	t.Cleanup(func() {
 		w.g.Close()

@@ -527,15 +527,16 @@ func (s *session) startingFirstTime() bool {
 // the server's own name for it. A server that cannot take it now gets the
 // agent an error result that says why and when to call again.
 func (s *session) callTool(msg *mcp.Message) {
+	cat := s.cat.Load()
 	name, params, ok := renamed(msg.Params, "name", func(name string) (string, bool) {
-		r, ok := s.cat.Load().Tool(name)
+		r, ok := cat.Tool(name)
 		return r.Name, ok
 	})
 	if !ok {
 		s.reply(msg.ID, nil, mcp.NewError(mcp.CodeInvalidParams, "unknown tool: %q (tools/list lists them)", name))
 		return
 	}
-	r, _ := s.cat.Load().Tool(name)
+	r, _ := cat.Tool(name)
 	if why := s.unavailable(r.Server, r.Failed); why != "" {
 		res, _ := mcp.ErrorResult("%s", why).MarshalJSON()
 		s.reply(msg.ID, res, nil)
@@ -548,15 +549,16 @@ func (s *session) callTool(msg *mcp.Message) {
 
 // named routes a request that names a prompt by the gateway's name.
 func (s *session) named(msg *mcp.Message, what string, lookup func(*Catalog, string) (Route, bool)) {
+	cat := s.cat.Load()
 	name, params, ok := renamed(msg.Params, "name", func(name string) (string, bool) {
-		r, ok := lookup(s.cat.Load(), name)
+		r, ok := lookup(cat, name)
 		return r.Name, ok
 	})
 	if !ok {
 		s.reply(msg.ID, nil, mcp.NewError(mcp.CodeInvalidParams, "unknown %s: %q", what, name))
 		return
 	}
-	r, _ := lookup(s.cat.Load(), name)
+	r, _ := lookup(cat, name)
 	if why := s.unavailable(r.Server, r.Failed); why != "" {
 		s.reply(msg.ID, nil, mcp.NewError(CodeUnavailable, "%s", why))
 		return
@@ -602,21 +604,22 @@ func (s *session) complete(msg *mcp.Message) {
 		s.reply(msg.ID, nil, mcp.NewError(mcp.CodeInvalidParams, "completion/complete: no ref"))
 		return
 	}
+	cat := s.cat.Load()
 	var r Route
 	var ok bool
 	switch ref.Type {
 	case "ref/prompt":
 		var refParams json.RawMessage
 		_, refParams, ok = renamed(p["ref"], "name", func(name string) (string, bool) {
-			r, ok := s.cat.Load().Prompt(name)
+			r, ok := cat.Prompt(name)
 			return r.Name, ok
 		})
 		if ok {
-			r, _ = s.cat.Load().Prompt(ref.Name)
+			r, _ = cat.Prompt(ref.Name)
 			p["ref"] = refParams
 		}
 	case "ref/resource":
-		r, ok = s.cat.Load().Template(ref.URI)
+		r, ok = cat.Template(ref.URI)
 	}
 	if !ok {
 		s.reply(msg.ID, nil, mcp.NewError(mcp.CodeInvalidParams, "completion/complete: no server of the workspace has %s %q", ref.Type, ref.Name+ref.URI))
