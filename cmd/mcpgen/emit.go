@@ -170,7 +170,7 @@ func (a *app) emit(o emitOptions) error {
 	if po.Context.DirLeft {
 		fmt.Fprintf(a.stderr, "mcpgen: WORKSPACE_DIR is not written: in a project's config it would name this checkout; the agent's WORKSPACE_DIR, else mcpgen serve (the manifest's workspace.dir, else where the agent runs) gives it (pass --dir with an absolute path to write one)\n")
 	}
-	if o.launcher && o.workspace == "" {
+	if (o.launcher || o.gateway) && o.workspace == "" {
 		fmt.Fprintf(a.stderr, "mcpgen: these entries run mcpgen connect without a workspace: run the agent under `mcpgen launch --workspace ID -- AGENT` (or with MCPGEN_WORKSPACE set), else connect fails; --workspace writes one\n")
 	}
 

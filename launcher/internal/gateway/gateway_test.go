@@ -70,10 +70,17 @@ func newWorld(t testing.TB) *world {
 		for _, b := range w.servers {
 			b.hub.Close()
 			b.mu.Lock()
-			if b.proc != nil {
-				b.proc.Kill()
-			}
+			p := b.proc
 			b.mu.Unlock()
+			if p == nil {
+				continue
+			}
+			p.Kill()
+			select {
+			case <-p.Exited(): // nothing left: the test server has no children
+			case <-time.After(waitLong):
+				t.Errorf("server %s (pid %d) is still running", b.name, p.Pid)
+			}
 		}
 	})
 	return w
