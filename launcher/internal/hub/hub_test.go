@@ -450,7 +450,7 @@ func TestHubStoppingServer(t *testing.T) {
 	cl.mu.Lock()
 	cl.inflight[msg.ID] = f
 	cl.mu.Unlock()
-	cl.forward(context.Background(), taken, f, msg)
+	cl.forward(taken, f, msg)
 
 	th.proc.Kill()
 	<-taken.Done()
