@@ -48,9 +48,9 @@ var (
 // one else ever does.
 type outbox struct {
 	w        io.Writer
-	raw      syscall.RawConn    // nil: every line goes through the writer goroutine
+	raw      syscall.RawConn       // nil: every line goes through the writer goroutine
 	deadline func(time.Time) error // the connection's SetWriteDeadline, if it has one
-	written  func(answers int)  // after lines are written: their answers free their slots
+	written  func(answers int)     // after lines are written: their answers free their slots
 
 	mu      sync.Mutex
 	queue   []outLine
