@@ -184,6 +184,9 @@ func (c *client) roomLocked() bool {
 // waitRoom waits until there may be room, and reports false when the
 // client has gone instead.
 func (c *client) waitRoom() bool {
+	if c.hub.roomWaits != nil {
+		c.hub.roomWaits()
+	}
 	select {
 	case <-c.room:
 		return true

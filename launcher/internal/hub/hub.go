@@ -54,6 +54,11 @@ type Hub struct {
 	progress  map[string]*progressRoute // by the token the server sees (see tokenKey)
 	nextID    int64                     // ids the hub gives out: routed requests, progress tokens
 	listing   bool                      // a re-list after list_changed is under way
+
+	// roomWaits, in tests, hears each time a client's read loop starts
+	// waiting for room (see client.waitRoom): how a test knows that the
+	// hub stopped reading a client. Set before clients connect.
+	roomWaits func()
 }
 
 // A routedRequest is a server's request that a client answers. Its
