@@ -371,3 +371,53 @@ func residentBytes(tb testing.TB) int64 {
 	pages, _ := strconv.ParseInt(f[1], 10, 64)
 	return pages * int64(os.Getpagesize())
 }
+
+// BenchmarkUnreadFlood measures what a client that floods requests and
+// reads none of the answers costs the launcher (issue 8 item 4): it writes
+// 200,000 requests (pings, which the hub answers, and echo calls, which
+// the server does) over a unix socket, until they are all written or the
+// hub stops reading it (a write makes no progress for a second). Reported:
+// the requests the hub took in (written), the Go heap and stacks and the
+// goroutines it holds then, over an idle hub, and what the server was
+// asked (calls). Run it alone, in a fresh process: -bench UnreadFlood
+// -benchtime 1x.
+func BenchmarkUnreadFlood(b *testing.B) {
+	const n = 200000
+	var written, heap, goroutines float64
+	for b.Loop() {
+		h := benchHub(b)
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		g0 := runtime.NumGoroutine()
+
+		conn, err := net.Dial("unix", h.ln.Addr().String())
+		if err != nil {
+			b.Fatal(err)
+		}
+		w := 0
+		var line []byte
+		for i := 1; i <= n; i++ {
+			line = line[:0]
+			if i%2 == 0 {
+				line = fmt.Appendf(line, `{"jsonrpc":"2.0","id":%d,"method":"ping"}`+"\n", i)
+			} else {
+				line = fmt.Appendf(line, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":"%d"}}}`+"\n", i, i)
+			}
+			_ = conn.SetWriteDeadline(time.Now().Add(time.Second))
+			if _, err := conn.Write(line); err != nil {
+				break // the hub stopped reading
+			}
+			w++
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		written += float64(w)
+		heap += float64(after.HeapInuse+after.StackInuse) - float64(before.HeapInuse+before.StackInuse)
+		goroutines += float64(runtime.NumGoroutine() - g0)
+		conn.Close()
+	}
+	b.ReportMetric(written/float64(b.N), "requests-taken")
+	b.ReportMetric(heap/float64(b.N), "heap+stack-B")
+	b.ReportMetric(goroutines/float64(b.N), "goroutines")
+}
