@@ -85,12 +85,30 @@ if [ -n "$base" ]; then
   based=("$tmp/mcpgen-base" connect --workspace bench-base "$server")
 fi
 
-# one LABEL CONCURRENCY CMD...: one client, its JSON in $tmp/LABEL.N.json
+# cpu PID: the nanoseconds that process has run, all its threads (Linux).
+cpu() {
+  local total=0 t
+  for t in /proc/"$1"/task/*/schedstat; do
+    read -r t _ <"$t" && total=$((total + t))
+  done 2>/dev/null
+  echo "$total"
+}
+
+# one LABEL CONCURRENCY CMD...: one client, its JSON in $tmp/LABEL.N.json;
+# for a client of a launcher, the launcher's CPU time in $tmp/LABEL.N.cpu.
 n=0
 one() {
   local label="$1" conc="$2"; shift 2
   n=$((n + 1))
+  local pid=""
+  case "$label" in
+    shared-*) pid=$launcher ;;
+    base-*) pid=$baselauncher ;;
+  esac
+  local before=0
+  [ -z "$pid" ] || before=$(cpu "$pid")
   node "$MCP_BENCH" --calls "$calls" --concurrency "$conc" --tool "$tool" --args "$args" -- "$@" >"$tmp/$label.$n.json"
+  [ -z "$pid" ] || echo $(($(cpu "$pid") - before)) >"$tmp/$label.$n.cpu"
 }
 # eight LABEL CMD...: eight clients at once
 eight() {
@@ -139,6 +157,12 @@ for label, name in configs:
     cps = med([sum(c["callsPerSec"] for c in run) for run in runs])
     rows[label] = (p50, p99, cps)
     print(f"{name:<34}{p50:>9.3f}{p99:>9.3f}{cps:>11.0f}")
+def cpu(label):
+    xs = [int(open(f).read()) for f in glob.glob(os.path.join(tmp, label + ".*.cpu"))]
+    return med(xs) / 1000 / (int(calls) + 50) if xs and med(xs) > 0 else None
+for label, name in [("shared-c1", "this"), ("base-c1", base)]:
+    if cpu(label) is not None:
+        print(f"launcher CPU per call, 1 client, {name}: {cpu(label):.1f} us (its threads' run time, warm-up included)")
 d, s = rows["direct-c1"], rows["shared-c1"]
 print(f"added p50, 1 client: {s[0] - d[0]:+.3f} ms (target <= 0.05)")
 print(f"8 shared clients vs 1 straight client, aggregate calls/s: {rows['shared-8x'][2] / d[2]:.0%} (target >= 80%)")

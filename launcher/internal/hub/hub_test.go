@@ -448,6 +448,7 @@ func TestHubStoppingServer(t *testing.T) {
 	msg := &mcp.Message{ID: mcp.Int64ID(1), Method: "tools/call", Params: json.RawMessage(`{"name":"echo","arguments":{"text":"next process"}}`)}
 	f := &forward{clientID: msg.ID}
 	cl.mu.Lock()
+	cl.slots++ // as the read loop admits it
 	cl.inflight[msg.ID] = f
 	cl.mu.Unlock()
 	cl.forward(taken, f, msg)
