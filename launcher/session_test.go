@@ -1066,7 +1066,7 @@ func TestSessionKilledLauncher(t *testing.T) {
 // -filesystem, -memory) under a session: they become ready with their
 // tools, answer through the hub, and stop cleanly with nothing left.
 //
-// They come from /work/shared/clients/install.sh, which sets SERVER_*;
+// They come from e2e/clients/install.sh, which sets SERVER_*;
 // without those the test is skipped, unless MCPGEN_E2E=1 says it must
 // run (CI's e2e step), in which case their absence fails it.
 func TestSessionThirdParty(t *testing.T) {
@@ -1082,7 +1082,7 @@ func TestSessionThirdParty(t *testing.T) {
 		missing = append(missing, "node on PATH")
 	}
 	if len(missing) > 0 {
-		msg := fmt.Sprintf("third-party servers: %s missing (eval \"$(/work/shared/clients/install.sh)\")", strings.Join(missing, ", "))
+		msg := fmt.Sprintf("third-party servers: %s missing (eval \"$(e2e/clients/install.sh)\" from the repository)", strings.Join(missing, ", "))
 		if os.Getenv("MCPGEN_E2E") == "1" {
 			t.Fatal(msg)
 		}

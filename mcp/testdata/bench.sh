@@ -2,11 +2,11 @@
 # bench.sh: round trips through `mcpgen serve files`, side by side in one run
 # with the floor (mcp/internal/floor: the least a Go stdio server can do) and
 # with the mcpgen of another revision (main by default). The client is the
-# official TypeScript SDK ($MCP_BENCH, see ../shared/clients/README.md).
+# official TypeScript SDK ($MCP_BENCH, see e2e/clients).
 # Then the memory of each mcpgen under 200k pings whose answers nobody reads
 # (mcp/internal/flood).
 #
-#   eval "$(../shared/clients/install.sh)"
+#   eval "$(e2e/clients/install.sh)"
 #   mcp/testdata/bench.sh [-r ROUNDS] [-n CALLS] [-b REVISION] [-p PINGS]
 #
 # Each round runs every target once, in a rotating order; what is printed
@@ -27,7 +27,7 @@ while getopts r:n:b:p: opt; do
 	esac
 done
 if [[ -z ${MCP_BENCH:-} ]]; then
-	echo 'bench.sh: MCP_BENCH is not set: run eval "$(../shared/clients/install.sh)" from the project root first' >&2
+	echo 'bench.sh: MCP_BENCH is not set: run eval "$(e2e/clients/install.sh)" from the project root first' >&2
 	exit 2
 fi
 
