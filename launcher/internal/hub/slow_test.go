@@ -130,6 +130,10 @@ func unixPair(t *testing.T) (io.ReadWriteCloser, io.ReadWriteCloser) {
 	if theirs == nil {
 		t.Fatal("accept failed")
 	}
+	// Small buffers, so that the hub's writes to a client that does not
+	// read block soon, whatever the system's defaults.
+	_ = theirs.(*net.UnixConn).SetWriteBuffer(8 << 10)
+	_ = ours.(*net.UnixConn).SetReadBuffer(8 << 10)
 	t.Cleanup(func() { ours.Close(); theirs.Close() })
 	return ours, theirs
 }
@@ -228,13 +232,28 @@ func TestHubDropsSlowClient(t *testing.T) {
 				upIDs[m.ID] = true
 			}
 
-			// Notifications of 4 KiB: more than any socket or pipe buffers,
-			// and more than the hub holds. Every send returns: the hub
-			// reads the server while the client sleeps.
-			note := `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"` + strings.Repeat("x", 4<<10) + `"}}`
-			for range 2 * maxNotes {
-				srv.send(note)
-			}
+			// Notifications of 4 KiB, until the client is dropped: more
+			// than its connection buffers, and more than the hub holds for
+			// it. Every send returns: the hub reads the server while the
+			// client sleeps.
+			note := `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"` + strings.Repeat("x", 4<<10) + `"}}` + "\n"
+			stop := make(chan struct{})
+			sent := make(chan error, 1)
+			go func() { // ends when the test has seen the drop, or after 64 MiB
+				for range (maxQueued >> 12) + maxNotes {
+					select {
+					case <-stop:
+						sent <- nil
+						return
+					default:
+					}
+					if _, err := io.WriteString(srv.stdout, note); err != nil {
+						sent <- err
+						return
+					}
+				}
+				sent <- fmt.Errorf("%d notifications sent, and the client is still there", (maxQueued>>12)+maxNotes)
+			}()
 
 			for len(upIDs) > 0 {
 				m := srv.recv()
@@ -248,6 +267,10 @@ func TestHubDropsSlowClient(t *testing.T) {
 					t.Fatalf("cancelled %s; want one of the server's ids %v", m.Params, upIDs)
 				}
 				delete(upIDs, p.RequestID)
+			}
+			close(stop)
+			if err := <-sent; err != nil {
+				t.Fatalf("the server's output: %v", err)
 			}
 			waitClosed(t, served, "Serve of a dropped client that never reads")
 			if got := h.Clients(); len(got) != 0 {
