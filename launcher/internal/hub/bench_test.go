@@ -32,6 +32,7 @@ import (
 //
 // ns/op is the time per call: for one client, the round trip; for eight,
 // the inverse of the aggregate throughput (calls/s is reported too).
+// cpu-ns/op is this process's CPU time per call, where it can be read.
 
 func BenchmarkRoundTrip(b *testing.B) {
 	b.Run("direct", func(b *testing.B) {
@@ -72,6 +73,7 @@ func benchCalls(b *testing.B, conns []*benchConn, perConn int) {
 	var wg sync.WaitGroup
 	var failed atomic.Value
 	b.ResetTimer()
+	cpu0 := processCPU()
 	start := time.Now()
 	for _, c := range conns {
 		for range perConn {
@@ -90,11 +92,18 @@ func benchCalls(b *testing.B, conns []*benchConn, perConn int) {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	cpu := processCPU() - cpu0
 	b.StopTimer()
 	if err, _ := failed.Load().(error); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "calls/s")
+	if cpu > 0 {
+		// The CPU time of this process (the callers and the hub, not the
+		// server) per call: steadier than the round trip on a busy
+		// machine, and what the hub costs beside the direct case.
+		b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+	}
 }
 
 // benchConn is a client that may have many calls in flight: its read
