@@ -18,8 +18,8 @@ type span struct{ start, end int }
 // every occurrence (a duplicate key is as good as another to a decoder),
 // and the last one's text.
 func requestToken(params []byte) (spans []span, token []byte) {
-	if !bytes.Contains(params, []byte(`"progressToken"`)) {
-		return nil, nil // the common case, without a scan
+	if !bytes.Contains(params, []byte(`"progressToken"`)) && !bytes.Contains(params, []byte(`\u`)) {
+		return nil, nil // the common case, without a scan (a key may be spelled with escapes)
 	}
 	top, err := jsonwire.Members(params, 0)
 	if err != nil {
