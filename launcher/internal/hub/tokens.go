@@ -2,6 +2,7 @@ package hub
 
 import (
 	"bytes"
+	"strings"
 
 	"github.com/mcpgen/mcpgen/internal/jsonwire"
 	"github.com/mcpgen/mcpgen/mcp"
@@ -15,18 +16,19 @@ import (
 type span struct{ start, end int }
 
 // requestToken finds params._meta.progressToken in a request's params:
-// every occurrence (a duplicate key is as good as another to a decoder),
-// and the last one's text.
+// every occurrence, and the last one's text. A duplicate key is as good as
+// another to a decoder, and Go's decoders match keys regardless of case:
+// the server must find the hub's token whichever it takes.
 func requestToken(params []byte) (spans []span, token []byte) {
-	if !bytes.Contains(params, []byte(`"progressToken"`)) && !bytes.Contains(params, []byte(`\u`)) {
-		return nil, nil // the common case, without a scan (a key may be spelled with escapes)
+	if !mayHoldToken(params) {
+		return nil, nil // the common case, without a scan
 	}
 	top, err := jsonwire.Members(params, 0)
 	if err != nil {
 		return nil, nil
 	}
 	for _, m := range top {
-		if m.Key != "_meta" || len(m.Value) == 0 || m.Value[0] != '{' {
+		if !strings.EqualFold(m.Key, "_meta") || len(m.Value) == 0 || m.Value[0] != '{' {
 			continue
 		}
 		meta, err := jsonwire.Members(params, m.ValueAt)
@@ -34,13 +36,30 @@ func requestToken(params []byte) (spans []span, token []byte) {
 			return nil, nil
 		}
 		for _, t := range meta {
-			if t.Key == "progressToken" {
+			if strings.EqualFold(t.Key, "progressToken") {
 				spans = append(spans, span{t.ValueAt, t.ValueAt + len(t.Value)})
 				token = t.Value
 			}
 		}
 	}
 	return spans, token
+}
+
+// mayHoldToken reports whether params may name a progressToken, in any
+// case, or with escapes (which it leaves to the scan), without allocating.
+func mayHoldToken(params []byte) bool {
+	const key = `progresstoken"`
+	for rest := params; ; {
+		i := bytes.IndexByte(rest, '"')
+		if i < 0 || len(rest) < i+1+len(key) {
+			break
+		}
+		rest = rest[i+1:]
+		if (rest[0] == 'p' || rest[0] == 'P') && bytes.EqualFold(rest[:len(key)], []byte(key)) {
+			return true
+		}
+	}
+	return bytes.Contains(params, []byte(`\u`))
 }
 
 // memberSpans finds the top-level members named key in an object: a

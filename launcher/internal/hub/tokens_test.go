@@ -1,6 +1,12 @@
 package hub
 
-import "testing"
+import (
+	"testing"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/mcpgen/mcpgen/internal/jsonwire"
+)
 
 // TestRequestToken: the progress token of a request's params is replaced
 // where it is, and everything else stays byte for byte.
@@ -14,6 +20,7 @@ func TestRequestToken(t *testing.T) {
 		{`{ "_meta" : { "a":1, "progressToken" : 7 , "b":[2]}, "arguments":{"s":"<&>"} }`, `{ "_meta" : { "a":1, "progressToken" : "T" , "b":[2]}, "arguments":{"s":"<&>"} }`, `7`},
 		{`{"_meta":{"progress\u0054oken":"a\u0062"}}`, `{"_meta":{"progress\u0054oken":"T"}}`, `"a\u0062"`},
 		{`{"_meta":{"progressToken":1,"progressToken":2}}`, `{"_meta":{"progressToken":"T","progressToken":"T"}}`, `2`},
+		{`{"_META":{"ProgressTOKEN":"x"}}`, `{"_META":{"ProgressTOKEN":"T"}}`, `"x"`}, // as Go's decoders read it
 		{`{"progressToken":"top","_meta":{}}`, `{"progressToken":"top","_meta":{}}`, ``},
 		{`{"arguments":{"text":"progressToken"}}`, `{"arguments":{"text":"progressToken"}}`, ``},
 		{`{"_meta":"progressToken"}`, `{"_meta":"progressToken"}`, ``},
@@ -52,4 +59,39 @@ func TestTokenKey(t *testing.T) {
 			t.Errorf("tokenKey(%s) = %q, %v; want %q, %v", tt.raw, got, ok, tt.want, tt.ok)
 		}
 	}
+}
+
+// FuzzRequestToken: whatever a client sends, the params that go to the
+// server are JSON again, and carry the hub's token wherever a decoder
+// would find the client's.
+func FuzzRequestToken(f *testing.F) {
+	for _, s := range []string{
+		`{"name":"x","_meta":{"progressToken":"tok"}}`,
+		`{"_meta":{"progress\u0054oken":1,"progressToken":2},"_meta":{"progressToken":3}}`,
+		`{"arguments":{"_meta":{"progressToken":"inner"}}}`,
+		`{}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, params string) {
+		if jsonwire.Valid([]byte(params)) != nil {
+			return
+		}
+		spans, _ := requestToken([]byte(params))
+		if len(spans) == 0 {
+			return
+		}
+		out := splice([]byte(params), spans, []byte(`"T"`))
+		if err := jsonwire.Valid(out); err != nil {
+			t.Fatalf("%s became %s: %v", params, out, err)
+		}
+		var p struct {
+			Meta struct {
+				ProgressToken json.RawMessage `json:"progressToken"`
+			} `json:"_meta"`
+		}
+		if err := json.Unmarshal(out, &p); err == nil && string(p.Meta.ProgressToken) != `"T"` {
+			t.Fatalf("%s became %s: a decoder finds the token %s", params, out, p.Meta.ProgressToken)
+		}
+	})
 }
