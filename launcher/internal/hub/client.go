@@ -29,7 +29,10 @@ type forward struct {
 func (c *client) start(msg *mcp.Message) {
 	switch msg.Method {
 	case "initialize":
-		c.spawn(func() { c.initialize(msg) }) // it may wait for the server
+		held := c.hold(msg)
+		if !c.spawn(func() { defer c.unhold(held); c.initialize(held) }) { // it may wait for the server
+			c.unhold(held)
+		}
 		return
 	case "ping":
 		c.answer(msg.ID, emptyResult, nil)
@@ -49,7 +52,16 @@ func (c *client) start(msg *mcp.Message) {
 		c.forward(up, f, msg)
 		return
 	}
-	c.spawn(func() { c.forwardWhenReady(f, msg) })
+	c.forwardLater(f, msg)
+}
+
+// forwardLater forwards a request once the server is ready, on a goroutine
+// of the client's that holds it meanwhile.
+func (c *client) forwardLater(f *forward, msg *mcp.Message) {
+	held := c.hold(msg)
+	if !c.spawn(func() { defer c.unhold(held); c.forwardWhenReady(f, held) }) {
+		c.unhold(held) // the client is going: abandon cancels f
+	}
 }
 
 var emptyResult = json.RawMessage(`{}`)
@@ -111,7 +123,7 @@ func (c *client) forward(up *Upstream, f *forward, msg *mcp.Message) {
 	})
 	if errors.Is(err, mcp.ErrNotSent) {
 		c.hub.dropToken(token)
-		c.spawn(func() { c.forwardWhenReady(f, msg) })
+		c.forwardLater(f, msg)
 		return
 	}
 	if err != nil {
@@ -205,8 +217,10 @@ func (c *client) abandon() {
 	for id := range c.inflight {
 		ids = append(ids, id)
 	}
+	for _, m := range c.waiting {
+		c.heldBytes -= len(m.Params)
+	}
 	c.waiting = nil
-	c.waitingBytes = 0
 	c.mu.Unlock()
 	for _, id := range ids {
 		c.cancel(id, errClientGone)

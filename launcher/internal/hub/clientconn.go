@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -21,15 +22,20 @@ import (
 // that asks without reading.
 const maxInFlight = 64
 
-// As many more requests may wait for a slot, read but not started, with
-// params of no more than maxWaitingBytes in all: the client's read loop
-// goes on reading meanwhile, so that its cancellations, and its answers to
-// the server's requests, still arrive. Beyond, it stops reading the client
-// until a slot frees: the client's writes then wait in its own socket.
-const (
-	maxWaiting      = maxInFlight
-	maxWaitingBytes = mcp.MaxLineSize
-)
+// As many more requests may wait for a slot, read but not started: the
+// client's read loop goes on reading meanwhile, so that its cancellations,
+// and its answers to the server's requests, still arrive. Beyond, it stops
+// reading the client until a slot frees: the client's writes then wait in
+// its own socket.
+const maxWaiting = maxInFlight
+
+// maxHeldBytes bounds the params of the client's requests that the hub
+// holds beyond the read loop's turn: those that wait for a slot, and those
+// that wait for the server (starting, or restarting). Each is held as a
+// copy of its params (see hold), so that the line it was read from, up to
+// mcp.MaxLineSize whatever the params' size, is not kept too. While more
+// is held, no request starts.
+const maxHeldBytes = mcp.MaxLineSize
 
 // clientReadBuffer is the read buffer of a client connection: small, since
 // a launcher may hold many idle ones; longer lines are still read whole.
@@ -56,17 +62,17 @@ type client struct {
 	// room wakes a read loop that waits for a slot (see request, take).
 	room chan struct{}
 
-	mu           sync.Mutex
-	info         mcp.Implementation
-	sampling     bool
-	elicitation  bool
-	initialized  bool
-	inflight     map[mcp.ID]*forward // forwarded requests, by the client's id
-	slots        int                 // requests under way (see maxInFlight)
-	waiting      []*mcp.Message      // requests waiting for a slot, oldest first
-	waitingBytes int                 // their params' length
-	starting     bool                // a goroutine starts waiting requests
-	ended        bool                // run is ending: no more goroutines
+	mu          sync.Mutex
+	info        mcp.Implementation
+	sampling    bool
+	elicitation bool
+	initialized bool
+	inflight    map[mcp.ID]*forward // forwarded requests, by the client's id
+	slots       int                 // requests under way (see maxInFlight)
+	waiting     []*mcp.Message      // requests waiting for a slot, oldest first; held
+	heldBytes   int                 // the params of the requests held (see hold)
+	starting    bool                // a goroutine starts waiting requests
+	ended       bool                // run is ending: no more goroutines
 }
 
 func newClient(ctx context.Context, h *Hub, conn io.ReadWriteCloser) *client {
@@ -143,9 +149,8 @@ func (c *client) request(msg *mcp.Message) {
 			c.start(msg)
 			return
 		}
-		if len(c.waiting) == 0 || len(c.waiting) < maxWaiting && c.waitingBytes+len(msg.Params) <= maxWaitingBytes {
-			c.waiting = append(c.waiting, msg)
-			c.waitingBytes += len(msg.Params)
+		if len(c.waiting) == 0 || len(c.waiting) < maxWaiting && c.heldBytes+len(msg.Params) <= maxHeldBytes {
+			c.waiting = append(c.waiting, c.holdLocked(msg))
 			c.startWaitingLocked()
 			c.mu.Unlock()
 			return
@@ -178,7 +183,30 @@ func (c *client) take() bool {
 // roomLocked reports whether a request may start: a slot is free, and the
 // client reads what it is sent.
 func (c *client) roomLocked() bool {
-	return c.slots < maxInFlight && c.out.size() < softQueued
+	return c.slots < maxInFlight && c.heldBytes < maxHeldBytes && c.out.size() < softQueued
+}
+
+// hold keeps a request beyond the read loop's turn: a copy of it whose
+// params are its own, counted against maxHeldBytes until unhold.
+func (c *client) hold(msg *mcp.Message) *mcp.Message {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.holdLocked(msg)
+}
+
+func (c *client) holdLocked(msg *mcp.Message) *mcp.Message {
+	held := *msg
+	held.Params = bytes.Clone(msg.Params)
+	c.heldBytes += len(held.Params)
+	return &held
+}
+
+// unhold ends what hold began: there may be room again.
+func (c *client) unhold(held *mcp.Message) {
+	c.mu.Lock()
+	c.heldBytes -= len(held.Params)
+	c.mu.Unlock()
+	c.roomMade()
 }
 
 // waitRoom waits until there may be room, and reports false when the
@@ -239,17 +267,13 @@ func (c *client) startWaiting() {
 			c.mu.Unlock()
 			return
 		}
-		msg := c.waiting[0]
+		held := c.waiting[0]
 		c.waiting[0] = nil
 		c.waiting = c.waiting[1:]
-		c.waitingBytes -= len(msg.Params)
 		c.slots++
 		c.mu.Unlock()
-		select {
-		case c.room <- struct{}{}: // the read loop may wait for room in the queue
-		default:
-		}
-		c.start(msg)
+		c.start(held)
+		c.unhold(held) // and wakes the read loop, which may wait for room in the queue
 	}
 }
 
@@ -258,7 +282,7 @@ func (c *client) startWaiting() {
 func (c *client) unwaitLocked(id mcp.ID) bool {
 	for i, m := range c.waiting {
 		if m.ID == id {
-			c.waitingBytes -= len(m.Params)
+			c.heldBytes -= len(m.Params)
 			c.waiting = append(c.waiting[:i], c.waiting[i+1:]...)
 			return true
 		}

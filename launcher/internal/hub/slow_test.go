@@ -348,11 +348,11 @@ func TestHubUnreadFlood(t *testing.T) {
 			}
 			th.hub.mu.Unlock()
 			fl.mu.Lock()
-			slots, waiting, waitingBytes := fl.slots, len(fl.waiting), fl.waitingBytes
+			slots, waiting, held := fl.slots, len(fl.waiting), fl.heldBytes
 			fl.mu.Unlock()
-			if slots > maxInFlight || waiting > maxWaiting || waitingBytes > maxWaitingBytes {
-				t.Errorf("held for the flooder: %d requests under way, %d (%d bytes) waiting; want at most %d, %d (%d bytes)",
-					slots, waiting, waitingBytes, maxInFlight, maxWaiting, maxWaitingBytes)
+			if slots > maxInFlight || waiting > maxWaiting || held > maxHeldBytes {
+				t.Errorf("held for the flooder: %d requests under way, %d waiting, %d bytes held; want at most %d, %d, %d",
+					slots, waiting, held, maxInFlight, maxWaiting, maxHeldBytes)
 			}
 			if q := fl.out.size(); q > softQueued+maxInFlight*256 {
 				t.Errorf("%d bytes queued for the flooder, want at most %d", q, softQueued+maxInFlight*256)
@@ -461,5 +461,71 @@ func TestHubServerCancels(t *testing.T) {
 	c.Send(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","arguments":{}}}`)
 	if m := srv.recv(); m.Method != "tools/call" {
 		t.Errorf("the server got %s after it cancelled, want the next call", m.AppendJSON(nil))
+	}
+}
+
+// TestHubHoldsBoundedWhileServerDown (issue 8 item 4): requests that wait
+// for a server that is restarting are held as copies of their params, of
+// bounded size in all; beyond, the hub stops reading the client, and once
+// the server is back every request is answered.
+func TestHubHoldsBoundedWhileServerDown(t *testing.T) {
+	th := newTestHub(t, "echo")
+	stalled := make(chan struct{}, 1)
+	th.hub.roomWaits = func() {
+		select {
+		case stalled <- struct{}{}:
+		default:
+		}
+	}
+	ours, theirs := unixPair(t)
+	serve(t, th.hub, theirs)
+	r := initializeOnly(t, ours, "big")
+	th.crash()
+
+	const n, size = 24, 1 << 20 // 24 MiB of params, more than the hub holds
+	text := strings.Repeat("x", size)
+	wrote := make(chan error, 1)
+	go func() { // ends when every request is written: once the server is back
+		for i := 1; i <= n; i++ {
+			if _, err := fmt.Fprintf(ours, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":"%s"}}}`+"\n", i, text); err != nil {
+				wrote <- err
+				return
+			}
+		}
+		wrote <- nil
+	}()
+	select {
+	case <-stalled:
+	case <-time.After(waitLong):
+		t.Fatal("the hub never stopped reading a client whose requests wait for the server")
+	}
+	th.hub.mu.Lock()
+	var c *client
+	for k := range th.hub.clients {
+		c = k
+	}
+	th.hub.mu.Unlock()
+	c.mu.Lock()
+	held := c.heldBytes
+	c.mu.Unlock()
+	if limit := maxHeldBytes + 2*(size+100); held > limit {
+		t.Errorf("%d bytes held while the server is down, want at most %d", held, limit)
+	}
+
+	th.start("echo")
+	seen := map[string]bool{}
+	for len(seen) < n {
+		line, err := r.ReadBytes('\n')
+		if err != nil {
+			t.Fatalf("after %d answers: %v", len(seen), err)
+		}
+		m, err := mcp.DecodeMessage(line)
+		if err != nil || m.Error != nil || seen[m.ID.String()] {
+			t.Fatalf("answer %d: %.200s (%v)", len(seen)+1, line, err)
+		}
+		seen[m.ID.String()] = true
+	}
+	if err := <-wrote; err != nil {
+		t.Fatal(err)
 	}
 }
