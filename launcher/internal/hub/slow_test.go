@@ -529,3 +529,19 @@ func TestHubHoldsBoundedWhileServerDown(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestHubServerAnswerTooLong: an answer longer than a line may be fails
+// the client's request at once, instead of leaving it waiting for ever.
+func TestHubServerAnswerTooLong(t *testing.T) {
+	h, srv := newFakeHub(t)
+	ours, theirs := net.Pipe()
+	serve(t, h, theirs)
+	c := testserver.NewClient(t, ours, "a", "")
+	c.Call("1", "echo", `{}`)
+	req := srv.recv()
+	long := `{"jsonrpc":"2.0","id":` + req.ID.String() + `,"result":{"text":"` + strings.Repeat("x", mcp.MaxLineSize) + `"}}` + "\n"
+	go io.WriteString(srv.stdout, long) // ends when read, or at the test's end (the server's output closes)
+	if m := c.Next(); m.ID.String() != "1" || m.Error == nil || m.Error.Code != mcp.CodeInternalError || !strings.Contains(m.Error.Message, "longer than") {
+		t.Errorf("got %.300s, want error %d saying the answer was too long", m.AppendJSON(nil), mcp.CodeInternalError)
+	}
+}

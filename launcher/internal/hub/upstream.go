@@ -143,7 +143,9 @@ func (u *Upstream) wireError(err error) *mcp.Error {
 	case errors.Is(err, mcp.ErrClosed):
 		return unavailable(u.name, err)
 	}
-	return mcp.NewError(CodeUnavailable, "server %q: %v", u.name, err)
+	// An answer the hub could not take, longer than a line may be: the
+	// same request would fail again.
+	return mcp.NewError(mcp.CodeInternalError, "server %q: %v", u.name, err)
 }
 
 func unavailable(server string, cause error) *mcp.Error {
