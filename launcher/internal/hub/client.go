@@ -24,7 +24,7 @@ type forward struct {
 	cancelled bool
 }
 
-// start handles a request that has a slot (see take): the hub answers
+// start handles a request that has a slot (see request): the hub answers
 // ping and initialize itself, and forwards everything else.
 func (c *client) start(msg *mcp.Message) {
 	switch msg.Method {
