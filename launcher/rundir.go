@@ -35,30 +35,81 @@ func RuntimeDir(workspace string) (string, error) {
 	if err := checkDirName(workspace); err != nil {
 		return "", err
 	}
-	var base string
-	var managed []string // created one by one under base, each checked
-	if v := os.Getenv(envRuntimeDir); v != "" {
-		if !filepath.IsAbs(v) {
-			return "", fmt.Errorf("%s=%q: not an absolute path: set it to one", envRuntimeDir, v)
-		}
-		base, managed = v, []string{workspace}
-	} else if v := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(v) {
-		// The XDG spec has relative paths ignored, and so they are.
-		base, managed = v, []string{"mcpgen", workspace}
-	} else {
-		base, managed = os.TempDir(), []string{"mcpgen-" + strconv.Itoa(os.Getuid()), workspace}
+	base, managed, err := runtimeRoot()
+	if err != nil {
+		return "", err
 	}
 	if err := os.MkdirAll(base, 0o700); err != nil {
 		return "", fmt.Errorf("runtime dir: %w", err)
 	}
-	dir := filepath.Clean(base)
-	for _, name := range managed {
+	dir := base
+	for _, name := range append(managed, workspace) {
 		dir = filepath.Join(dir, name)
 		if err := privateDir(dir, os.Getuid()); err != nil {
 			return "", err
 		}
 	}
 	return dir, nil
+}
+
+// runtimeRoot returns the base of the runtime dirs (see RuntimeDir) and the
+// directories mcpgen manages between it and a workspace's runtime dir,
+// without creating anything.
+func runtimeRoot() (base string, managed []string, err error) {
+	if v := os.Getenv(envRuntimeDir); v != "" {
+		if !filepath.IsAbs(v) {
+			return "", nil, fmt.Errorf("%s=%q: not an absolute path: set it to one", envRuntimeDir, v)
+		}
+		return filepath.Clean(v), nil, nil
+	}
+	if v := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(v) {
+		// The XDG spec has relative paths ignored, and so they are.
+		return filepath.Clean(v), []string{"mcpgen"}, nil
+	}
+	return filepath.Clean(os.TempDir()), []string{"mcpgen-" + strconv.Itoa(os.Getuid())}, nil
+}
+
+// sessionsDir returns the directory that holds the runtime dir of every
+// workspace, checked as RuntimeDir checks it, without creating anything:
+// exists is false when it does not exist (no launcher ever ran).
+func sessionsDir() (dir string, exists bool, err error) {
+	base, managed, err := runtimeRoot()
+	if err != nil {
+		return "", false, err
+	}
+	return findPrivate(base, managed)
+}
+
+// findRuntimeDir returns the runtime dir of a workspace without creating
+// anything: exists is false when it does not exist (the workspace was never
+// launched). What exists is checked as RuntimeDir checks it.
+func findRuntimeDir(workspace string) (dir string, exists bool, err error) {
+	if err := checkDirName(workspace); err != nil {
+		return "", false, err
+	}
+	base, managed, err := runtimeRoot()
+	if err != nil {
+		return "", false, err
+	}
+	return findPrivate(base, append(managed, workspace))
+}
+
+// findPrivate checks base/managed[0]/managed[1]/... one by one as
+// privateDir does, stopping at the first that does not exist.
+func findPrivate(base string, managed []string) (dir string, exists bool, err error) {
+	dir = base
+	for _, name := range managed {
+		dir = filepath.Join(dir, name)
+		if err := checkPrivate(dir, os.Getuid()); errors.Is(err, fs.ErrNotExist) {
+			return dir, false, nil
+		} else if err != nil {
+			return dir, false, err
+		}
+	}
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return dir, false, nil // the base itself
+	}
+	return dir, true, nil
 }
 
 // privateDir makes dir (mode 0700) unless it exists, then checks that it is
@@ -68,6 +119,12 @@ func privateDir(dir string, uid int) error {
 	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("runtime dir: %w", err)
 	}
+	return checkPrivate(dir, uid)
+}
+
+// checkPrivate checks that dir is a directory that only uid can enter; an
+// error that wraps fs.ErrNotExist when it does not exist.
+func checkPrivate(dir string, uid int) error {
 	fi, err := os.Lstat(dir) // Lstat: a symlink is refused, not followed
 	if err != nil {
 		return fmt.Errorf("runtime dir: %w", err)
@@ -95,28 +152,63 @@ func privateDir(dir string, uid int) error {
 // home, where other users cannot plant anything, and every file mcpgen puts
 // there is 0600.
 func StateDir(workspace string) (string, error) {
-	if err := checkDirName(workspace); err != nil {
+	dir, err := stateDirPath(workspace)
+	if err != nil {
 		return "", err
-	}
-	var dir string
-	if v := os.Getenv(envStateDir); v != "" {
-		if !filepath.IsAbs(v) {
-			return "", fmt.Errorf("%s=%q: not an absolute path: set it to one", envStateDir, v)
-		}
-		dir = filepath.Join(v, workspace)
-	} else if v := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(v) {
-		dir = filepath.Join(v, "mcpgen", workspace)
-	} else {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", fmt.Errorf("state dir: %v: set %s", err, envStateDir)
-		}
-		dir = filepath.Join(home, ".local", "state", "mcpgen", workspace)
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("state dir: %w", err)
 	}
 	return dir, nil
+}
+
+// FindStateDir returns the state dir of a workspace that has one, without
+// creating anything; when it has none (it was never launched), the error
+// is a *NeverLaunchedError.
+func FindStateDir(workspace string) (string, error) {
+	dir, err := stateDirPath(workspace)
+	if err != nil {
+		return "", err
+	}
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", &NeverLaunchedError{Workspace: workspace, Dir: dir}
+	case err != nil:
+		return "", fmt.Errorf("state dir: %w", err)
+	case !fi.IsDir():
+		return "", fmt.Errorf("state dir %s: not a directory: remove it, or set %s", dir, envStateDir)
+	}
+	return dir, nil
+}
+
+// A NeverLaunchedError is a workspace that has no state dir: no launcher
+// ever ran for it (with these settings).
+type NeverLaunchedError struct{ Workspace, Dir string }
+
+func (e *NeverLaunchedError) Error() string {
+	return fmt.Sprintf("workspace %q has never been launched here (no %s): check the id with mcpgen ps, or start it with mcpgen launch --workspace %s", e.Workspace, e.Dir, e.Workspace)
+}
+
+// stateDirPath is where StateDir is, made or not.
+func stateDirPath(workspace string) (string, error) {
+	if err := checkDirName(workspace); err != nil {
+		return "", err
+	}
+	if v := os.Getenv(envStateDir); v != "" {
+		if !filepath.IsAbs(v) {
+			return "", fmt.Errorf("%s=%q: not an absolute path: set it to one", envStateDir, v)
+		}
+		return filepath.Join(v, workspace), nil
+	}
+	if v := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(v) {
+		return filepath.Join(v, "mcpgen", workspace), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("state dir: %v: set %s", err, envStateDir)
+	}
+	return filepath.Join(home, ".local", "state", "mcpgen", workspace), nil
 }
 
 // checkDirName refuses a workspace id that could name anything but one

@@ -456,7 +456,7 @@ func TestSessionReady(t *testing.T) {
 		}
 	}
 	// Status over the control socket says the same.
-	q, err := QueryStatus("ws")
+	q, err := QueryStatus(context.Background(), "ws")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -482,7 +482,7 @@ func TestSessionReady(t *testing.T) {
 			t.Errorf("%s: states %v, want the last stopped", name, got)
 		}
 	}
-	if _, err := QueryStatus("ws"); !errors.As(err, new(*NotRunningError)) {
+	if _, err := QueryStatus(context.Background(), "ws"); !errors.As(err, new(*NotRunningError)) {
 		t.Errorf("status after the session: got %v, want NotRunningError", err)
 	}
 }
@@ -560,7 +560,7 @@ func TestSessionReload(t *testing.T) {
 	// Invalid: nothing changes, and status says why (the control socket's
 	// reload answers with the error too).
 	mm.set("[servers.keep]\ncomand = \"x\"\n")
-	st, err := RequestReload("ws")
+	st, err := RequestReload(context.Background(), "ws")
 	if err == nil || !strings.Contains(err.Error(), `mcpgen.toml:2:1: server "keep": unknown key "comand"`) {
 		t.Errorf("reload of an invalid manifest: got %v", err)
 	}
@@ -992,7 +992,7 @@ func TestSessionKilledLauncher(t *testing.T) {
 		t.Helper()
 		deadline := time.Now().Add(waitLong)
 		for {
-			st, err := QueryStatus("ws")
+			st, err := QueryStatus(context.Background(), "ws")
 			if err == nil && allReady("stubborn", "parent", "plain")(st) {
 				return st
 			}
@@ -1017,7 +1017,7 @@ func TestSessionKilledLauncher(t *testing.T) {
 	if err := wait(first); signalOf(err) != syscall.SIGKILL {
 		t.Fatalf("the first launcher: got %v, want killed", err)
 	}
-	if _, err := QueryStatus("ws"); !errors.As(err, new(*NotRunningError)) {
+	if _, err := QueryStatus(context.Background(), "ws"); !errors.As(err, new(*NotRunningError)) {
 		t.Errorf("status with the launcher dead: got %v, want NotRunningError", err)
 	}
 	// What it left: the stubborn server, and the parent's grandchild (the
