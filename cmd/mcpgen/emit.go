@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 
@@ -308,26 +307,7 @@ func (o *emitOptions) target() (path string, private bool, err error) {
 		}
 		return ".mcp.json", false, nil
 	default:
-		return claudeDesktopConfig(home), true, nil
-	}
-}
-
-// claudeDesktopConfig is where Claude Desktop keeps its config on this OS.
-func claudeDesktopConfig(home string) string {
-	switch runtime.GOOS {
-	case "darwin":
-		return filepath.Join(home, "Library", "Application Support", "Claude", "claude_desktop_config.json")
-	case "windows":
-		if appData := os.Getenv("APPDATA"); appData != "" {
-			return filepath.Join(appData, "Claude", "claude_desktop_config.json")
-		}
-		return filepath.Join(home, "AppData", "Roaming", "Claude", "claude_desktop_config.json")
-	default:
-		dir := os.Getenv("XDG_CONFIG_HOME")
-		if dir == "" {
-			dir = filepath.Join(home, ".config")
-		}
-		return filepath.Join(dir, "Claude", "claude_desktop_config.json")
+		return hostDesktopConfig(home, os.Getenv), true, nil
 	}
 }
 
