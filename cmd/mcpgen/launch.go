@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/mcpgen/mcpgen/internal/proc"
 	"github.com/mcpgen/mcpgen/launcher"
 	"github.com/mcpgen/mcpgen/manifest"
 )
@@ -103,7 +104,7 @@ func (a *app) launch(o launchOptions, agent []string) error {
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	signal.Notify(sigs, launchSignals...)
 	defer signal.Stop(sigs)
 
 	live := o.logFormat == "" && len(agent) == 0 && isTerminal(a.stderr)
@@ -171,7 +172,7 @@ func (a *app) launch(o launchOptions, agent []string) error {
 			stop()
 		case sig := <-sigs:
 			switch {
-			case sig == syscall.SIGHUP:
+			case isReloadSignal(sig):
 				session.Reload() // retries failed servers too
 			case agentProc != nil && agentStatus < 0:
 				// The agent runs the terminal: Ctrl-C is the agent's to
@@ -245,7 +246,12 @@ func (a *app) startAgent(o launchOptions, argv []string, done chan int) (*os.Pro
 	if user != "" {
 		cmd.Env = append(cmd.Env, manifest.VarUserID+"="+user)
 	}
-	if err := cmd.Start(); err != nil {
+	// On Windows, an agent installed by npm is a batch file (codex.cmd).
+	err = proc.Prepare(cmd)
+	if err == nil {
+		err = cmd.Start()
+	}
+	if err != nil {
 		return nil, fmt.Errorf("starting %s: %w", argv[0], err)
 	}
 	go func() {
@@ -340,7 +346,7 @@ func (t *liveTable) loop() {
 		// Clear the screen, then draw from the top left.
 		fmt.Fprint(t.w, "\x1b[H\x1b[2J")
 		t.session.Status().WriteTable(t.w, time.Now())
-		fmt.Fprintln(t.w, "\nCtrl-C stops the session; SIGHUP (or mcpgen reload) reloads the manifest.")
+		fmt.Fprintln(t.w, "\nCtrl-C stops the session; "+reloadHint+" reloads the manifest.")
 		time.Sleep(100 * time.Millisecond)
 	}
 }
