@@ -2,8 +2,9 @@ package launcher
 
 import (
 	"fmt"
-	"path/filepath"
+	"path"
 	"strconv"
+	"strings"
 )
 
 // Where each platform keeps mcpgen's directories when MCPGEN_RUNTIME_DIR and
@@ -37,7 +38,7 @@ type dirRules struct {
 // spec has relative paths ignored, and so they are.
 func (e dirEnv) absEnv(name string) (string, bool) {
 	v := e.getenv(name)
-	return v, v != "" && filepath.IsAbs(v)
+	return v, v != "" && path.IsAbs(v)
 }
 
 func (e dirEnv) homeDir(what string) (string, error) {
@@ -68,13 +69,13 @@ var linuxDirs = dirRules{
 	},
 	state: func(e dirEnv, ws string) (string, error) {
 		if v, ok := e.absEnv("XDG_STATE_HOME"); ok {
-			return filepath.Join(v, "mcpgen", ws), nil
+			return path.Join(v, "mcpgen", ws), nil
 		}
 		home, err := e.homeDir("state dir")
 		if err != nil {
 			return "", err
 		}
-		return filepath.Join(home, ".local", "state", "mcpgen", ws), nil
+		return path.Join(home, ".local", "state", "mcpgen", ws), nil
 	},
 	maxSocketPath: 107, // sun_path holds 108 bytes
 }
@@ -100,13 +101,13 @@ var darwinDirs = dirRules{
 	},
 	state: func(e dirEnv, ws string) (string, error) {
 		if v, ok := e.absEnv("XDG_STATE_HOME"); ok {
-			return filepath.Join(v, "mcpgen", ws), nil
+			return path.Join(v, "mcpgen", ws), nil
 		}
 		home, err := e.homeDir("state dir")
 		if err != nil {
 			return "", err
 		}
-		return filepath.Join(home, "Library", "Logs", "mcpgen", ws), nil
+		return path.Join(home, "Library", "Logs", "mcpgen", ws), nil
 	},
 	maxSocketPath: 103, // sun_path holds 104 bytes
 }
@@ -121,14 +122,14 @@ var windowsDirs = dirRules{
 		if err != nil {
 			return "", nil, err
 		}
-		return filepath.Join(local, "mcpgen"), []string{"run", ws}, nil
+		return joinWindows(local, "mcpgen"), []string{"run", ws}, nil
 	},
 	state: func(e dirEnv, ws string) (string, error) {
 		local, err := localAppData(e, "state dir")
 		if err != nil {
 			return "", err
 		}
-		return filepath.Join(local, "mcpgen", "logs", ws), nil
+		return joinWindows(local, "mcpgen", "logs", ws), nil
 	},
 	maxSocketPath: 107, // afunix.h: UNIX_PATH_MAX is 108
 }
@@ -142,7 +143,7 @@ func localAppData(e dirEnv, what string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(home, "AppData", "Local"), nil
+	return joinWindows(home, "AppData", "Local"), nil
 }
 
 // isAbsWindows reports whether p is an absolute Windows path (C:\x, \\host\share),
@@ -152,4 +153,13 @@ func isAbsWindows(p string) bool {
 		return true
 	}
 	return len(p) >= 2 && (p[0] == '\\' || p[0] == '/') && (p[1] == '\\' || p[1] == '/')
+}
+
+// joinWindows joins path elements with backslashes.
+func joinWindows(elem ...string) string {
+	p := elem[0]
+	for _, e := range elem[1:] {
+		p = strings.TrimRight(p, `\/`) + `\` + e
+	}
+	return p
 }

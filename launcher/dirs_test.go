@@ -2,7 +2,7 @@ package launcher
 
 import (
 	"errors"
-	"path/filepath"
+	"path"
 	"slices"
 	"strings"
 	"testing"
@@ -54,14 +54,14 @@ func TestDirRules(t *testing.T) {
 		{
 			name: "windows LOCALAPPDATA", rules: windowsDirs,
 			env:  map[string]string{"LOCALAPPDATA": `C:\Users\ann\AppData\Local`, "XDG_RUNTIME_DIR": "/xr", "XDG_STATE_HOME": "/xs"},
-			home: `C:\Users\ann`, wantBase: filepath.Join(`C:\Users\ann\AppData\Local`, "mcpgen"), wantManaged: []string{"run", "ws"},
-			wantState: filepath.Join(`C:\Users\ann\AppData\Local`, "mcpgen", "logs", "ws"),
+			home: `C:\Users\ann`, wantBase: `C:\Users\ann\AppData\Local\mcpgen`, wantManaged: []string{"run", "ws"},
+			wantState: `C:\Users\ann\AppData\Local\mcpgen\logs\ws`,
 		},
 		{
 			name: "windows without LOCALAPPDATA", rules: windowsDirs,
 			env:  map[string]string{"LOCALAPPDATA": `relative`},
-			home: `C:\Users\ann`, wantBase: filepath.Join(`C:\Users\ann`, "AppData", "Local", "mcpgen"), wantManaged: []string{"run", "ws"},
-			wantState: filepath.Join(`C:\Users\ann`, "AppData", "Local", "mcpgen", "logs", "ws"),
+			home: `C:\Users\ann\`, wantBase: `C:\Users\ann\AppData\Local\mcpgen`, wantManaged: []string{"run", "ws"},
+			wantState: `C:\Users\ann\AppData\Local\mcpgen\logs\ws`,
 		},
 	}
 	for _, tt := range tests {
@@ -131,8 +131,10 @@ func TestDirRulesSocketFits(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// The platform's separator is one byte, as the test system's is.
-		p := filepath.Join(append([]string{base}, append(managed, controlSocket+".sock")...)...)
+		p := path.Join(append([]string{base}, append(managed, controlSocket+".sock")...)...)
+		if strings.Contains(base, `\`) {
+			p = joinWindows(append([]string{base}, append(managed, controlSocket+".sock")...)...)
+		}
 		if fits := len(p) <= tt.rules.maxSocketPath; fits != tt.fits {
 			t.Errorf("%s: %s is %d bytes, limit %d: fits is %v, want %v", tt.name, p, len(p), tt.rules.maxSocketPath, fits, tt.fits)
 		}
