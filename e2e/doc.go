@@ -4,8 +4,13 @@
 // mcpgen serve; and third-party MCP servers run from a manifest.
 //
 // The tests are skipped unless MCPGEN_E2E=1, and need the clients that
-// ../shared/clients/install.sh installs:
+// clients/install.sh installs: the versions that clients/package.json and
+// its lockfile pin, with npm ci into a cache directory. From the
+// repository's root:
 //
-//	eval "$(../shared/clients/install.sh)"
+//	eval "$(e2e/clients/install.sh)"
 //	MCPGEN_E2E=1 go test -count=1 -v ./e2e/
+//
+// The validators (validate_test.go) are the package's own: they run the
+// real Codex and Claude Code on a config, offline, in a throwaway home.
 package e2e

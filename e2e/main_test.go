@@ -1,3 +1,5 @@
+//go:build unix
+
 package e2e
 
 import (
@@ -12,19 +14,13 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	json "github.com/goccy/go-json"
 )
 
 // howToRun is what a skipped test says.
-const howToRun = `end-to-end tests against the real Codex, Claude Code and MCP SDK: run eval "$(../shared/clients/install.sh)", then MCPGEN_E2E=1 go test -count=1 -v ./e2e/`
+const howToRun = `end-to-end tests against the real Codex, Claude Code and MCP SDK: run eval "$(e2e/clients/install.sh)" from the repository, then MCPGEN_E2E=1 go test -count=1 -v ./e2e/`
 
-// clientVars are the variables that ../shared/clients/install.sh exports.
+// clientVars are the variables of e2e/clients/install.sh that the tests use.
 var clientVars = []string{"CODEX_BIN", "CLAUDE_BIN", "MCP_BENCH", "MCP_NODE_MODULES", "SERVER_EVERYTHING", "SERVER_FILESYSTEM", "SERVER_MEMORY"}
-
-// validators is where validate-codex.sh and validate-claude.sh are: the
-// shared directory beside the repository.
-var validators = filepath.Join("..", "..", "shared", "clients")
 
 var (
 	enabled bool
@@ -62,29 +58,24 @@ func setup() (string, error) {
 		}
 	}
 	if len(missing) > 0 {
-		return "", fmt.Errorf("MCPGEN_E2E=1 but %s not set: run eval \"$(../shared/clients/install.sh)\" from the repository first", strings.Join(missing, ", "))
+		return "", fmt.Errorf("MCPGEN_E2E=1 but %s not set: run eval \"$(e2e/clients/install.sh)\" from the repository first", strings.Join(missing, ", "))
 	}
 	for _, v := range clientVars {
 		if _, err := os.Stat(os.Getenv(v)); err != nil {
-			return "", fmt.Errorf("%s: %v: re-run ../shared/clients/install.sh", v, err)
+			return "", fmt.Errorf("%s: %v: run e2e/clients/install.sh again", v, err)
 		}
 	}
-	// Absolute: the validators run in the tests' own directories.
-	abs, err := filepath.Abs(validators)
-	if err != nil {
-		return "", err
-	}
-	validators = abs
-	for _, s := range []string{"validate-codex.sh", "validate-claude.sh"} {
-		if _, err := os.Stat(filepath.Join(validators, s)); err != nil {
-			return "", fmt.Errorf("the validators are missing: %v (the shared directory must be beside the repository)", err)
-		}
-	}
+	var err error
 	if node, err = exec.LookPath("node"); err != nil {
 		return "", fmt.Errorf("node is not on PATH: %v", err)
 	}
-	if exec.Command("unshare", "-n", "true").Run() == nil {
-		unshare = []string{"unshare", "-n"}
+	// A network namespace of its own, as root or, failing that, as an
+	// unprivileged user mapped to root.
+	for _, prefix := range [][]string{{"unshare", "-n"}, {"unshare", "-rn"}} {
+		if exec.Command(prefix[0], append(prefix[1:], "true")...).Run() == nil {
+			unshare = prefix
+			break
+		}
 	}
 	out, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE", "GOPATH").Output()
 	if err != nil {
@@ -222,42 +213,32 @@ func offline(args ...string) []string {
 	return append(slices.Clip(unshare), args...)
 }
 
-// validateCodex runs validate-codex.sh (the real Codex strict loader, then
-// codex mcp list) on file and returns the names of the servers Codex sees.
-// names are also checked one by one with codex mcp get.
+// validateCodex checks file with the real Codex (validateCodexFile: its
+// strict loader, codex mcp list and codex mcp get for each of names; flags
+// --project, --in-project DIR, --health, --no-netns) and returns the names
+// of the servers Codex sees, and the transcript. The test fails unless the
+// file is valid. env is added to the sandbox's.
 func (sb *sandbox) validateCodex(env []string, flags []string, file string, names ...string) (servers []string, out string) {
 	sb.t.Helper()
-	args := append([]string{"bash", filepath.Join(validators, "validate-codex.sh")}, flags...)
-	res := sb.must(run{env: env, args: append(append(args, file), names...)})
-	list, err := section(res.stdout, "## 2. codex mcp list --json")
-	if err != nil {
-		sb.t.Fatalf("validate-codex.sh %s: %v\n%s", file, err, res.stdout)
+	v := validateCodexFile(sb.dir, append(slices.Clip(sb.env), env...), flags, file, names...)
+	if v.err != nil {
+		sb.t.Fatalf("the real Codex %v: %v\n%s", flags, v.err, v.out)
 	}
-	var parsed []struct {
-		Name string `json:"name"`
-	}
-	if err := json.NewDecoder(strings.NewReader(list)).Decode(&parsed); err != nil {
-		sb.t.Fatalf("validate-codex.sh %s: codex mcp list --json: %v\n%s", file, err, list)
-	}
-	for _, s := range parsed {
-		servers = append(servers, s.Name)
-	}
-	return servers, res.stdout
+	return v.servers, v.out
 }
 
-// validateClaude runs validate-claude.sh (the real Claude Code: claude mcp
-// list, then claude mcp get for every server of the file) and returns the
-// names of the servers that claude mcp get accepted.
+// validateClaude checks file with the real Claude Code (validateClaudeFile:
+// claude mcp list, then claude mcp get for every server of the file; flags
+// --health, --desktop, --strict-warnings, --in-project DIR, --no-netns) and
+// returns the names of the servers that claude mcp get accepted, and the
+// transcript. The test fails unless the file is valid.
 func (sb *sandbox) validateClaude(env []string, flags []string, file string) (servers []string, out string) {
 	sb.t.Helper()
-	args := append([]string{"bash", filepath.Join(validators, "validate-claude.sh")}, flags...)
-	res := sb.must(run{env: env, args: append(args, file)})
-	for _, line := range strings.Split(res.stdout, "\n") {
-		if name, ok := strings.CutPrefix(line, "## 2. claude mcp get "); ok {
-			servers = append(servers, name)
-		}
+	v := validateClaudeFile(sb.dir, append(slices.Clip(sb.env), env...), flags, file)
+	if v.err != nil {
+		sb.t.Fatalf("the real Claude Code %v: %v\n%s", flags, v.err, v.out)
 	}
-	return servers, res.stdout
+	return v.servers, v.out
 }
 
 // section returns the text of out after the line header, up to the next

@@ -1,3 +1,5 @@
+//go:build unix
+
 package e2e
 
 import (
@@ -179,7 +181,7 @@ func TestServeWithSDKClient(t *testing.T) {
 	}
 }
 
-// benchOutput is the part of mcp-bench.mjs's JSON that the test reads.
+// benchOutput is the part of bench.mjs's JSON that the test reads.
 type benchOutput struct {
 	ToolCount int     `json:"toolCount"`
 	Calls     int     `json:"calls"`
@@ -190,7 +192,7 @@ type benchOutput struct {
 	} `json:"latencyMs"`
 }
 
-// TestServeWithMCPBench has mcp-bench.mjs (the TypeScript SDK client, which
+// TestServeWithMCPBench has bench.mjs (the TypeScript SDK client, which
 // fails on any isError result) call mcpgen serve's tools many times. The
 // latencies are logged for comparison, never asserted.
 func TestServeWithMCPBench(t *testing.T) {
@@ -214,22 +216,22 @@ func TestServeWithMCPBench(t *testing.T) {
 	} {
 		res := bench(tc.server, tc.tool, tc.args, 200)
 		if res.err != nil {
-			t.Fatalf("mcp-bench %s %s: %s", tc.server, tc.tool, res)
+			t.Fatalf("bench.mjs %s %s: %s", tc.server, tc.tool, res)
 		}
 		var out benchOutput
 		if err := json.Unmarshal([]byte(res.stdout), &out); err != nil {
-			t.Fatalf("mcp-bench %s: %v\n%s", tc.server, err, res)
+			t.Fatalf("bench.mjs %s: %v\n%s", tc.server, err, res)
 		}
 		if out.ToolCount != tc.tools || out.Calls != 200 {
-			t.Errorf("mcp-bench %s: got %d tools and %d calls, want %d and 200", tc.server, out.ToolCount, out.Calls, tc.tools)
+			t.Errorf("bench.mjs %s: got %d tools and %d calls, want %d and 200", tc.server, out.ToolCount, out.Calls, tc.tools)
 		}
 		t.Logf("mcpgen serve %s, %s x200 through the TS SDK: connect %.1f ms, p50 %.3f ms, p99 %.3f ms", tc.server, tc.tool, out.ConnectMs, out.Latency.P50, out.Latency.P99)
 	}
 
-	// A bad argument is an isError result, which mcp-bench treats as a failure.
+	// A bad argument is an isError result, which bench.mjs treats as a failure.
 	res := bench("shell", "count", `{"n":"three"}`, 1)
 	if res.err == nil || !strings.Contains(res.stderr, "isError") || !strings.Contains(res.stderr, "must be an integer") {
-		t.Errorf("mcp-bench with a bad argument: got %s\nwant a failure naming the isError result", res)
+		t.Errorf("bench.mjs with a bad argument: got %s\nwant a failure naming the isError result", res)
 	}
 }
 

@@ -6,8 +6,8 @@ import (
 	"bytes"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -22,15 +22,8 @@ import (
 func shareAgentsCodexClaude(t *testing.T, bin string) {
 	for _, v := range []string{"CODEX_BIN", "CLAUDE_BIN"} {
 		if os.Getenv(v) == "" {
-			t.Fatalf("%s is not set: run eval \"$(../shared/clients/install.sh)\" first", v)
+			t.Fatalf("%s is not set: run eval \"$(e2e/clients/install.sh)\" first", v)
 		}
-	}
-	validators, err := filepath.Abs("../../shared/clients")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(validators, "validate-codex.sh")); err != nil {
-		t.Fatalf("the validators: %v", err)
 	}
 	w := newShareWorld(t, bin)
 	serverLog := filepath.Join(w.dir, "requests.log")
@@ -51,13 +44,13 @@ func shareAgentsCodexClaude(t *testing.T, bin string) {
 		return file
 	}
 	configs := []struct {
-		name, script, file string
+		name, client, file string
 		literal            bool
 	}{
-		{"codex", "validate-codex.sh", emit("codex", true), true},
-		{"claude", "validate-claude.sh", emit("claude", true), true},
-		{"codex-portable", "validate-codex.sh", emit("codex", false), false},
-		{"claude-portable", "validate-claude.sh", emit("claude", false), false},
+		{"codex", "codex", emit("codex", true), true},
+		{"claude", "claude", emit("claude", true), true},
+		{"codex-portable", "codex", emit("codex", false), false},
+		{"claude-portable", "claude", emit("claude", false), false},
 	}
 	for _, c := range configs {
 		b, _ := os.ReadFile(c.file)
@@ -65,16 +58,20 @@ func shareAgentsCodexClaude(t *testing.T, bin string) {
 			t.Fatalf("%s: emit --launcher wrote no mcpgen connect:\n%s", c.name, b)
 		}
 	}
-	validate := func(script, file string, literal bool) {
+	validate := func(client, file string, literal bool) {
 		t.Helper()
-		cmd := exec.Command(filepath.Join(validators, script), "--health", file)
-		cmd.Env = w.env
+		env := slices.Clip(w.env)
 		if !literal {
-			cmd.Env = append(cmd.Env, "MCPGEN_WORKSPACE="+w.ws)
+			env = append(env, "MCPGEN_WORKSPACE="+w.ws)
 		}
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Errorf("%s --health %s: %v\n%s", script, filepath.Base(file), err, out)
+		var v validation
+		if client == "codex" {
+			v = validateCodexFile(w.dir, env, []string{"--health"}, file)
+		} else {
+			v = validateClaudeFile(w.dir, env, []string{"--health"}, file)
+		}
+		if v.err != nil {
+			t.Errorf("%s --health %s: %v\n%s", client, filepath.Base(file), v.err, v.out)
 		}
 	}
 	// requests returns how many tools/list each process of echo answered.
@@ -135,7 +132,7 @@ func shareAgentsCodexClaude(t *testing.T, bin string) {
 	listed := requests()[before["echo"]]
 	seen := watchClients()
 	for _, c := range configs {
-		validate(c.script, c.file, c.literal)
+		validate(c.client, c.file, c.literal)
 	}
 	t.Logf("most clients seen connected at once, with a running launcher: %v", seen())
 	if after := pidsOf(); !maps.Equal(before, after) {
@@ -158,10 +155,10 @@ func shareAgentsCodexClaude(t *testing.T, bin string) {
 		t.Fatal(err)
 	}
 	seen = watchClients()
-	validate(configs[0].script, configs[0].file, configs[0].literal)
+	validate(configs[0].client, configs[0].file, configs[0].literal)
 	started := pidsOf()
 	for _, c := range configs[1:] {
-		validate(c.script, c.file, c.literal)
+		validate(c.client, c.file, c.literal)
 	}
 	t.Logf("most clients seen connected at once, autostarted: %v", seen())
 	if after := pidsOf(); !maps.Equal(started, after) {

@@ -13,7 +13,7 @@ package e2e
 //
 // They run only with MCPGEN_E2E=1, after the clients' install script:
 //
-//	eval "$(../shared/clients/install.sh)"
+//	eval "$(e2e/clients/install.sh)"
 //	MCPGEN_E2E=1 go test -count=1 -v -run Share ./e2e/
 //
 // Nothing here asserts a timing: every wait is a generous guard against a
@@ -44,11 +44,11 @@ const (
 
 func TestShare(t *testing.T) {
 	if os.Getenv("MCPGEN_E2E") != "1" {
-		t.Skip("end-to-end: set MCPGEN_E2E=1 (after eval \"$(../shared/clients/install.sh)\")")
+		t.Skip("end-to-end: set MCPGEN_E2E=1 (after eval \"$(e2e/clients/install.sh)\")")
 	}
 	for _, v := range []string{"MCP_NODE_MODULES", "SERVER_EVERYTHING"} {
 		if os.Getenv(v) == "" {
-			t.Fatalf("%s is not set: run eval \"$(../shared/clients/install.sh)\" first", v)
+			t.Fatalf("%s is not set: run eval \"$(e2e/clients/install.sh)\" first", v)
 		}
 	}
 	if _, err := exec.LookPath("node"); err != nil {

@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -30,7 +31,11 @@ type buildError struct {
 }
 
 func (e *buildError) Error() string {
-	msg := fmt.Sprintf("server %q: build failed: %v", e.Server, e.Err)
+	err := e.Err
+	if se := (*signalExit)(nil); errors.As(exitError(err), &se) {
+		err = se // "killed by SIGKILL", not "signal: killed"
+	}
+	msg := fmt.Sprintf("server %q: build failed: %v", e.Server, err)
 	if len(e.Output) > 0 {
 		msg += "\n" + indent(string(e.Output))
 	}

@@ -1,6 +1,7 @@
 package launcher
 
 import (
+	"context"
 	"fmt"
 	"io/fs"
 	"os"
@@ -137,5 +138,26 @@ func TestUpToDateHiddenSources(t *testing.T) {
 	}
 	if !upToDate(m, s) {
 		t.Errorf("the output is newer than every source, and upToDate says it is stale")
+	}
+}
+
+// TestBuildErrorExit: a failed build says how its step ended, a signal by
+// its name.
+func TestBuildErrorExit(t *testing.T) {
+	tests := []struct {
+		script string
+		want   string
+	}{
+		{"echo broken >&2; exit 2", "server \"srv\": build failed: exit status 2\n    broken"},
+		{"kill -9 $$", "server \"srv\": build failed: killed by SIGKILL"},
+		{"kill -TERM $$", "server \"srv\": build failed: killed by SIGTERM"},
+	}
+	for _, tt := range tests {
+		m := &manifest.Manifest{Dir: t.TempDir()}
+		s := &manifest.Server{Name: "srv", Build: []string{"sh", "-c", tt.script}}
+		_, _, err := Build(context.Background(), m, s, os.Environ(), true)
+		if err == nil || err.Error() != tt.want {
+			t.Errorf("build %q: got %v, want %q", tt.script, err, tt.want)
+		}
 	}
 }

@@ -16,8 +16,11 @@ import (
 // line. After a successful connect, the connection carries the client's
 // MCP messages to the server's hub, and back.
 type controlRequest struct {
-	Op     string `json:"op"` // status, connect, reload
-	Server string `json:"server,omitempty"`
+	Op     string `json:"op"`               // status, connect, reload, stop, restart, wait
+	Server string `json:"server,omitempty"` // connect, restart
+	// Force, on a stop, skips the servers' grace periods, as a second
+	// signal does.
+	Force bool `json:"force,omitempty"`
 	// Stdio, on a connect, offers the client's stdin and stdout: when the
 	// answer says Stdio too, the client sends them (SCM_RIGHTS, with one
 	// byte) and the hub reads and writes the agent's pipes itself, so that
@@ -32,6 +35,9 @@ type controlAnswer struct {
 	Error  string  `json:"error,omitempty"`
 	Status *Status `json:"status,omitempty"`
 	Stdio  bool    `json:"stdio,omitempty"` // the launcher takes the stdio offered
+	// Starting, on a wait or a restart, names the servers still starting
+	// when the wait's bound passed.
+	Starting []string `json:"starting,omitempty"`
 }
 
 // maxRequestLine bounds the request line.
@@ -82,6 +88,27 @@ func (s *Session) control(ctx context.Context, conn net.Conn) {
 			a.Error = st.Reload.Error
 		}
 		answer(conn, a)
+		conn.Close()
+	case "stop":
+		// The answer says the stop has begun; the connection then stays
+		// open until the session has ended (every server stopped, the
+		// lock released), which its client waits for.
+		ended := s.requestStop(req.Force)
+		if answer(conn, controlAnswer{OK: true, Status: s.Status()}) == nil {
+			<-ended
+		}
+		conn.Close()
+	case "restart":
+		starting, err := s.restartServer(ctx, req.Server)
+		a := controlAnswer{OK: err == nil, Status: s.Status(), Starting: starting}
+		if err != nil {
+			a.Error = err.Error()
+		}
+		answer(conn, a)
+		conn.Close()
+	case "wait":
+		starting := s.waitSettled(ctx, nil)
+		answer(conn, controlAnswer{OK: true, Status: s.Status(), Starting: starting})
 		conn.Close()
 	case "connect":
 		h, err := s.hubOf(req.Server)
@@ -150,22 +177,39 @@ func (e *NotRunningError) Error() string {
 	return fmt.Sprintf("no launcher is running for workspace %q (start one with mcpgen launch --workspace %s)", e.Workspace, e.Workspace)
 }
 
-// dialControl connects to a workspace's control socket and sends a request.
-func dialControl(workspace string, req controlRequest) (net.Conn, *controlAnswer, error) {
-	dir, err := RuntimeDir(workspace)
+// dialWait bounds the dial of a control socket.
+const dialWait = 5 * time.Second
+
+// dialControl connects to a workspace's control socket, sends a request
+// and reads the answer line, within answerWait (0: no bound, for requests
+// that the launcher bounds itself). It creates nothing: a workspace that
+// was never launched has no launcher running.
+func dialControl(ctx context.Context, workspace string, req controlRequest, answerWait time.Duration) (net.Conn, *controlAnswer, error) {
+	dir, exists, err := findRuntimeDir(workspace)
 	if err != nil {
 		return nil, nil, err
+	}
+	if !exists {
+		return nil, nil, &NotRunningError{workspace}
 	}
 	path, err := socketPath(dir, controlSocket)
 	if err != nil {
 		return nil, nil, err
 	}
-	conn, err := net.DialTimeout("unix", path, 5*time.Second)
+	d := net.Dialer{Timeout: dialWait}
+	conn, err := d.DialContext(ctx, "unix", path)
 	if err != nil {
 		if noListener(err) {
 			return nil, nil, &NotRunningError{workspace}
 		}
 		return nil, nil, err
+	}
+	// The request, the answer and ctx: a launcher that is stuck (stopped
+	// with SIGSTOP, say) fails the request rather than hang it.
+	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Now()) })
+	defer stop()
+	if answerWait > 0 {
+		_ = conn.SetDeadline(time.Now().Add(answerWait))
 	}
 	b, _ := json.Marshal(req)
 	if _, err := conn.Write(append(b, '\n')); err != nil {
@@ -175,8 +219,12 @@ func dialControl(workspace string, req controlRequest) (net.Conn, *controlAnswer
 	line, err := readLine(conn, 64<<20)
 	if err != nil {
 		conn.Close()
+		if ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
 		return nil, nil, fmt.Errorf("the launcher of workspace %q did not answer: %v", workspace, err)
 	}
+	_ = conn.SetDeadline(time.Time{})
 	var a controlAnswer
 	if err := json.Unmarshal(line, &a); err != nil {
 		conn.Close()
@@ -186,8 +234,12 @@ func dialControl(workspace string, req controlRequest) (net.Conn, *controlAnswer
 }
 
 // QueryStatus asks the launcher of workspace for its status.
-func QueryStatus(workspace string) (*Status, error) {
-	conn, a, err := dialControl(workspace, controlRequest{Op: "status"})
+func QueryStatus(ctx context.Context, workspace string) (*Status, error) {
+	return queryStatus(ctx, workspace)
+}
+
+func queryStatus(ctx context.Context, workspace string) (*Status, error) {
+	conn, a, err := dialControl(ctx, workspace, controlRequest{Op: "status"}, statusWait)
 	if err != nil {
 		return nil, err
 	}
@@ -199,8 +251,8 @@ func QueryStatus(workspace string) (*Status, error) {
 }
 
 // RequestReload asks the launcher of workspace to reload its manifest.
-func RequestReload(workspace string) (*Status, error) {
-	conn, a, err := dialControl(workspace, controlRequest{Op: "reload"})
+func RequestReload(ctx context.Context, workspace string) (*Status, error) {
+	conn, a, err := dialControl(ctx, workspace, controlRequest{Op: "reload"}, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -211,10 +263,89 @@ func RequestReload(workspace string) (*Status, error) {
 	return a.Status, nil
 }
 
+// RequestRestart asks the launcher of workspace to restart one server now,
+// failed or not, and waits until it is ready, failed or in backoff again,
+// or until its startup timeout has passed: then starting says so. The
+// status is the one after the restart.
+func RequestRestart(ctx context.Context, workspace, server string) (st *Status, starting bool, err error) {
+	conn, a, err := dialControl(ctx, workspace, controlRequest{Op: "restart", Server: server}, 0)
+	if err != nil {
+		return nil, false, err
+	}
+	conn.Close()
+	if !a.OK {
+		return a.Status, false, errors.New(a.Error)
+	}
+	return a.Status, len(a.Starting) > 0, nil
+}
+
+// WaitSettled waits until no server of the workspace is starting: each is
+// ready, failed or in backoff. The launcher bounds the wait by its servers'
+// startup timeouts; starting names the servers still starting then.
+func WaitSettled(ctx context.Context, workspace string) (st *Status, starting []string, err error) {
+	conn, a, err := dialControl(ctx, workspace, controlRequest{Op: "wait"}, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	conn.Close()
+	if !a.OK || a.Status == nil {
+		return nil, nil, errors.New(a.Error)
+	}
+	return a.Status, a.Starting, nil
+}
+
+// A StillStoppingError is a launcher that was asked to stop and had not
+// ended when the caller stopped waiting.
+type StillStoppingError struct {
+	Workspace string
+	Pid       int
+}
+
+func (e *StillStoppingError) Error() string {
+	return fmt.Sprintf("the launcher of workspace %q (pid %d) is still stopping its servers: run mcpgen stop --force --workspace %s to skip their grace periods", e.Workspace, e.Pid, e.Workspace)
+}
+
+// RequestStop asks the launcher of workspace to stop, as SIGTERM does
+// (force: as a second signal does, which skips the servers' grace
+// periods), and waits until the session has ended: every server stopped
+// and the lock released. When ctx ends first, the error is a
+// *StillStoppingError. The status is the one from before the stop.
+func RequestStop(ctx context.Context, workspace string, force bool) (*Status, error) {
+	conn, a, err := dialControl(ctx, workspace, controlRequest{Op: "stop", Force: force}, statusWait)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	if !a.OK || a.Status == nil {
+		return nil, errors.New(a.Error)
+	}
+	st := a.Status
+	// The launcher closes the connection when the session has ended (or
+	// the kernel does, when it dies).
+	stop := context.AfterFunc(ctx, func() { _ = conn.SetReadDeadline(time.Now()) })
+	defer stop()
+	_, _ = io.Copy(io.Discard, conn)
+	if ctx.Err() != nil {
+		return st, &StillStoppingError{Workspace: workspace, Pid: st.Pid}
+	}
+	// The lock is released before the connection closes; this only covers
+	// a connection that ended some other way.
+	for {
+		if _, running, err := IsRunning(workspace); err != nil || !running {
+			return st, err
+		}
+		select {
+		case <-ctx.Done():
+			return st, &StillStoppingError{Workspace: workspace, Pid: st.Pid}
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
 // Connect opens an MCP connection to a server of workspace, through its
 // launcher's hub.
 func connect(workspace, server string) (net.Conn, error) {
-	conn, _, err := ConnectStdio(workspace, server, nil, nil)
+	conn, _, err := ConnectStdio(context.Background(), workspace, server, nil, nil)
 	return conn, err
 }
 
@@ -223,9 +354,9 @@ func connect(workspace, server string) (net.Conn, error) {
 // speaks MCP on them directly, and the connection returned only ends when
 // the hub is done with them (passed is true). Otherwise (passed is false)
 // the connection carries the MCP messages, as with Connect.
-func ConnectStdio(workspace, server string, in, out *os.File) (conn net.Conn, passed bool, err error) {
+func ConnectStdio(ctx context.Context, workspace, server string, in, out *os.File) (conn net.Conn, passed bool, err error) {
 	offer := in != nil && out != nil && canPassStdio
-	conn, a, err := dialControl(workspace, controlRequest{Op: "connect", Server: server, Stdio: offer})
+	conn, a, err := dialControl(ctx, workspace, controlRequest{Op: "connect", Server: server, Stdio: offer}, statusWait)
 	if err != nil {
 		return nil, false, err
 	}

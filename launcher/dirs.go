@@ -22,11 +22,11 @@ type dirEnv struct {
 
 // dirRules are one platform's conventions.
 type dirRules struct {
-	// runtime returns the directory the workspace's runtime dir goes in,
-	// which is trusted as it is (the system's or the user's choice), and
-	// the directories mcpgen makes below it, in order, each of which must
-	// be private to the user; the last is the workspace's.
-	runtime func(e dirEnv, workspace string) (base string, managed []string, err error)
+	// runtime returns the directory the runtime dirs go in, which is
+	// trusted as it is (the system's or the user's choice), and the
+	// directories mcpgen makes between it and a workspace's runtime dir,
+	// in order, each of which must be private to the user.
+	runtime func(e dirEnv) (base string, managed []string, err error)
 	// state returns the workspace's state dir: where its logs go.
 	state func(e dirEnv, workspace string) (string, error)
 	// maxSocketPath is the longest path a unix socket can be bound to:
@@ -61,11 +61,11 @@ func envFor(what string) string {
 // per-user directory of the temp dir; the state dir in $XDG_STATE_HOME,
 // else ~/.local/state.
 var linuxDirs = dirRules{
-	runtime: func(e dirEnv, ws string) (string, []string, error) {
+	runtime: func(e dirEnv) (string, []string, error) {
 		if v, ok := e.absEnv("XDG_RUNTIME_DIR"); ok {
-			return v, []string{"mcpgen", ws}, nil
+			return v, []string{"mcpgen"}, nil
 		}
-		return e.tempDir, []string{"mcpgen-" + strconv.Itoa(e.uid), ws}, nil
+		return e.tempDir, []string{"mcpgen-" + strconv.Itoa(e.uid)}, nil
 	},
 	state: func(e dirEnv, ws string) (string, error) {
 		if v, ok := e.absEnv("XDG_STATE_HOME"); ok {
@@ -93,11 +93,11 @@ var linuxDirs = dirRules{
 //   - the state dir, which holds logs only, is ~/Library/Logs/mcpgen, where
 //     Console.app shows them.
 var darwinDirs = dirRules{
-	runtime: func(e dirEnv, ws string) (string, []string, error) {
+	runtime: func(e dirEnv) (string, []string, error) {
 		if v, ok := e.absEnv("XDG_RUNTIME_DIR"); ok {
-			return v, []string{"mcpgen", ws}, nil
+			return v, []string{"mcpgen"}, nil
 		}
-		return "/tmp", []string{"mcpgen-" + strconv.Itoa(e.uid), ws}, nil
+		return "/tmp", []string{"mcpgen-" + strconv.Itoa(e.uid)}, nil
 	},
 	state: func(e dirEnv, ws string) (string, error) {
 		if v, ok := e.absEnv("XDG_STATE_HOME"); ok {
@@ -117,12 +117,12 @@ var darwinDirs = dirRules{
 // logs. XDG variables, which only Unix-like shells on Windows set, are
 // not Windows' conventions and are ignored.
 var windowsDirs = dirRules{
-	runtime: func(e dirEnv, ws string) (string, []string, error) {
+	runtime: func(e dirEnv) (string, []string, error) {
 		local, err := localAppData(e, "runtime dir")
 		if err != nil {
 			return "", nil, err
 		}
-		return joinWindows(local, "mcpgen"), []string{"run", ws}, nil
+		return joinWindows(local, "mcpgen"), []string{"run"}, nil
 	},
 	state: func(e dirEnv, ws string) (string, error) {
 		local, err := localAppData(e, "state dir")

@@ -25,42 +25,42 @@ func TestDirRules(t *testing.T) {
 		{
 			name: "linux XDG", rules: linuxDirs,
 			env:  map[string]string{"XDG_RUNTIME_DIR": "/run/user/1000", "XDG_STATE_HOME": "/st"},
-			home: "/home/ann", wantBase: "/run/user/1000", wantManaged: []string{"mcpgen", "ws"},
+			home: "/home/ann", wantBase: "/run/user/1000", wantManaged: []string{"mcpgen"},
 			wantState: "/st/mcpgen/ws",
 		},
 		{
 			name: "linux relative XDG ignored", rules: linuxDirs,
 			env:  map[string]string{"XDG_RUNTIME_DIR": "run", "XDG_STATE_HOME": "st"},
-			home: "/home/ann", wantBase: "/tmpdir", wantManaged: []string{"mcpgen-1000", "ws"},
+			home: "/home/ann", wantBase: "/tmpdir", wantManaged: []string{"mcpgen-1000"},
 			wantState: "/home/ann/.local/state/mcpgen/ws",
 		},
 		{
 			name: "linux no home", rules: linuxDirs,
-			wantBase: "/tmpdir", wantManaged: []string{"mcpgen-1000", "ws"},
+			wantBase: "/tmpdir", wantManaged: []string{"mcpgen-1000"},
 			wantErr: "state dir: no home directory",
 		},
 		{
 			name: "darwin defaults", rules: darwinDirs,
 			env:  map[string]string{"TMPDIR": "/var/folders/zz/zyxvpxvq6csfxvn_n0000000000000/T/"},
-			home: "/Users/ann", wantBase: "/tmp", wantManaged: []string{"mcpgen-1000", "ws"},
+			home: "/Users/ann", wantBase: "/tmp", wantManaged: []string{"mcpgen-1000"},
 			wantState: "/Users/ann/Library/Logs/mcpgen/ws",
 		},
 		{
 			name: "darwin XDG", rules: darwinDirs,
 			env:  map[string]string{"XDG_RUNTIME_DIR": "/xr", "XDG_STATE_HOME": "/xs"},
-			home: "/Users/ann", wantBase: "/xr", wantManaged: []string{"mcpgen", "ws"},
+			home: "/Users/ann", wantBase: "/xr", wantManaged: []string{"mcpgen"},
 			wantState: "/xs/mcpgen/ws",
 		},
 		{
 			name: "windows LOCALAPPDATA", rules: windowsDirs,
 			env:  map[string]string{"LOCALAPPDATA": `C:\Users\ann\AppData\Local`, "XDG_RUNTIME_DIR": "/xr", "XDG_STATE_HOME": "/xs"},
-			home: `C:\Users\ann`, wantBase: `C:\Users\ann\AppData\Local\mcpgen`, wantManaged: []string{"run", "ws"},
+			home: `C:\Users\ann`, wantBase: `C:\Users\ann\AppData\Local\mcpgen`, wantManaged: []string{"run"},
 			wantState: `C:\Users\ann\AppData\Local\mcpgen\logs\ws`,
 		},
 		{
 			name: "windows without LOCALAPPDATA", rules: windowsDirs,
 			env:  map[string]string{"LOCALAPPDATA": `relative`},
-			home: `C:\Users\ann\`, wantBase: `C:\Users\ann\AppData\Local\mcpgen`, wantManaged: []string{"run", "ws"},
+			home: `C:\Users\ann\`, wantBase: `C:\Users\ann\AppData\Local\mcpgen`, wantManaged: []string{"run"},
 			wantState: `C:\Users\ann\AppData\Local\mcpgen\logs\ws`,
 		},
 	}
@@ -77,7 +77,7 @@ func TestDirRules(t *testing.T) {
 				uid:     1000,
 				tempDir: "/tmpdir",
 			}
-			base, managed, err := tt.rules.runtime(e, "ws")
+			base, managed, err := tt.rules.runtime(e)
 			if err != nil || base != tt.wantBase || !slices.Equal(managed, tt.wantManaged) {
 				t.Errorf("runtime: got %q %q %v, want %q %q", base, managed, err, tt.wantBase, tt.wantManaged)
 			}
@@ -127,7 +127,8 @@ func TestDirRulesSocketFits(t *testing.T) {
 			uid:     501,
 			tempDir: tt.tempDir,
 		}
-		base, managed, err := tt.rules.runtime(e, tt.id)
+		base, managed, err := tt.rules.runtime(e)
+		managed = append(managed, tt.id)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,9 +2,10 @@
 // servers in process groups of their own, makes them ready, supervises and
 // restarts them, follows the manifest as it changes, and shares each server
 // among every agent of the workspace. It also holds what the mcpgen command
-// needs around a session: its directories, its control socket's client
-// calls (status, reload, connect), and the build and probe of `mcpgen
-// build`.
+// needs around a session: its directories, the running sessions (found
+// without creating anything), its control socket's client calls (status,
+// reload, connect, stop, restart, wait), its logs, and the build and probe
+// of `mcpgen build`.
 //
 // The machinery is in internal packages: hub shares one server process
 // among clients, watch follows the manifest and the servers' sources,

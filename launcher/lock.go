@@ -41,7 +41,7 @@ func (e *lockedError) Error() string {
 	if e.Pid > 0 {
 		who = "pid " + strconv.Itoa(e.Pid)
 	}
-	return fmt.Sprintf("workspace %q already has a launcher (%s); stop it first, or use mcpgen status --workspace %s", e.Workspace, who, e.Workspace)
+	return fmt.Sprintf("workspace %q already has a launcher (%s); see it with mcpgen status --workspace %s, or stop it with mcpgen stop --workspace %s", e.Workspace, who, e.Workspace, e.Workspace)
 }
 
 // Lock takes the session lock of the workspace whose runtime dir this is

@@ -75,8 +75,8 @@ func TestLockedErrorMessage(t *testing.T) {
 		err  lockedError
 		want string
 	}{
-		{lockedError{"acme-1", 4242}, `workspace "acme-1" already has a launcher (pid 4242); stop it first, or use mcpgen status --workspace acme-1`},
-		{lockedError{"acme-1", 0}, `workspace "acme-1" already has a launcher (pid unknown); stop it first, or use mcpgen status --workspace acme-1`},
+		{lockedError{"acme-1", 4242}, `workspace "acme-1" already has a launcher (pid 4242); see it with mcpgen status --workspace acme-1, or stop it with mcpgen stop --workspace acme-1`},
+		{lockedError{"acme-1", 0}, `workspace "acme-1" already has a launcher (pid unknown); see it with mcpgen status --workspace acme-1, or stop it with mcpgen stop --workspace acme-1`},
 	}
 	for _, tt := range tests {
 		if got := tt.err.Error(); got != tt.want {

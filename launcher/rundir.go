@@ -1,7 +1,9 @@
 package launcher
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,30 +37,86 @@ func RuntimeDir(workspace string) (string, error) {
 	if err := checkDirName(workspace); err != nil {
 		return "", err
 	}
-	var base string
-	var managed []string // created one by one under base, each checked
-	if v := os.Getenv(envRuntimeDir); v != "" {
-		if !filepath.IsAbs(v) {
-			return "", fmt.Errorf("%s=%q: not an absolute path: set it to one", envRuntimeDir, v)
-		}
-		base, managed = v, []string{workspace}
-	} else {
-		var err error
-		if base, managed, err = hostDirs.runtime(hostDirEnv(), workspace); err != nil {
-			return "", err
-		}
+	base, managed, err := runtimeRoot()
+	if err != nil {
+		return "", err
 	}
 	if err := os.MkdirAll(base, 0o700); err != nil {
 		return "", fmt.Errorf("runtime dir: %w", err)
 	}
-	dir := filepath.Clean(base)
-	for _, name := range managed {
+	dir := base
+	for _, name := range append(managed, workspace) {
 		dir = filepath.Join(dir, name)
 		if err := makePrivateDir(dir); err != nil {
 			return "", err
 		}
 	}
 	return dir, nil
+}
+
+// runtimeRoot returns the base of the runtime dirs (see RuntimeDir) and the
+// directories mcpgen manages between it and a workspace's runtime dir,
+// without creating anything.
+func runtimeRoot() (base string, managed []string, err error) {
+	if v := os.Getenv(envRuntimeDir); v != "" {
+		if !filepath.IsAbs(v) {
+			return "", nil, fmt.Errorf("%s=%q: not an absolute path: set it to one", envRuntimeDir, v)
+		}
+		return filepath.Clean(v), nil, nil
+	}
+	base, managed, err = hostDirs.runtime(hostDirEnv())
+	if err != nil {
+		return "", nil, err
+	}
+	return filepath.Clean(base), managed, nil
+}
+
+// hostDirEnv is this process's dirEnv.
+func hostDirEnv() dirEnv {
+	return dirEnv{getenv: os.Getenv, home: os.UserHomeDir, uid: os.Getuid(), tempDir: os.TempDir()}
+}
+
+// sessionsDir returns the directory that holds the runtime dir of every
+// workspace, checked as RuntimeDir checks it, without creating anything:
+// exists is false when it does not exist (no launcher ever ran).
+func sessionsDir() (dir string, exists bool, err error) {
+	base, managed, err := runtimeRoot()
+	if err != nil {
+		return "", false, err
+	}
+	return findPrivate(base, managed)
+}
+
+// findRuntimeDir returns the runtime dir of a workspace without creating
+// anything: exists is false when it does not exist (the workspace was never
+// launched). What exists is checked as RuntimeDir checks it.
+func findRuntimeDir(workspace string) (dir string, exists bool, err error) {
+	if err := checkDirName(workspace); err != nil {
+		return "", false, err
+	}
+	base, managed, err := runtimeRoot()
+	if err != nil {
+		return "", false, err
+	}
+	return findPrivate(base, append(managed, workspace))
+}
+
+// findPrivate checks base/managed[0]/managed[1]/... one by one as
+// makePrivateDir does, stopping at the first that does not exist.
+func findPrivate(base string, managed []string) (dir string, exists bool, err error) {
+	dir = base
+	for _, name := range managed {
+		dir = filepath.Join(dir, name)
+		if err := checkPrivateDir(dir); errors.Is(err, fs.ErrNotExist) {
+			return dir, false, nil
+		} else if err != nil {
+			return dir, false, err
+		}
+	}
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return dir, false, nil // the base itself
+	}
+	return dir, true, nil
 }
 
 // StateDir returns the directory where a workspace keeps what outlives a
@@ -70,20 +128,9 @@ func RuntimeDir(workspace string) (string, error) {
 // they are, since they sit in the user's home, where other users cannot
 // plant anything, and every file mcpgen puts there is 0600.
 func StateDir(workspace string) (string, error) {
-	if err := checkDirName(workspace); err != nil {
+	dir, err := stateDirPath(workspace)
+	if err != nil {
 		return "", err
-	}
-	var dir string
-	if v := os.Getenv(envStateDir); v != "" {
-		if !filepath.IsAbs(v) {
-			return "", fmt.Errorf("%s=%q: not an absolute path: set it to one", envStateDir, v)
-		}
-		dir = filepath.Join(v, workspace)
-	} else {
-		var err error
-		if dir, err = hostDirs.state(hostDirEnv(), workspace); err != nil {
-			return "", err
-		}
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("state dir: %w", err)
@@ -91,9 +138,46 @@ func StateDir(workspace string) (string, error) {
 	return dir, nil
 }
 
-// hostDirEnv is this process's dirEnv.
-func hostDirEnv() dirEnv {
-	return dirEnv{getenv: os.Getenv, home: os.UserHomeDir, uid: os.Getuid(), tempDir: os.TempDir()}
+// FindStateDir returns the state dir of a workspace that has one, without
+// creating anything; when it has none (it was never launched), the error
+// is a *NeverLaunchedError.
+func FindStateDir(workspace string) (string, error) {
+	dir, err := stateDirPath(workspace)
+	if err != nil {
+		return "", err
+	}
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", &NeverLaunchedError{Workspace: workspace, Dir: dir}
+	case err != nil:
+		return "", fmt.Errorf("state dir: %w", err)
+	case !fi.IsDir():
+		return "", fmt.Errorf("state dir %s: not a directory: remove it, or set %s", dir, envStateDir)
+	}
+	return dir, nil
+}
+
+// A NeverLaunchedError is a workspace that has no state dir: no launcher
+// ever ran for it (with these settings).
+type NeverLaunchedError struct{ Workspace, Dir string }
+
+func (e *NeverLaunchedError) Error() string {
+	return fmt.Sprintf("workspace %q has never been launched here (no %s): check the id with mcpgen ps, or start it with mcpgen launch --workspace %s", e.Workspace, e.Dir, e.Workspace)
+}
+
+// stateDirPath is where StateDir is, made or not.
+func stateDirPath(workspace string) (string, error) {
+	if err := checkDirName(workspace); err != nil {
+		return "", err
+	}
+	if v := os.Getenv(envStateDir); v != "" {
+		if !filepath.IsAbs(v) {
+			return "", fmt.Errorf("%s=%q: not an absolute path: set it to one", envStateDir, v)
+		}
+		return filepath.Join(v, workspace), nil
+	}
+	return hostDirs.state(hostDirEnv(), workspace)
 }
 
 // checkDirName refuses a workspace id that could name anything but one

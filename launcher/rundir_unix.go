@@ -13,6 +13,10 @@ import (
 // makePrivateDir makes dir private to this user, or checks that it is.
 func makePrivateDir(dir string) error { return privateDir(dir, os.Getuid()) }
 
+// checkPrivateDir checks that dir is private to this user; an error that
+// wraps fs.ErrNotExist when it does not exist.
+func checkPrivateDir(dir string) error { return checkPrivate(dir, os.Getuid()) }
+
 // privateDir makes dir (mode 0700) unless it exists, then checks that it is
 // a directory that only uid can enter. uid is a parameter so that a test
 // can play another user.
@@ -20,6 +24,12 @@ func privateDir(dir string, uid int) error {
 	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("runtime dir: %w", err)
 	}
+	return checkPrivate(dir, uid)
+}
+
+// checkPrivate checks that dir is a directory that only uid can enter; an
+// error that wraps fs.ErrNotExist when it does not exist.
+func checkPrivate(dir string, uid int) error {
 	fi, err := os.Lstat(dir) // Lstat: a symlink is refused, not followed
 	if err != nil {
 		return fmt.Errorf("runtime dir: %w", err)

@@ -12,8 +12,7 @@ import (
 
 // makePrivateDir makes dir private to this user unless it exists: owned by
 // the user, with a protected access control list that grants the user
-// alone (privateSDDL). Then it checks that dir is a directory, not a link
-// or a junction, that only the user can enter (checkPrivateACL).
+// alone (privateSDDL). Then it checks it (checkPrivateDir).
 func makePrivateDir(dir string) error {
 	user, err := currentUserSID()
 	if err != nil {
@@ -22,12 +21,23 @@ func makePrivateDir(dir string) error {
 	if err := createPrivateDir(dir, user); err != nil && !errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("runtime dir: %w", err)
 	}
+	return checkPrivateDir(dir)
+}
+
+// checkPrivateDir checks that dir is a directory, not a link or a junction,
+// that only this user can enter (checkPrivateACL); an error that wraps
+// fs.ErrNotExist when it does not exist.
+func checkPrivateDir(dir string) error {
 	fi, err := os.Lstat(dir)
 	if err != nil {
 		return fmt.Errorf("runtime dir: %w", err)
 	}
 	if fi.Mode().Type() != fs.ModeDir {
 		return fmt.Errorf("%s: not a plain directory (a file, a link or a junction): remove it, or set %s to a directory of your own", dir, envRuntimeDir)
+	}
+	user, err := currentUserSID()
+	if err != nil {
+		return fmt.Errorf("runtime dir: %w", err)
 	}
 	owner, dacl, hasDACL, err := readACL(dir)
 	if err != nil {

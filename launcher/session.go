@@ -39,6 +39,11 @@ type Options struct {
 	Log *slog.Logger
 	// Changed, if set, is called after every event (to redraw a table).
 	Changed func()
+	// Stop, if set, is called when mcpgen stop asks the session to stop
+	// (hurry: with --force, or asked a second time), for its owner to do
+	// what it does on SIGTERM (and on a second signal): end Run's context
+	// (and call Hurry). Unset, the session does that itself.
+	Stop func(hurry bool)
 	// Debounce is the quiet time the watcher waits for after a change.
 	Debounce time.Duration
 	Timing   Timing
@@ -46,7 +51,8 @@ type Options struct {
 
 // A Session is one workspace's launcher: it holds the workspace's lock,
 // runs a supervisor and a hub per stdio server, follows the manifest, and
-// answers the control socket (status, reload, connect).
+// answers the control socket (status, reload, connect, stop, restart, and
+// a wait until the servers are up).
 type Session struct {
 	opts       Options
 	timing     Timing
@@ -79,6 +85,17 @@ type Session struct {
 	watcher  *watch.Watcher // nil when the manifest is not a file, or cannot be watched
 	hurried  bool           // Hurry was called
 	hurry    func()         // cuts the stop's grace periods short; set by Run
+	stopRun  func()         // ends Run, for a stop request; set by Run
+	stops    int            // stop requests so far
+	// settle is closed, and replaced, at every event: what waitSettled
+	// waits on.
+	settle chan struct{}
+	// ended is closed when Run has returned everything it held: every
+	// server stopped, the lock released.
+	ended chan struct{}
+	// up is closed once Run has started the servers and answers on its
+	// control socket.
+	up chan struct{}
 }
 
 // controlSocket is the name of the session's socket in its runtime dir.
@@ -105,7 +122,21 @@ func NewSession(opts Options) *Session {
 		building: make(map[string]bool),
 		again:    make(map[string]bool),
 		reloads:  make(chan struct{}, 1),
+		settle:   make(chan struct{}),
+		ended:    make(chan struct{}),
+		up:       make(chan struct{}),
 	}
+}
+
+// Up is closed once Run has started the servers (they may be starting
+// still) and answers on its control socket; never, when Run fails first.
+func (s *Session) Up() <-chan struct{} { return s.up }
+
+// WaitSettled waits until no server is starting (each is ready, failed or
+// in backoff), at most the servers' longest startup timeout, and returns
+// those still starting then. Call it once Up is closed.
+func (s *Session) WaitSettled(ctx context.Context) (starting []string) {
+	return s.waitSettled(ctx, nil)
 }
 
 // Run runs the session until ctx ends, then stops every server in parallel
@@ -113,11 +144,16 @@ func NewSession(opts Options) *Session {
 // starting anything when the workspace already has a launcher or the
 // manifest is invalid. A Session runs once.
 func (s *Session) Run(ctx context.Context) error {
+	// Last of all, once the lock is released: tell whoever asked it to
+	// stop that it has.
+	defer close(s.ended)
 	// The stop outlives ctx, which has ended by then; Hurry ends this.
 	hurry, hurryNow := context.WithCancel(context.WithoutCancel(ctx))
 	defer hurryNow()
+	ctx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
 	s.mu.Lock()
-	s.hurry = hurryNow
+	s.hurry, s.stopRun = hurryNow, stopRun
 	if s.hurried {
 		hurryNow()
 	}
@@ -192,6 +228,7 @@ func (s *Session) Run(ctx context.Context) error {
 
 	served := make(chan struct{})
 	go func() { defer close(served); s.serveControl(ctx, ln) }()
+	close(s.up)
 
 	if watcher != nil {
 		s.watchSources(watcher)
@@ -200,8 +237,10 @@ func (s *Session) Run(ctx context.Context) error {
 	for {
 		select {
 		case <-ctx.Done():
-			ln.Close()
+			// The control socket answers until every server has stopped:
+			// status shows the stop, and a second mcpgen stop can hurry it.
 			s.shutdown(hurry)
+			ln.Close()
 			<-served
 			s.log.Info("session stopped", "workspace", s.opts.Workspace)
 			return nil
@@ -506,7 +545,7 @@ func (s *Session) build(ctx context.Context, cfg *serverConfig) error {
 }
 
 // serverLog returns the server's stderr log, opened once per session.
-func (s *Session) serverLog(name string) (io.Writer, error) {
+func (s *Session) serverLog(name string) (*logfile.File, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if l := s.logs[name]; l != nil {
@@ -568,9 +607,111 @@ func (s *Session) event(server string, state State, detail string, err error) {
 }
 
 func (s *Session) changed() {
+	s.mu.Lock()
+	close(s.settle)
+	s.settle = make(chan struct{})
+	s.mu.Unlock()
 	if s.opts.Changed != nil {
 		s.opts.Changed()
 	}
+}
+
+// requestStop stops the session for mcpgen stop, as SIGTERM does; with
+// force, or asked a second time, as a second signal does. It returns at
+// once, with what is closed when the session has ended.
+func (s *Session) requestStop(force bool) <-chan struct{} {
+	s.mu.Lock()
+	s.stops++
+	hurry := force || s.stops > 1
+	stopRun := s.stopRun
+	s.mu.Unlock()
+	s.log.Info("stop requested (mcpgen stop)", "skip_graces", hurry)
+	if s.opts.Stop != nil {
+		s.opts.Stop(hurry)
+		return s.ended
+	}
+	if hurry {
+		s.Hurry()
+	}
+	if stopRun != nil {
+		stopRun()
+	}
+	return s.ended
+}
+
+// settleMargin is added to the longest startup timeout to bound a wait for
+// the servers: the time to spawn a process, or to stop the one before.
+const settleMargin = 5 * time.Second
+
+// waitSettled waits until none of the named servers (every server, when
+// names is nil) is starting: each is ready, failed or in backoff. It waits
+// at most their longest startup timeout (plus a margin), and returns the
+// servers still starting then, or when ctx ends.
+func (s *Session) waitSettled(ctx context.Context, names []string) (starting []string) {
+	var bound time.Duration
+	for _, v := range s.supervisors(names) {
+		bound = max(bound, v.config().server.Startup())
+	}
+	t := time.NewTimer(bound + settleMargin)
+	defer t.Stop()
+	for {
+		// Taken before the states are read: a change after the read
+		// closes it.
+		s.mu.Lock()
+		changed := s.settle
+		s.mu.Unlock()
+		starting = starting[:0]
+		for _, v := range s.supervisors(names) {
+			if v.currentState() == Starting {
+				starting = append(starting, v.name)
+			}
+		}
+		if len(starting) == 0 {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-t.C:
+			return starting
+		case <-ctx.Done():
+			return starting
+		}
+	}
+}
+
+// supervisors returns the named servers' supervisors (every one's when
+// names is nil), sorted by name; names that have none are left out.
+func (s *Session) supervisors(names []string) []*supervisor {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*supervisor
+	for _, name := range slices.Sorted(maps.Keys(s.servers)) {
+		if names == nil || slices.Contains(names, name) {
+			out = append(out, s.servers[name])
+		}
+	}
+	return out
+}
+
+// restartServer restarts a server now, for mcpgen restart: whatever its
+// state, failed included, with the configuration it has; it counts as a
+// restart. It returns once the server is ready, failed or in backoff
+// again, or with its name when it is still starting after its startup
+// timeout.
+func (s *Session) restartServer(ctx context.Context, name string) ([]string, error) {
+	s.mu.Lock()
+	v, closing := s.servers[name], s.closing
+	s.mu.Unlock()
+	switch {
+	case closing:
+		return nil, fmt.Errorf("workspace %q is stopping: nothing restarts any more", s.opts.Workspace)
+	case v == nil:
+		_, err := s.hubOf(name)
+		return nil, err
+	}
+	s.log.Info("restart requested (mcpgen restart)", "server", name)
+	v.restart(v.config())
+	return s.waitSettled(ctx, []string{name}), nil
 }
 
 // shutdown stops every server in parallel and disconnects their clients.
@@ -613,7 +754,7 @@ func (s *Session) Status() *Status {
 		}
 	}
 	if s.ctx != nil {
-		st.Dir = s.ctx.WorkspaceDir
+		st.Dir, st.User = s.ctx.WorkspaceDir, s.ctx.UserID
 	}
 	servers := slices.Collect(maps.Values(s.servers))
 	order := map[string]int{}

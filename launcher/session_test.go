@@ -448,7 +448,7 @@ func TestSessionReady(t *testing.T) {
 		}
 	}
 	// Status over the control socket says the same.
-	q, err := QueryStatus("ws")
+	q, err := QueryStatus(context.Background(), "ws")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -474,7 +474,7 @@ func TestSessionReady(t *testing.T) {
 			t.Errorf("%s: states %v, want the last stopped", name, got)
 		}
 	}
-	if _, err := QueryStatus("ws"); !errors.As(err, new(*NotRunningError)) {
+	if _, err := QueryStatus(context.Background(), "ws"); !errors.As(err, new(*NotRunningError)) {
 		t.Errorf("status after the session: got %v, want NotRunningError", err)
 	}
 }
@@ -552,7 +552,7 @@ func TestSessionReload(t *testing.T) {
 	// Invalid: nothing changes, and status says why (the control socket's
 	// reload answers with the error too).
 	mm.set("[servers.keep]\ncomand = \"x\"\n")
-	st, err := RequestReload("ws")
+	st, err := RequestReload(context.Background(), "ws")
 	if err == nil || !strings.Contains(err.Error(), `mcpgen.toml:2:1: server "keep": unknown key "comand"`) {
 		t.Errorf("reload of an invalid manifest: got %v", err)
 	}
@@ -984,7 +984,7 @@ func TestSessionKilledLauncher(t *testing.T) {
 		t.Helper()
 		deadline := time.Now().Add(waitLong)
 		for {
-			st, err := QueryStatus("ws")
+			st, err := QueryStatus(context.Background(), "ws")
 			if err == nil && allReady("stubborn", "parent", "plain")(st) {
 				return st
 			}
@@ -1009,7 +1009,7 @@ func TestSessionKilledLauncher(t *testing.T) {
 	if err := wait(first); signalOf(err) != syscall.SIGKILL {
 		t.Fatalf("the first launcher: got %v, want killed", err)
 	}
-	if _, err := QueryStatus("ws"); !errors.As(err, new(*NotRunningError)) {
+	if _, err := QueryStatus(context.Background(), "ws"); !errors.As(err, new(*NotRunningError)) {
 		t.Errorf("status with the launcher dead: got %v, want NotRunningError", err)
 	}
 	// What it left: the stubborn server, and the parent's grandchild (the
@@ -1058,7 +1058,7 @@ func TestSessionKilledLauncher(t *testing.T) {
 // -filesystem, -memory) under a session: they become ready with their
 // tools, answer through the hub, and stop cleanly with nothing left.
 //
-// They come from /work/shared/clients/install.sh, which sets SERVER_*;
+// They come from e2e/clients/install.sh, which sets SERVER_*;
 // without those the test is skipped, unless MCPGEN_E2E=1 says it must
 // run (CI's e2e step), in which case their absence fails it.
 func TestSessionThirdParty(t *testing.T) {
@@ -1074,7 +1074,7 @@ func TestSessionThirdParty(t *testing.T) {
 		missing = append(missing, "node on PATH")
 	}
 	if len(missing) > 0 {
-		msg := fmt.Sprintf("third-party servers: %s missing (eval \"$(/work/shared/clients/install.sh)\")", strings.Join(missing, ", "))
+		msg := fmt.Sprintf("third-party servers: %s missing (eval \"$(e2e/clients/install.sh)\" from the repository)", strings.Join(missing, ", "))
 		if os.Getenv("MCPGEN_E2E") == "1" {
 			t.Fatal(msg)
 		}

@@ -14,6 +14,7 @@ type Status struct {
 	Pid       int            `json:"pid"`
 	Manifest  string         `json:"manifest"`
 	Dir       string         `json:"dir"`
+	User      string         `json:"user"` // USER_ID, as the servers get it
 	StartedAt time.Time      `json:"started_at"`
 	Reload    ReloadStatus   `json:"reload"`
 	Servers   []ServerStatus `json:"servers"`
@@ -77,6 +78,10 @@ func (st *Status) WriteTable(w io.Writer, now time.Time) {
 	}
 	tw.Flush()
 }
+
+// Since says how long ago t was, as status shows uptimes: to the
+// millisecond under a second, the second under an hour, then the minute.
+func Since(now, t time.Time) string { return since(now, t) }
 
 func since(now, t time.Time) string {
 	d := now.Sub(t)

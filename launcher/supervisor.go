@@ -168,11 +168,7 @@ func (v *supervisor) run() {
 			return
 		case cmd != nil:
 			attempt, crashes = 0, nil
-			v.mu.Lock()
-			v.restarts++
-			v.mu.Unlock()
-			v.adopt(cmd.cfg)
-			close(cmd.ack)
+			v.restartFor(cmd, true)
 			continue
 		}
 
@@ -237,8 +233,8 @@ func (v *supervisor) waitOrCommand(d time.Duration) (stopped bool) {
 			v.setState(Stopped, "")
 			return true
 		}
-		v.adopt(cmd.cfg)
-		close(cmd.ack)
+		// The restart that the backoff counted, only sooner.
+		v.restartFor(&cmd, false)
 		return false
 	}
 }
@@ -258,9 +254,23 @@ func (v *supervisor) failUntilCommand(reason string) (stopped bool) {
 		v.setState(Stopped, "")
 		return true
 	}
-	v.adopt(cmd.cfg)
-	close(cmd.ack)
+	v.restartFor(&cmd, true)
 	return false
+}
+
+// restartFor takes a restart command: the server is starting (with the
+// command's configuration) before the command is acknowledged, so that
+// whoever asked sees the new start in status, never the process that ended
+// or the state it had. counted adds it to the restarts that status shows.
+func (v *supervisor) restartFor(cmd *supervisorCmd, counted bool) {
+	v.mu.Lock()
+	v.cfg = cmd.cfg
+	if counted {
+		v.restarts++
+	}
+	v.state, v.pid, v.retryAt = Starting, 0, time.Time{}
+	v.mu.Unlock()
+	close(cmd.ack)
 }
 
 func (v *supervisor) adopt(cfg *serverConfig) {
@@ -295,17 +305,40 @@ func (v *supervisor) runOnce() (*supervisorCmd, crashInfo) {
 		return nil, crashInfo{err: err}
 	}
 	tail := proc.NewTail(2 << 10)
-	spec.Stderr = io.MultiWriter(log, tail)
+	stderr := log.HeldStream() // until the line that says it started
+	// The tail first: what is in the log is in the tail.
+	spec.Stderr = io.MultiWriter(tail, stderr)
 	spec.StdinGrace, spec.TermGrace = v.timing.StdinGrace, v.timing.TermGrace
 	child, err := proc.Start(&spec)
 	if err != nil {
+		log.Mark("failed to start: %v", err)
 		return nil, crashInfo{err: err}
 	}
 	v.session.recordGroup(child.Pid, true)
 	defer v.session.recordGroup(child.Pid, false)
 	v.mu.Lock()
 	v.pid, v.startedAt = child.Pid, child.Started
+	restarts := v.restarts
 	v.mu.Unlock()
+	if restarts > 0 {
+		stderr.Begin("started pid %d (restart %d)", child.Pid, restarts)
+	} else {
+		stderr.Begin("started pid %d", child.Pid)
+	}
+	// How the process ended, for its log: stopped by a command (a restart,
+	// a reload, the session's stop), or a crash, or a failed handshake.
+	stopped, why := false, error(nil)
+	defer func() {
+		// Every path out has waited for the process.
+		switch {
+		case stopped:
+			log.Mark("stopped pid %d: %v", child.Pid, exitError(child.ExitErr()))
+		case why != nil:
+			log.Mark("pid %d: %v", child.Pid, why)
+		default:
+			log.Mark("pid %d %v", child.Pid, exitError(child.ExitErr()))
+		}
+	}()
 
 	up := v.hub.NewUpstream(child.Stdout(), child.Stdin())
 	go up.Run() // ends when the process closes its stdout
@@ -331,6 +364,7 @@ func (v *supervisor) runOnce() (*supervisorCmd, crashInfo) {
 	case cmd := <-v.cmds:
 		cancel()
 		<-hs
+		stopped = true
 		return v.end(&cmd, child, up), crashInfo{}
 	}
 	init, tools := r.init, r.tools
@@ -344,12 +378,16 @@ func (v *supervisor) runOnce() (*supervisorCmd, crashInfo) {
 				err = fmt.Errorf("%v before it was ready", exit)
 			}
 		}
+		why = err
 		child.Kill()
 		<-up.Done()
 		return v.commandOr(crashInfo{err: withStderr(err, child, tail)})
 	}
 	v.hub.Attach(up, init, tools)
 	names := v.hub.Tools()
+	// What it wrote until now (a banner, say) is a healthy server's: only
+	// what it writes from here on can say why it ends.
+	tail.Reset()
 	v.mu.Lock()
 	v.state, v.lastError = Ready, ""
 	v.mu.Unlock()
@@ -361,8 +399,10 @@ func (v *supervisor) runOnce() (*supervisorCmd, crashInfo) {
 	// next process, instead of failing on a closed pipe.
 	v.hub.Detach(up)
 	if cmd != nil {
+		stopped = true
 		return v.end(cmd, child, up), crashInfo{}
 	}
+	why = err
 	child.Kill() // the group: what the crashed server left behind
 	<-up.Done()
 	return nil, crashInfo{err: withStderr(err, child, tail), stable: time.Since(child.Started) >= v.timing.StableAfter}
@@ -459,7 +499,7 @@ func exitError(err error) error {
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return fmt.Errorf("killed by signal %s", ws.Signal())
+			return &signalExit{ws.Signal()}
 		}
 		return fmt.Errorf("exited with status %d", ee.ExitCode())
 	}
@@ -469,10 +509,31 @@ func exitError(err error) error {
 	return err
 }
 
+// A signalExit is a process that a signal ended.
+type signalExit struct{ sig syscall.Signal }
+
+func (e *signalExit) Error() string { return "killed by " + signalName(e.sig) }
+
+// fromOutside reports whether the signal is one that others send to end a
+// process (kill -9, a shutdown, Ctrl-C), rather than one a process gets for
+// its own fault (SIGSEGV, SIGABRT): the process had no say, so what it
+// wrote last says nothing of why it ended.
+func (e *signalExit) fromOutside() bool {
+	switch e.sig {
+	case syscall.SIGKILL, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP:
+		return true
+	}
+	return false
+}
+
 // withStderr adds the last line the server wrote to stderr, which usually
-// says why it failed.
+// says why it failed; not for a kill from outside, for which that line is
+// whatever the server last said while healthy (its banner, say).
 func withStderr(err error, child *proc.Process, tail *proc.Tail) error {
 	<-child.Exited()
+	if se := (*signalExit)(nil); errors.As(err, &se) && se.fromOutside() {
+		return err
+	}
 	last := lastLine(tail.Bytes())
 	if last == "" {
 		return err

@@ -72,6 +72,7 @@ func NewClient(ctx context.Context, r io.Reader, w io.Writer, opts ClientOptions
 	}
 	c.conn = NewConn(r, w, ConnOptions{
 		Handler:        HandlerFunc(c.handle),
+		Inline:         func(method string) bool { return method == "ping" },
 		OnNotification: opts.OnNotification,
 		Logger:         opts.Logger,
 	})

@@ -6,14 +6,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"os"
-	"runtime/debug"
 	"strconv"
 	"sync"
 	"sync/atomic"
-
-	json "github.com/goccy/go-json"
 )
 
 // ErrClosed is wrapped by the errors of calls that can no longer be answered:
@@ -21,96 +17,51 @@ import (
 // writing failed, or Close was called.
 var ErrClosed = errors.New("connection closed")
 
-// A Handler answers the requests that the peer sends.
-//
-// An *Error returned by Handle (possibly wrapped) goes to the peer as that
-// JSON-RPC error; any other error becomes -32603 with the error's text. The
-// result is sent as is when it is a json.RawMessage, marshalled otherwise; a
-// nil result is sent as {}.
-type Handler interface {
-	Handle(ctx context.Context, req *Request) (result any, err error)
-}
-
-// HandlerFunc adapts a function to the Handler interface.
-type HandlerFunc func(ctx context.Context, req *Request) (result any, err error)
-
-// Handle calls f(ctx, req).
-func (f HandlerFunc) Handle(ctx context.Context, req *Request) (any, error) { return f(ctx, req) }
-
-// A Request is a request from the peer, as a Handler sees it.
-type Request struct {
-	ID     ID
-	Method string
-	Params json.RawMessage
-
-	conn   *Conn
-	cancel context.CancelFunc
-
-	// Guarded by conn.mu.
-	cancelled bool // by the peer, which wants no response
-	finished  bool
-
-	tokenOnce sync.Once
-	token     ID // params._meta.progressToken, when set
-}
-
-// Progress sends notifications/progress for the request when the peer asked
-// for it (params._meta.progressToken); otherwise, or once the request is over
-// or cancelled, it does nothing. total is left out when 0 and message when
-// empty. Progress should increase from one call to the next.
-func (r *Request) Progress(ctx context.Context, progress, total float64, message string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if !isFinite(progress) || !isFinite(total) {
-		return fmt.Errorf("progress %v of %v is not a number JSON can carry", progress, total)
-	}
-	r.tokenOnce.Do(func() {
-		var p struct {
-			Meta struct {
-				ProgressToken json.RawMessage `json:"progressToken"`
-			} `json:"_meta"`
-		}
-		if json.Unmarshal(r.Params, &p) == nil && len(p.Meta.ProgressToken) > 0 {
-			r.token, _ = parseID(p.Meta.ProgressToken) // a bad token is as good as none
-		}
-	})
-	if !r.token.IsValid() {
-		return nil
-	}
-	r.conn.mu.Lock()
-	over := r.finished || r.cancelled
-	r.conn.mu.Unlock()
-	if over {
-		return nil
-	}
-	params := append([]byte(`{"progressToken":`), r.token.raw...)
-	params = append(params, `,"progress":`...)
-	params = strconv.AppendFloat(params, progress, 'f', -1, 64)
-	if total != 0 {
-		params = append(params, `,"total":`...)
-		params = strconv.AppendFloat(params, total, 'f', -1, 64)
-	}
-	if message != "" {
-		params = append(params, `,"message":`...)
-		params = appendString(params, message)
-	}
-	params = append(params, '}')
-	return r.conn.write(&Message{Method: "notifications/progress", Params: params})
-}
-
-func isFinite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
+// DefaultMaxInFlight is how many of the peer's requests a Conn handles at
+// once when its options set no MaxInFlight.
+const DefaultMaxInFlight = 64
 
 // ConnOptions configures a Conn. The zero value is usable.
 type ConnOptions struct {
 	// Handler answers requests from the peer. Without one, every request
 	// is answered -32601 (method not found).
 	Handler Handler
+	// Inline reports whether Handler answers a method at once, without
+	// waiting on anything but the writer: a ping, a list served from a
+	// cache. Those requests are handled on the read loop, one at a time and
+	// in order, without a goroutine or a context of their own, which keeps
+	// their round trip as short as the transport allows. Their context ends
+	// only when the Conn stops; the peer cannot cancel them, and they do not
+	// count against MaxInFlight. Such a handler must not wait for anything
+	// the read loop would have to read, such as a Call on the same Conn.
+	// Every other request runs in a goroutine.
+	Inline func(method string) bool
+	// MaxInFlight bounds the peer's requests that run at once (default
+	// DefaultMaxInFlight). As many more may wait for a slot, read but not
+	// started, as long as their params hold no more than MaxLineSize bytes
+	// in all; while they wait the Conn keeps reading, so that a
+	// cancellation still reaches a running request. Beyond that the Conn
+	// stops reading until a request finishes. Writes block while the peer
+	// does not read, so a peer that floods requests without reading the
+	// answers finds its own writes blocked, rather than the Conn's memory
+	// growing.
+	MaxInFlight int
+	// ServerRole makes the Conn answer every line that is not JSON with
+	// -32700 and a null id, as JSON-RPC 2.0 asks of a server. Without it
+	// (the client role) a line of plain text is only logged: servers print
+	// banners and stack traces on stdout, and nobody waits for an answer.
+	ServerRole bool
 	// OnNotification receives the peer's notifications, except
 	// notifications/cancelled, which the Conn handles itself. It is called
 	// from the read loop, one at a time and in order, so it must return
 	// promptly and must not wait for a Call on the same Conn.
 	OnNotification func(ctx context.Context, msg *Message)
+	// OnEnd, if set, is called once when the Conn ends (the peer closed its
+	// output, reading or writing failed, Run's ctx was done, or Close was
+	// called), with why (an error wrapping ErrClosed), before the pending
+	// calls fail and before Go starts refusing new ones. It runs on
+	// whichever goroutine noticed the end, so it must return promptly.
+	OnEnd func(err error)
 	// Logger receives what goes wrong on the wire. Nothing is logged
 	// when it is nil.
 	Logger *slog.Logger
@@ -119,45 +70,58 @@ type ConnOptions struct {
 // A Conn is one end of a JSON-RPC connection over a reader and a writer.
 // Both ends may send requests: MCP servers ask their clients too.
 //
-// Run reads and dispatches incoming messages; each incoming request runs in
-// its own goroutine, owned by Run, which waits for all of them before it
-// returns. Call and Notify may be used from any goroutine.
+// Run reads and dispatches incoming messages. Requests that the options
+// call Inline are answered on the read loop; every other incoming request
+// runs in a goroutine owned by Run, which waits for all of them before it
+// returns, and at most MaxInFlight of them at once (see ConnOptions). Go,
+// Call, Notify and Send may be used from any goroutine.
 type Conn struct {
 	r              *Reader
 	w              *Writer
 	rclose, wclose io.Closer // the reader and the writer, when they can be closed
 	handler        Handler
+	inline         func(method string) bool
+	maxInFlight    int
+	serverRole     bool
 	onNotification func(context.Context, *Message)
+	onEnd          func(error)
 	log            *slog.Logger
 
 	started   atomic.Bool
-	stopping  atomic.Bool // set under mu: no new handlers after it
+	stopping  atomic.Bool   // set under mu: no new handlers after it
+	stopped   chan struct{} // closed when stopping is set
 	closing   chan struct{}
 	closeOnce sync.Once
 	done      chan struct{} // closed when Run returns
 
+	// hctx is the parent of the handlers' contexts; Run sets it before the
+	// read loop starts, and it does not change after.
+	hctx context.Context
+
 	mu             sync.Mutex
 	nextID         int64
-	calls          map[ID]*call    // our requests, waiting for a response
-	requests       map[ID]*Request // the peer's requests, being handled
+	calls          map[ID]*AsyncCall // our requests, waiting for a response; nil once ended
+	requests       map[ID]*Request   // the peer's requests: running, or waiting for a slot
+	running        int               // requests with a goroutine
+	waiting        []*Request        // requests read but not started, oldest first
+	waitingBytes   int               // their params' length
 	cancelHandlers context.CancelFunc
+	ending         bool  // OnEnd has been called, or is being called
 	err            error // why no call can be answered any more; wraps ErrClosed
 
-	handlers sync.WaitGroup
+	// slotFree wakes a read loop that waits for room (see admit): a
+	// request finished, or one that waited was cancelled.
+	slotFree chan struct{}
+	handlers sync.WaitGroup // requests running or waiting
+
+	// admitWaits, in tests, hears each time the read loop starts waiting
+	// for room (see admit): how a test knows that the Conn stopped reading.
+	admitWaits func()
 
 	// lastBad is the last line read when it was not a message, to explain a
 	// peer that exits right after printing an error to its stdout. Only the
 	// read loop writes it; Run reads it once the loop has ended.
 	lastBad string
-}
-
-type call struct {
-	done chan callResult // buffered; the response is sent under Conn.mu
-}
-
-type callResult struct {
-	msg *Message
-	err error
 }
 
 // NewConn returns a Conn that reads messages from r and writes them to w.
@@ -167,12 +131,21 @@ func NewConn(r io.Reader, w io.Writer, opts ConnOptions) *Conn {
 		r:              NewReader(r),
 		w:              NewWriter(w),
 		handler:        opts.Handler,
+		inline:         opts.Inline,
+		maxInFlight:    opts.MaxInFlight,
+		serverRole:     opts.ServerRole,
 		onNotification: opts.OnNotification,
+		onEnd:          opts.OnEnd,
 		log:            opts.Logger,
+		stopped:        make(chan struct{}),
 		closing:        make(chan struct{}),
 		done:           make(chan struct{}),
-		calls:          make(map[ID]*call),
+		calls:          make(map[ID]*AsyncCall),
 		requests:       make(map[ID]*Request),
+		slotFree:       make(chan struct{}, 1),
+	}
+	if c.maxInFlight <= 0 {
+		c.maxInFlight = DefaultMaxInFlight
 	}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
@@ -187,10 +160,13 @@ func NewConn(r io.Reader, w io.Writer, opts ConnOptions) *Conn {
 //
 // At the end of the input (io.EOF) pending calls fail at once, every request
 // already read is still answered, and then Run returns nil. When ctx is done,
-// the contexts of running handlers are cancelled, their responses are still
-// written if the writer works, and Run returns ctx's error; the reader is
-// closed if it can be, since the goroutine reading it can only end when a
-// read returns. After Close, Run returns nil once the handlers have returned.
+// the contexts of running handlers are cancelled, and their responses are
+// still written if the writer works; so are those of the requests that wait
+// for a slot (they start with a cancelled context), and a request that was
+// read but could not wait any more is answered with an error. Then Run
+// returns ctx's error; the reader is closed if it can be, since the
+// goroutine reading it can only end when a read returns. After Close, Run
+// returns nil once the handlers have returned.
 func (c *Conn) Run(ctx context.Context) error {
 	if !c.started.CompareAndSwap(false, true) {
 		return errors.New("mcp: Conn.Run called twice")
@@ -203,22 +179,23 @@ func (c *Conn) Run(ctx context.Context) error {
 	hctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	c.mu.Lock()
+	c.hctx = hctx
 	c.cancelHandlers = cancel
 	c.mu.Unlock()
 
 	// The read loop is owned by Run. It ends at the end of the input, on a
-	// read error, or, once Run has stopped, at its next message.
+	// read error, or, once Run has stopped, at its next message (or when a
+	// write that it makes returns: it answers inline requests itself).
 	readDone := make(chan error, 1)
-	go c.readLoop(ctx, hctx, readDone)
+	go c.readLoop(ctx, readDone)
 
 	var runErr error
 	select {
 	case err := <-readDone:
-		select {
-		case <-c.closing:
+		if c.stopping.Load() {
+			// Close stopped the loop (Run's own ctx case is below).
 			c.handlers.Wait()
 			return nil
-		default:
 		}
 		if errors.Is(err, io.EOF) {
 			c.fail(c.peerClosed())
@@ -243,10 +220,14 @@ func (c *Conn) Run(ctx context.Context) error {
 	return runErr
 }
 
-// stop makes the read loop start no more handlers.
+// stop makes the read loop start no more handlers, and wakes it if it
+// waits for a slot.
 func (c *Conn) stop() {
 	c.mu.Lock()
-	c.stopping.Store(true)
+	if !c.stopping.Load() {
+		c.stopping.Store(true)
+		close(c.stopped)
+	}
 	c.mu.Unlock()
 }
 
@@ -264,17 +245,25 @@ func (c *Conn) peerClosed() error {
 }
 
 // fail records why calls can no longer be answered, and fails the pending
-// ones. The first reason wins.
+// ones. The first reason wins; OnEnd hears it first.
 func (c *Conn) fail(err error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.err != nil {
+	if c.ending {
+		c.mu.Unlock()
 		return
 	}
+	c.ending = true
+	c.mu.Unlock()
+	if c.onEnd != nil {
+		c.onEnd(err)
+	}
+	c.mu.Lock()
 	c.err = err
-	for id, cl := range c.calls {
-		cl.done <- callResult{err: err}
-		delete(c.calls, id)
+	calls := c.calls
+	c.calls = nil // Go refuses from now on, so nothing is added
+	c.mu.Unlock()
+	for _, a := range calls {
+		a.complete(nil, err)
 	}
 }
 
@@ -317,10 +306,13 @@ func (c *Conn) Close() error {
 	return errors.Join(errs...)
 }
 
-func (c *Conn) readLoop(ctx, hctx context.Context, done chan<- error) {
+func (c *Conn) readLoop(ctx context.Context, done chan<- error) {
 	for {
 		line, err := c.r.ReadLine()
 		if c.stopping.Load() {
+			if err == nil {
+				c.refuse(line)
+			}
 			done <- err
 			return
 		}
@@ -340,7 +332,11 @@ func (c *Conn) readLoop(ctx, hctx context.Context, done chan<- error) {
 		c.lastBad = ""
 		switch {
 		case msg.IsRequest():
-			c.startHandler(hctx, msg)
+			if c.inline != nil && c.inline(msg.Method) {
+				c.answerInline(msg)
+			} else {
+				c.admit(msg)
+			}
 		case msg.IsNotification():
 			c.notification(ctx, msg)
 		default:
@@ -353,10 +349,15 @@ func (c *Conn) badLine(line []byte, err error) {
 	c.lastBad = snippet(line)
 	c.log.Warn("mcp: ignoring a line that is not a JSON-RPC message", "error", err, "line", c.lastBad)
 	var derr *DecodeError
-	if errors.As(err, &derr) {
-		if resp := derr.Response(); resp != nil {
-			_ = c.write(resp)
-		}
+	if !errors.As(err, &derr) {
+		return
+	}
+	resp := derr.Response()
+	if c.serverRole {
+		resp = derr.ServerResponse()
+	}
+	if resp != nil {
+		_ = c.write(resp)
 	}
 }
 
@@ -370,11 +371,12 @@ func (c *Conn) lineTooLong(prefix []byte) {
 		_ = c.write(c.r.tooLong(id, true).Response())
 	case isResponse && id.IsValid():
 		c.mu.Lock()
-		if cl, ok := c.calls[id]; ok {
-			delete(c.calls, id)
-			cl.done <- callResult{err: fmt.Errorf("response longer than %d bytes", c.r.max)}
-		}
+		a := c.calls[id]
+		delete(c.calls, id)
 		c.mu.Unlock()
+		if a != nil {
+			a.complete(nil, fmt.Errorf("response longer than %d bytes", c.r.max))
+		}
 	}
 }
 
@@ -387,128 +389,6 @@ func snippet(line []byte) string {
 	return strconv.Quote(string(line))
 }
 
-func (c *Conn) startHandler(hctx context.Context, msg *Message) {
-	c.mu.Lock()
-	if c.stopping.Load() {
-		c.mu.Unlock()
-		return
-	}
-	if _, dup := c.requests[msg.ID]; dup {
-		c.mu.Unlock()
-		_ = c.write(&Message{ID: msg.ID, Error: NewError(CodeInvalidRequest, "invalid request: id %s is already in use", msg.ID)})
-		return
-	}
-	ctx, cancel := context.WithCancel(hctx)
-	req := &Request{ID: msg.ID, Method: msg.Method, Params: msg.Params, conn: c, cancel: cancel}
-	c.requests[msg.ID] = req
-	c.handlers.Add(1)
-	c.mu.Unlock()
-	go c.serve(ctx, req) // owned by Run, which waits for it
-}
-
-func (c *Conn) serve(ctx context.Context, req *Request) {
-	defer c.handlers.Done()
-	result, err := c.invoke(ctx, req)
-
-	c.mu.Lock()
-	delete(c.requests, req.ID)
-	req.finished = true
-	cancelled := req.cancelled
-	c.mu.Unlock()
-	req.cancel()
-	if cancelled {
-		// The peer asked for no response.
-		return
-	}
-
-	resp := &Message{ID: req.ID}
-	if err != nil {
-		resp.Error = wireError(err)
-	} else if resp.Result, err = marshalResult(result); err != nil {
-		resp.Error = NewError(CodeInternalError, "encode result: %v", err)
-	}
-	if err := c.write(resp); err != nil {
-		c.log.Debug("mcp: cannot write a response", "method", req.Method, "id", req.ID, "error", err)
-	}
-}
-
-// invoke calls the handler. A panic becomes -32603 rather than the end of a
-// server that other requests are using.
-func (c *Conn) invoke(ctx context.Context, req *Request) (result any, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			c.log.Error("mcp: handler panicked", "method", req.Method, "panic", p, "stack", string(debug.Stack()))
-			result, err = nil, NewError(CodeInternalError, "internal error: %s handler panicked: %v", req.Method, p)
-		}
-	}()
-	if c.handler == nil {
-		return nil, NewError(CodeMethodNotFound, "method not found: %s", req.Method)
-	}
-	return c.handler.Handle(ctx, req)
-}
-
-func wireError(err error) *Error {
-	var werr *Error
-	if errors.As(err, &werr) {
-		return werr
-	}
-	return &Error{Code: CodeInternalError, Message: err.Error()}
-}
-
-var emptyObject = json.RawMessage(`{}`)
-
-// marshal encodes v for the wire. It leaves <, > and & alone: tool results
-// carry code and markup, which escaping would make larger and harder to read.
-func marshal(v any) ([]byte, error) {
-	return json.MarshalWithOption(v, json.DisableHTMLEscape())
-}
-
-// marshalResult encodes a handler's result. A result must be an object in
-// MCP, so nothing (nil, or null) is sent as {}. The common results skip
-// goccy's encoder (see CallToolResult.appendJSON).
-func marshalResult(v any) (json.RawMessage, error) {
-	switch v := v.(type) {
-	case nil:
-		return emptyObject, nil
-	case json.RawMessage:
-		if len(v) == 0 || string(v) == "null" {
-			return emptyObject, nil
-		}
-		if !isJSONValue(v) {
-			return nil, fmt.Errorf("result is not JSON: %s", snippet(v))
-		}
-		return v, nil
-	case *CallToolResult:
-		if v == nil {
-			return emptyObject, nil
-		}
-		return v.appendJSON(nil)
-	}
-	b, err := marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	if string(b) == "null" {
-		return emptyObject, nil
-	}
-	return b, nil
-}
-
-// marshalParams encodes params; nothing (nil, or null) means no params.
-func marshalParams(v any) (json.RawMessage, error) {
-	if v == nil {
-		return nil, nil
-	}
-	b, err := marshal(v)
-	if err != nil {
-		return nil, fmt.Errorf("encode params: %w", err)
-	}
-	if string(b) == "null" {
-		return nil, nil
-	}
-	return b, nil
-}
-
 func (c *Conn) notification(ctx context.Context, msg *Message) {
 	if msg.Method == "notifications/cancelled" {
 		c.peerCancelled(msg)
@@ -519,151 +399,15 @@ func (c *Conn) notification(ctx context.Context, msg *Message) {
 	}
 }
 
-// peerCancelled stops the handler of a request that the peer cancelled. The
-// request may be over already, or unknown: the spec expects such races.
-func (c *Conn) peerCancelled(msg *Message) {
-	var p struct {
-		RequestID ID     `json:"requestId"`
-		Reason    string `json:"reason"`
-	}
-	if err := json.Unmarshal(msg.Params, &p); err != nil || !p.RequestID.IsValid() {
-		c.log.Debug("mcp: ignoring a malformed notifications/cancelled", "params", snippet(msg.Params))
-		return
-	}
-	c.mu.Lock()
-	req, ok := c.requests[p.RequestID]
-	if ok {
-		req.cancelled = true
-	}
-	c.mu.Unlock()
-	if ok {
-		c.log.Debug("mcp: peer cancelled a request", "id", p.RequestID, "method", req.Method, "reason", p.Reason)
-		req.cancel()
-	}
-}
-
-func (c *Conn) response(msg *Message) {
-	if !msg.ID.IsValid() {
-		// An error about a line that the peer could not read (ours).
-		c.log.Warn("mcp: peer reported an error", "error", msg.Error.Message, "code", msg.Error.Code)
-		return
-	}
-	c.mu.Lock()
-	cl, ok := c.calls[msg.ID]
-	if ok {
-		delete(c.calls, msg.ID)
-		cl.done <- callResult{msg: msg}
-	}
-	c.mu.Unlock()
-	if !ok {
-		c.log.Warn("mcp: dropping a response to an unknown request (cancelled, or never sent)", "id", msg.ID)
-	}
-}
-
 // write sends m. A write error means the peer is gone: calls fail from then on.
 func (c *Conn) write(m *Message) error {
-	if err := c.w.Write(m); err != nil {
-		c.fail(fmt.Errorf("%w: write: %w", ErrClosed, err))
-		return c.Err()
-	}
-	return nil
-}
-
-// Call sends a request and waits for its response, which it decodes into
-// result (unless result is nil; a *json.RawMessage gets the raw JSON).
-// Many calls may be in flight at once.
-//
-// A JSON-RPC error from the peer is returned as an *Error (wrapped). When ctx
-// ends first, Call tells the peer with notifications/cancelled and returns
-// ctx's error. When the connection ends first, it returns an error wrapping
-// ErrClosed. Every error names the method.
-func (c *Conn) Call(ctx context.Context, method string, params, result any) error {
-	if err := c.call(ctx, method, params, result); err != nil {
-		return fmt.Errorf("%s: %w", method, err)
-	}
-	return nil
-}
-
-func (c *Conn) call(ctx context.Context, method string, params, result any) error {
-	raw, err := marshalParams(params)
-	if err != nil {
-		return err
-	}
-	if ctx.Err() != nil {
-		return context.Cause(ctx)
-	}
-	cl := &call{done: make(chan callResult, 1)}
-	c.mu.Lock()
-	if c.err != nil {
-		err := c.err
-		c.mu.Unlock()
-		return err
-	}
-	c.nextID++
-	id := Int64ID(c.nextID)
-	c.calls[id] = cl
-	c.mu.Unlock()
-
-	if err := c.write(&Message{ID: id, Method: method, Params: raw}); err != nil {
-		c.forget(id)
-		return err
-	}
-
-	var res callResult
-	select {
-	case res = <-cl.done:
-	case <-ctx.Done():
-		if c.forget(id) {
-			c.cancelCall(id, context.Cause(ctx))
-			return context.Cause(ctx)
+	if werr := c.w.Write(m); werr != nil {
+		err := fmt.Errorf("%w: write: %w", ErrClosed, werr)
+		c.fail(err)
+		if first := c.Err(); first != nil {
+			return first
 		}
-		res = <-cl.done // the response won the race
-	}
-	if res.err != nil {
-		return res.err
-	}
-	if res.msg.Error != nil {
-		return res.msg.Error
-	}
-	if result != nil {
-		if err := json.Unmarshal(res.msg.Result, result); err != nil {
-			return fmt.Errorf("decode result: %w", err)
-		}
-	}
-	return nil
-}
-
-// forget drops a pending call, reporting whether it was still pending (no
-// response has been delivered to it).
-func (c *Conn) forget(id ID) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	_, ok := c.calls[id]
-	delete(c.calls, id)
-	return ok
-}
-
-func (c *Conn) cancelCall(id ID, reason error) {
-	params := append([]byte(`{"requestId":`), id.raw...)
-	params = append(params, `,"reason":`...)
-	params = appendString(params, reason.Error())
-	params = append(params, '}')
-	if err := c.write(&Message{Method: "notifications/cancelled", Params: params}); err != nil {
-		c.log.Debug("mcp: cannot send notifications/cancelled", "id", id, "error", err)
-	}
-}
-
-// Notify sends a notification.
-func (c *Conn) Notify(ctx context.Context, method string, params any) error {
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("%s: %w", method, err)
-	}
-	raw, err := marshalParams(params)
-	if err != nil {
-		return fmt.Errorf("%s: %w", method, err)
-	}
-	if err := c.write(&Message{Method: method, Params: raw}); err != nil {
-		return fmt.Errorf("%s: %w", method, err)
+		return err // the end is being reported: OnEnd is running
 	}
 	return nil
 }

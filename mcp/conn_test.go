@@ -149,7 +149,7 @@ func TestConnHandlerResults(t *testing.T) {
 		{method: "struct", want: `{"text":"<&>"}`},
 		{method: "typednil", want: `{}`},
 		{method: "params", params: map[string]int{"n": 1}, want: `{"n":1}`},
-		{method: "params", params: json.RawMessage(`[1, 2]`), want: `[1,2]`},
+		{method: "params", params: json.RawMessage(`[1, 2]`), want: `[1, 2]`}, // raw params go as they are
 		{method: "badraw", wantCode: CodeInternalError, wantText: "encode result"},
 		{method: "unencodable", wantCode: CodeInternalError, wantText: "encode result"},
 		{method: "wire", wantCode: CodeInvalidParams, wantText: "bad thing"},

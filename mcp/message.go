@@ -7,7 +7,10 @@
 //   - [Reader] and [Writer]: the framing, one message per line, with a cap on
 //     the line length.
 //   - [Conn]: a symmetric JSON-RPC peer (MCP servers send requests too):
-//     concurrent handlers, calls correlated by id, cancellation, progress.
+//     handlers in goroutines, a bounded number at once, with backpressure
+//     on the reader; cheap requests answered on the read loop; calls
+//     correlated by id ([Conn.Go] hands back the raw result), cancellation,
+//     progress.
 //   - [Server]: the runtime of mcpgen's built-in servers: the initialize
 //     handshake, tools/list and tools/call.
 //   - [Client]: what the launcher and the tests use to drive a server.
@@ -15,16 +18,22 @@
 // The hub that shares one server among many agents forwards messages with the
 // low layers and rewrites ids, which is why an [ID] keeps the exact JSON text
 // it was read from.
+//
+// Of mcpgen's packages, mcp imports only internal/jsonwire, the JSON scanner
+// and string encoder that it shares with the providers.
 package mcp
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"unicode/utf8"
 
 	json "github.com/goccy/go-json"
+
+	"github.com/mcpgen/mcpgen/internal/jsonwire"
 )
 
 // An ID is a JSON-RPC request id, an integer or a string, held as JSON text
@@ -39,7 +48,7 @@ type ID struct{ raw string }
 func Int64ID(n int64) ID { return ID{strconv.FormatInt(n, 10)} }
 
 // StringID returns the id s.
-func StringID(s string) ID { return ID{string(appendString(nil, s))} }
+func StringID(s string) ID { return ID{string(jsonwire.AppendString(nil, s))} }
 
 // IsValid reports whether id is set.
 func (id ID) IsValid() bool { return id.raw != "" }
@@ -58,15 +67,15 @@ func (id ID) MarshalJSON() ([]byte, error) { return []byte(id.String()), nil }
 // UnmarshalJSON accepts an integer or a string. It rejects null, booleans,
 // objects, arrays and numbers with a fractional part.
 func (id *ID) UnmarshalJSON(data []byte) error {
-	s := scanner{data: data}
-	s.skipSpace()
-	start := s.pos
-	if err := s.value(0); err != nil {
+	s := jsonwire.Scanner{Data: data}
+	s.SkipSpace()
+	start := s.Pos
+	if err := s.SkipValue(0); err != nil {
 		return err
 	}
-	end := s.pos
-	if !s.atEnd() {
-		return s.unexpected("after id")
+	end := s.Pos
+	if !s.AtEnd() {
+		return s.Unexpected("after id")
 	}
 	parsed, err := parseID(data[start:end])
 	if err != nil {
@@ -87,10 +96,10 @@ func parseID(lit []byte) (ID, error) {
 		if bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
 			return ID{string(lit)}, nil
 		}
-		return ID{string(appendString(nil, unquote(lit, true)))}, nil
+		return ID{string(jsonwire.AppendString(nil, jsonwire.Unquote(lit, true)))}, nil
 	case c == '-' || (c >= '0' && c <= '9'):
-		s := scanner{data: lit}
-		if integer, _ := s.number(); integer {
+		s := jsonwire.Scanner{Data: lit}
+		if integer, _ := s.SkipNumber(); integer {
 			return ID{string(lit)}, nil
 		}
 		if n, ok := canonicalInteger(lit); ok {
@@ -144,7 +153,7 @@ func (m *Message) AppendJSON(dst []byte) []byte {
 	}
 	if m.Method != "" {
 		dst = append(dst, `,"method":`...)
-		dst = appendString(dst, m.Method)
+		dst = jsonwire.AppendString(dst, m.Method)
 	}
 	if len(m.Params) > 0 {
 		dst = append(dst, `,"params":`...)
@@ -210,7 +219,7 @@ func (e *Error) appendJSON(dst []byte) []byte {
 	dst = append(dst, `{"code":`...)
 	dst = strconv.AppendInt(dst, e.Code, 10)
 	dst = append(dst, `,"message":`...)
-	dst = appendString(dst, e.Message)
+	dst = jsonwire.AppendString(dst, e.Message)
 	if len(e.Data) > 0 {
 		dst = append(dst, `,"data":`...)
 		dst = append(dst, e.Data...)
@@ -258,6 +267,17 @@ func (e *DecodeError) Response() *Message {
 	return &Message{ID: e.ID, Error: e.Err}
 }
 
+// ServerResponse is Response for the server end of a connection, which
+// JSON-RPC 2.0 asks to answer every line that it cannot parse: plain text
+// gets -32700 with a null id too. Lines that look like responses still get
+// nothing.
+func (e *DecodeError) ServerResponse() *Message {
+	if e.Reply || e.Err.Code == CodeParseError {
+		return &Message{ID: e.ID, Error: e.Err}
+	}
+	return nil
+}
+
 // Bits for the members of a message, to catch duplicates.
 const (
 	hasVersion = 1 << iota
@@ -274,17 +294,27 @@ const (
 // Beyond JSON-RPC 2.0 it requires what MCP requires (ids are never null) and
 // is strict where a lenient reading would be ambiguous: member names match
 // exactly and a member may appear once. "params": null reads as no params.
+//
+// It walks the envelope with jsonwire's scanner rather than unmarshalling
+// into a struct, because it must tell a syntax error (-32700) from a
+// well-formed line of the wrong shape (-32600), keep params, result and
+// error data as the exact bytes that were read, match member names exactly
+// (goccy and encoding/json match them regardless of case, so "ID" would be
+// taken for "id"), and be fast: the hub decodes every line.
 func DecodeMessage(line []byte) (*Message, error) {
-	s := scanner{data: line}
-	if s.atEnd() {
-		return nil, parseError(line, s.errorf("empty message"))
+	if bytes.HasPrefix(line, utf8BOM) {
+		return nil, bomError(line[len(utf8BOM):])
 	}
-	if s.peek() != '{' {
-		if err := s.value(0); err != nil {
+	s := jsonwire.Scanner{Data: line}
+	if s.AtEnd() {
+		return nil, parseError(line, s.Errorf("empty message"))
+	}
+	if s.Peek() != '{' {
+		if err := s.SkipValue(0); err != nil {
 			return nil, parseError(line, err)
 		}
-		if !s.atEnd() {
-			return nil, parseError(line, s.unexpected("after top-level value"))
+		if !s.AtEnd() {
+			return nil, parseError(line, s.Unexpected("after top-level value"))
 		}
 		if line[skipSpaceAt(line, 0)] == '[' {
 			return nil, &DecodeError{Err: NewError(CodeInvalidRequest, "invalid request: %v", ErrBatch), Reply: true, cause: ErrBatch}
@@ -303,42 +333,42 @@ func DecodeMessage(line []byte) (*Message, error) {
 			invalid = fmt.Sprintf(format, args...)
 		}
 	}
-	s.pos++ // '{'
-	for more := s.peek() != '}'; more; {
-		if s.peek() != '"' {
-			return nil, parseError(line, s.unexpected("looking for an object key"))
+	s.Pos++ // '{'
+	for more := s.Peek() != '}'; more; {
+		if s.Peek() != '"' {
+			return nil, parseError(line, s.Unexpected("looking for an object key"))
 		}
-		kstart := s.pos
-		escaped, err := s.str()
+		kstart := s.Pos
+		escaped, err := s.SkipString()
 		if err != nil {
 			return nil, parseError(line, err)
 		}
-		key := line[kstart:s.pos]
+		key := line[kstart:s.Pos]
 		if escaped {
-			key = appendString(nil, unquote(key, true))
+			key = jsonwire.AppendString(nil, jsonwire.Unquote(key, true))
 		}
-		if s.peek() != ':' {
-			return nil, parseError(line, s.unexpected("after object key"))
+		if s.Peek() != ':' {
+			return nil, parseError(line, s.Unexpected("after object key"))
 		}
-		s.pos++
-		s.skipSpace()
-		vstart := s.pos
+		s.Pos++
+		s.SkipSpace()
+		vstart := s.Pos
 		escaped = false
-		if s.pos < len(line) && line[s.pos] == '"' {
-			escaped, err = s.str()
+		if s.Pos < len(line) && line[s.Pos] == '"' {
+			escaped, err = s.SkipString()
 		} else {
-			err = s.value(1)
+			err = s.SkipValue(1)
 		}
 		if err != nil {
 			return nil, parseError(line, err)
 		}
-		v := line[vstart:s.pos]
+		v := line[vstart:s.Pos]
 
 		bit := 0
 		switch string(key) {
 		case `"jsonrpc"`:
 			bit = hasVersion
-			if v[0] != '"' || (string(v) != `"2.0"` && unquote(v, escaped) != "2.0") {
+			if v[0] != '"' || (string(v) != `"2.0"` && jsonwire.Unquote(v, escaped) != "2.0") {
 				fail(`"jsonrpc" must be "2.0"`)
 			}
 		case `"id"`:
@@ -384,18 +414,18 @@ func DecodeMessage(line []byte) (*Message, error) {
 			seen |= bit
 		}
 
-		switch s.peek() {
+		switch s.Peek() {
 		case ',':
-			s.pos++
+			s.Pos++
 		case '}':
 			more = false
 		default:
-			return nil, parseError(line, s.unexpected("after object value"))
+			return nil, parseError(line, s.Unexpected("after object value"))
 		}
 	}
-	s.pos++ // '}'
-	if !s.atEnd() {
-		return nil, parseError(line, s.unexpected("after top-level value"))
+	s.Pos++ // '}'
+	if !s.AtEnd() {
+		return nil, parseError(line, s.Unexpected("after top-level value"))
 	}
 
 	if invalid == "" {
@@ -437,42 +467,67 @@ const peekLimit = 1 << 20
 // ("result" or "error"). Peers usually write the id first, before the large
 // params or result that made the line too long.
 func peekEnvelope(prefix []byte) (id ID, isRequest, isResponse bool) {
-	s := scanner{data: prefix[:min(len(prefix), peekLimit)]}
-	if s.peek() != '{' {
+	s := jsonwire.Scanner{Data: prefix[:min(len(prefix), peekLimit)]}
+	if s.Peek() != '{' {
 		return
 	}
-	s.pos++
-	for s.peek() == '"' {
-		kstart := s.pos
-		escaped, err := s.str()
+	s.Pos++
+	for s.Peek() == '"' {
+		kstart := s.Pos
+		escaped, err := s.SkipString()
 		if err != nil {
 			return
 		}
-		key := unquote(prefix[kstart:s.pos], escaped)
+		key := jsonwire.Unquote(prefix[kstart:s.Pos], escaped)
 		switch key {
 		case "method":
 			isRequest = true
 		case "result", "error":
 			isResponse = true
 		}
-		if s.peek() != ':' {
+		if s.Peek() != ':' {
 			return
 		}
-		s.pos++
-		s.skipSpace()
-		vstart := s.pos
-		if err := s.value(1); err != nil {
+		s.Pos++
+		s.SkipSpace()
+		vstart := s.Pos
+		if err := s.SkipValue(1); err != nil {
 			return
 		}
 		if key == "id" && prefix[vstart] != 'n' {
-			id, _ = parseID(prefix[vstart:s.pos])
+			id, _ = parseID(prefix[vstart:s.Pos])
 		}
-		if s.peek() != ',' {
+		if s.Peek() != ',' {
 			return
 		}
-		s.pos++
+		s.Pos++
 	}
 	return
+}
+
+// utf8BOM is the byte order mark that some Windows tools put at the start
+// of UTF-8 text. JSON text must not start with one (RFC 8259, section 8.1).
+var utf8BOM = []byte{0xef, 0xbb, 0xbf}
+
+// bomError refuses a line that starts with a byte order mark, naming it:
+// the mark is invisible in most editors and logs, so "invalid character"
+// would leave the sender puzzled. The id is read from the rest of the line
+// when it can be, so that the request fails at once instead of timing out.
+func bomError(rest []byte) *DecodeError {
+	err := &DecodeError{Err: NewError(CodeParseError, "parse error: line starts with a UTF-8 byte order mark; send JSON without one")}
+	if bytes.HasPrefix(rest, utf8BOM) {
+		return err // one mark is enough to explain; never recurse on a line of them
+	}
+	if msg, derr := DecodeMessage(rest); derr == nil {
+		err.Reply = !msg.IsResponse()
+		if msg.IsRequest() {
+			err.ID = msg.ID
+		}
+		return err
+	}
+	i := skipSpaceAt(rest, 0)
+	err.Reply = i < len(rest) && (rest[i] == '{' || rest[i] == '[')
+	return err
 }
 
 func parseError(line []byte, err error) *DecodeError {
@@ -484,9 +539,9 @@ func parseError(line []byte, err error) *DecodeError {
 }
 
 func skipSpaceAt(b []byte, i int) int {
-	s := scanner{data: b, pos: i}
-	s.skipSpace()
-	return s.pos
+	s := jsonwire.Scanner{Data: b, Pos: i}
+	s.SkipSpace()
+	return s.Pos
 }
 
 // decodeErrorObject reads a JSON-RPC error object from v, whose syntax was
@@ -497,26 +552,26 @@ func decodeErrorObject(v []byte) (*Error, string) {
 	}
 	e := &Error{}
 	var haveCode, haveMessage bool
-	s := scanner{data: v, pos: 1}
-	if s.peek() == '}' {
+	s := jsonwire.Scanner{Data: v, Pos: 1}
+	if s.Peek() == '}' {
 		return nil, `"error" must have "code" and "message"`
 	}
 	for {
-		s.peek()
-		kstart := s.pos
-		kesc, _ := s.str()
-		key := unquote(v[kstart:s.pos], kesc)
-		s.peek() // ':'
-		s.pos++
-		s.skipSpace()
-		vstart := s.pos
+		s.Peek()
+		kstart := s.Pos
+		kesc, _ := s.SkipString()
+		key := jsonwire.Unquote(v[kstart:s.Pos], kesc)
+		s.Peek() // ':'
+		s.Pos++
+		s.SkipSpace()
+		vstart := s.Pos
 		var vesc bool
-		if v[s.pos] == '"' {
-			vesc, _ = s.str()
+		if v[s.Pos] == '"' {
+			vesc, _ = s.SkipString()
 		} else {
-			_ = s.value(1)
+			_ = s.SkipValue(1)
 		}
-		val := v[vstart:s.pos]
+		val := v[vstart:s.Pos]
 		switch key {
 		case "code":
 			haveCode = true
@@ -524,7 +579,7 @@ func decodeErrorObject(v []byte) (*Error, string) {
 			if val[0] != '-' && (val[0] < '0' || val[0] > '9') {
 				return nil, `"error.code" must be an integer`
 			}
-			if sc := (scanner{data: val}); !mustInteger(&sc) {
+			if sc := (jsonwire.Scanner{Data: val}); !mustInteger(&sc) {
 				n, ok := canonicalInteger(val)
 				if !ok {
 					return nil, `"error.code" must be an integer`
@@ -541,12 +596,12 @@ func decodeErrorObject(v []byte) (*Error, string) {
 				return nil, `"error.message" must be a string`
 			}
 			haveMessage = true
-			e.Message = unquote(val, vesc)
+			e.Message = jsonwire.Unquote(val, vesc)
 		case "data":
 			e.Data = val
 		}
-		if s.peek() == ',' {
-			s.pos++
+		if s.Peek() == ',' {
+			s.Pos++
 			continue
 		}
 		break
@@ -557,8 +612,8 @@ func decodeErrorObject(v []byte) (*Error, string) {
 	return e, ""
 }
 
-func mustInteger(s *scanner) bool {
-	integer, err := s.number()
+func mustInteger(s *jsonwire.Scanner) bool {
+	integer, err := s.SkipNumber()
 	return err == nil && integer
 }
 
@@ -585,5 +640,17 @@ func methodName(lit []byte, escaped bool) string {
 			return "notifications/tools/list_changed"
 		}
 	}
-	return unquote(lit, escaped)
+	return jsonwire.Unquote(lit, escaped)
+}
+
+// canonicalInteger turns a number literal whose value is an integer written
+// with a fraction or an exponent (1.0, 1e3) into plain integer text. It
+// refuses values with a fractional part and values beyond 2^53, where a
+// float64 (which is what JavaScript peers use for ids) is no longer exact.
+func canonicalInteger(lit []byte) (string, bool) {
+	f, err := strconv.ParseFloat(string(lit), 64)
+	if err != nil || f > 1<<53 || f < -(1<<53) || f != math.Trunc(f) {
+		return "", false
+	}
+	return strconv.FormatInt(int64(f), 10), true
 }

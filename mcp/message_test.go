@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	json "github.com/goccy/go-json"
+
+	"github.com/mcpgen/mcpgen/internal/jsonwire"
 )
 
 func TestIDUnmarshal(t *testing.T) {
@@ -197,10 +198,19 @@ func TestDecodeMessageErrors(t *testing.T) {
 		{"missing value", `{"a":}`, CodeParseError, "looking for a value", true, ID{}},
 		{"trailing comma", `{"a":1,}`, CodeParseError, "looking for an object key", true, ID{}},
 		{"bad array", `{"a":[1 2]}`, CodeParseError, "after array element", true, ID{}},
-		{"too deep", `{"a":` + strings.Repeat("[", maxDepth+1) + strings.Repeat("]", maxDepth+1) + `}`, CodeParseError, "max depth", true, ID{}},
-		{"too deep objects", strings.Repeat(`{"a":`, maxDepth+1) + `1` + strings.Repeat("}", maxDepth+1), CodeParseError, "max depth", true, ID{}},
+		{"too deep", `{"a":` + strings.Repeat("[", jsonwire.MaxDepth+1) + strings.Repeat("]", jsonwire.MaxDepth+1) + `}`, CodeParseError, "max depth", true, ID{}},
+		{"too deep objects", strings.Repeat(`{"a":`, jsonwire.MaxDepth+1) + `1` + strings.Repeat("}", jsonwire.MaxDepth+1), CodeParseError, "max depth", true, ID{}},
 		{"bad value in id", `{"id":x}`, CodeParseError, "looking for a value", true, ID{}},
 		{"bad key inside error", `{"jsonrpc":"2.0","error":{"code":1,"message":"m",}}`, CodeParseError, "object key", true, ID{}},
+
+		// A byte order mark is named, and a request still gets its id.
+		{"bom request", "\xef\xbb\xbf" + `{"jsonrpc":"2.0","id":1,"method":"ping"}`, CodeParseError, "line starts with a UTF-8 byte order mark; send JSON without one", true, Int64ID(1)},
+		{"bom notification", "\xef\xbb\xbf" + `{"jsonrpc":"2.0","method":"notifications/initialized"}`, CodeParseError, "byte order mark", true, ID{}},
+		{"bom response", "\xef\xbb\xbf" + `{"jsonrpc":"2.0","id":1,"result":{}}`, CodeParseError, "byte order mark", false, ID{}},
+		{"bom broken json", "\xef\xbb\xbf" + ` {"jsonrpc":"2.0","id":1,`, CodeParseError, "byte order mark", true, ID{}},
+		{"bom text", "\xef\xbb\xbfhello", CodeParseError, "byte order mark", false, ID{}},
+		{"bom alone", "\xef\xbb\xbf", CodeParseError, "byte order mark", false, ID{}},
+		{"two boms", "\xef\xbb\xbf\xef\xbb\xbf" + `{"jsonrpc":"2.0","id":1,"method":"ping"}`, CodeParseError, "byte order mark", false, ID{}},
 
 		// JSON but not a message: -32600.
 		{"batch", `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, CodeInvalidRequest, "batch", true, ID{}},
@@ -307,21 +317,38 @@ func TestAppendJSON(t *testing.T) {
 	}
 }
 
-func TestAppendStringAgreesWithDecoders(t *testing.T) {
-	for _, s := range []string{"", "plain", "quote\"back\\slash", "ctl\x00\x1f\x7f", "\t\r\n\b\f", "é😀\u2028", "bad\xff\xfe", "\xed\xa0\x80", "<&>"} {
-		enc := appendString(nil, s)
-		var viaGoccy string
-		if err := json.Unmarshal(enc, &viaGoccy); err != nil {
-			t.Errorf("%q encodes to invalid JSON %s: %v", s, enc, err)
-			continue
-		}
-		ours := unquote(enc, true)
-		if ours != viaGoccy || !utf8.ValidString(ours) {
-			t.Errorf("%q: unquote = %q, goccy = %q", s, ours, viaGoccy)
-		}
-		if again := unquote(appendString(nil, ours), true); again != ours {
-			t.Errorf("%q: decoding, encoding and decoding again gives %q, want %q", s, again, ours)
-		}
+// TestDecodeErrorServerResponse: a server answers every line it cannot
+// parse (JSON-RPC 2.0, section 5), text included; a client only what was
+// meant to be JSON. Neither answers what looks like a response.
+func TestDecodeErrorServerResponse(t *testing.T) {
+	tests := []struct {
+		name, line     string
+		server, client bool  // whether each role answers
+		wantCode       int64 // of the answer
+	}{
+		{"plain text", `Listening on stdio`, true, false, CodeParseError},
+		{"ansi colours", "\x1b[32mready\x1b[0m", true, false, CodeParseError},
+		{"number", `42`, true, true, CodeInvalidRequest},
+		{"truncated json", `{"jsonrpc":"2.0","id":1`, true, true, CodeParseError},
+		{"bom and text", "\xef\xbb\xbfhello", true, false, CodeParseError},
+		{"invalid request", `{"jsonrpc":"2.0","id":1,"method":5}`, true, true, CodeInvalidRequest},
+		{"invalid response", `{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"m"}}`, false, false, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := DecodeMessage([]byte(tt.line))
+			var derr *DecodeError
+			if !errors.As(err, &derr) {
+				t.Fatalf("DecodeMessage(%q) = %v, want a *DecodeError", tt.line, err)
+			}
+			server, client := derr.ServerResponse(), derr.Response()
+			if (server != nil) != tt.server || (client != nil) != tt.client {
+				t.Fatalf("server answers %s, client answers %s; want %v, %v", dump(server), dump(client), tt.server, tt.client)
+			}
+			if server != nil && (server.Error.Code != tt.wantCode || server.ID != derr.ID) {
+				t.Errorf("server answers %s, want code %d under id %s", dump(server), tt.wantCode, derr.ID)
+			}
+		})
 	}
 }
 

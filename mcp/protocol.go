@@ -7,6 +7,8 @@ import (
 	"slices"
 
 	json "github.com/goccy/go-json"
+
+	"github.com/mcpgen/mcpgen/internal/jsonwire"
 )
 
 // LatestVersion is the newest protocol revision with the initialize
@@ -91,7 +93,7 @@ func (t *Tool) MarshalJSON() ([]byte, error) {
 	if len(w.InputSchema) == 0 {
 		w.InputSchema = noArgumentsSchema
 	}
-	return marshal(w)
+	return jsonwire.Marshal(w)
 }
 
 // UnmarshalJSON decodes a listed tool and keeps its JSON in Raw.
@@ -168,7 +170,7 @@ func (r *CallToolResult) appendJSON(b []byte) ([]byte, error) {
 	}
 	b = append(b, ']')
 	if r.StructuredContent != nil {
-		sc, err := marshal(r.StructuredContent)
+		sc, err := jsonwire.Marshal(r.StructuredContent)
 		if err != nil {
 			return nil, fmt.Errorf("structured content: %w", err)
 		}
@@ -228,22 +230,22 @@ func (c Content) MarshalJSON() ([]byte, error) { return c.appendJSON(nil) }
 
 func (c Content) appendJSON(b []byte) ([]byte, error) {
 	if len(c.Raw) > 0 {
-		if !isJSONValue(c.Raw) {
+		if jsonwire.Valid(c.Raw) != nil {
 			return nil, fmt.Errorf("content: Raw is not JSON: %s", snippet(c.Raw))
 		}
 		return append(b, c.Raw...), nil
 	}
 	b = append(b, `{"type":`...)
-	b = appendString(b, c.Type)
+	b = jsonwire.AppendString(b, c.Type)
 	switch c.Type {
 	case "text":
 		b = append(b, `,"text":`...)
-		b = appendString(b, c.Text)
+		b = jsonwire.AppendString(b, c.Text)
 	case "image", "audio":
 		b = append(b, `,"data":"`...)
 		b = base64.StdEncoding.AppendEncode(b, c.Data)
 		b = append(b, `","mimeType":`...)
-		b = appendString(b, c.MimeType)
+		b = jsonwire.AppendString(b, c.MimeType)
 	default:
 		return nil, fmt.Errorf("content of type %q needs Raw", c.Type)
 	}

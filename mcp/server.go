@@ -14,6 +14,8 @@ import (
 	"sync"
 
 	json "github.com/goccy/go-json"
+
+	"github.com/mcpgen/mcpgen/internal/jsonwire"
 )
 
 // ServerOptions configures a Server. A nil *ServerOptions is the defaults.
@@ -23,6 +25,9 @@ type ServerOptions struct {
 	Instructions string
 	// PageSize is the number of tools per tools/list page (default 100).
 	PageSize int
+	// MaxInFlight bounds the tool calls that run at once on one
+	// connection (default DefaultMaxInFlight); see ConnOptions.
+	MaxInFlight int
 	// Logger receives the server's own logs. Nothing is logged when it is
 	// nil; stdout is never used, since it carries the protocol.
 	Logger *slog.Logger
@@ -37,11 +42,19 @@ type ServerOptions struct {
 // answers ping at any time, and serves tools/list and tools/call before
 // initialize too: a client that skips the handshake gets what it asks for
 // rather than an error it may not understand.
+//
+// Tool calls run concurrently, at most MaxInFlight at once per connection,
+// and can be cancelled; everything else is answered at once, in order, on
+// the connection's read loop. A client that sends without reading the
+// answers is held back by its own blocked writes: the server stops reading
+// rather than buffer (see ConnOptions.MaxInFlight).
 type Server struct {
 	info         Implementation
 	instructions string
 	pageSize     int
+	maxInFlight  int
 	log          *slog.Logger
+	admitWaits   func() // tests: see Conn.admitWaits
 
 	mu       sync.Mutex
 	tools    map[string]*listedTool
@@ -68,6 +81,7 @@ func NewServer(info Implementation, opts *ServerOptions) *Server {
 		if opts.PageSize > 0 {
 			s.pageSize = opts.PageSize
 		}
+		s.maxInFlight = opts.MaxInFlight
 		if opts.Logger != nil {
 			s.log = opts.Logger
 		}
@@ -91,7 +105,7 @@ func (s *Server) AddTool(t *Tool) error {
 		name string
 		raw  json.RawMessage
 	}{{"input schema", t.InputSchema}, {"output schema", t.OutputSchema}} {
-		if len(schema.raw) > 0 && !isJSONObject(schema.raw) {
+		if len(schema.raw) > 0 && !jsonwire.IsObject(schema.raw) {
 			return fmt.Errorf("tool %q: %s must be a JSON object", t.Name, schema.name)
 		}
 	}
@@ -165,18 +179,21 @@ func checkToolName(name string) error {
 	return nil
 }
 
-func isJSONObject(raw json.RawMessage) bool {
-	s := scanner{data: raw}
-	return s.peek() == '{' && isJSONValue(raw)
-}
-
 // Serve speaks MCP over r and w until r ends or ctx is done; see Conn.Run
 // for how each ends. At the end of r it answers every request already read,
 // then returns nil; when ctx is done it returns ctx's error (and closes r if
 // it can, since a blocked read cannot be interrupted otherwise).
 func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	ss := &session{server: s}
-	ss.conn = NewConn(r, w, ConnOptions{Handler: ss, OnNotification: ss.notification, Logger: s.log})
+	ss.conn = NewConn(r, w, ConnOptions{
+		Handler:        ss,
+		Inline:         answeredInline,
+		MaxInFlight:    s.maxInFlight,
+		ServerRole:     true,
+		OnNotification: ss.notification,
+		Logger:         s.log,
+	})
+	ss.conn.admitWaits = s.admitWaits
 	s.mu.Lock()
 	s.sessions[ss] = struct{}{}
 	s.mu.Unlock()
@@ -186,6 +203,18 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 		s.mu.Unlock()
 	}()
 	return ss.conn.Run(ctx)
+}
+
+// answeredInline says which requests a Server answers on the read loop:
+// those that need nothing but the server's own state, which is at hand.
+// A tools/list page is copied from the catalog that AddTool encoded.
+// Tool calls run a tool, so they get goroutines and can be cancelled.
+func answeredInline(method string) bool {
+	switch method {
+	case "ping", "initialize", "tools/list", "server/discover":
+		return true
+	}
+	return false
 }
 
 // A session is one connection being served.
@@ -274,13 +303,13 @@ func statelessRequest(params json.RawMessage) (bool, error) {
 		return false, nil
 	}
 	if version != statelessVersion {
-		data, _ := marshal(struct {
+		data, _ := jsonwire.Marshal(struct {
 			Supported []string `json:"supported"`
 			Requested string   `json:"requested"`
 		}{allVersions(), version})
 		return false, &Error{Code: codeUnsupportedVersion, Message: "Unsupported protocol version", Data: data}
 	}
-	if caps := p.Meta[metaClientCapabilities]; !isJSONObject(caps) {
+	if caps := p.Meta[metaClientCapabilities]; !jsonwire.IsObject(caps) {
 		return false, NewError(CodeInvalidParams, "invalid params: _meta[%q] must be an object", metaClientCapabilities)
 	}
 	return true, nil
@@ -299,7 +328,7 @@ func (s *Server) completeResult(result any) (json.RawMessage, error) {
 		return nil, err
 	}
 	out := []byte(`{"resultType":"complete","_meta":{"` + metaServerInfo + `":`)
-	info, err := marshal(s.info)
+	info, err := jsonwire.Marshal(s.info)
 	if err != nil {
 		return nil, err
 	}
@@ -401,7 +430,7 @@ func (s *Server) listTools(params json.RawMessage, stateless bool) (any, error) 
 	out = append(out, ']')
 	if end < len(s.names) {
 		out = append(out, `,"nextCursor":`...)
-		out = appendString(out, encodeCursor(s.names[end-1]))
+		out = jsonwire.AppendString(out, encodeCursor(s.names[end-1]))
 	}
 	s.mu.Unlock()
 	if stateless {

@@ -98,7 +98,7 @@ func orderOutput(t *testing.T, input, output string) string {
 		msg, err := DecodeMessage([]byte(line))
 		var derr *DecodeError
 		switch {
-		case errors.As(err, &derr) && derr.Reply:
+		case errors.As(err, &derr) && derr.ServerResponse() != nil:
 			if derr.ID.IsValid() {
 				requestAt[derr.ID] = i
 			} else {

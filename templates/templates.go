@@ -57,8 +57,15 @@ func Scaffold(d ScaffoldData) (map[string][]byte, error) {
 	}
 	d.Entry = string(entry)
 	files := map[string][]byte{}
-	for _, name := range []string{"go.mod", "main.go", "main_test.go", "README.md"} {
-		b, err := execute("scaffold/"+name+".tmpl", d)
+	// .gitignore is embedded without its dot: embed leaves out dot files.
+	for name, tmpl := range map[string]string{
+		"go.mod":       "go.mod",
+		"main.go":      "main.go",
+		"main_test.go": "main_test.go",
+		"README.md":    "README.md",
+		".gitignore":   "gitignore",
+	} {
+		b, err := execute("scaffold/"+tmpl+".tmpl", d)
 		if err != nil {
 			return nil, err
 		}

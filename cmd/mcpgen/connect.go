@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -39,28 +40,30 @@ writes entries that run it.`,
   MCPGEN_WORKSPACE=ws-42 mcpgen connect --manifest /srv/mcpgen.toml files`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.connect(o, args[0])
+			return a.connect(ctxOf(cmd), o, args[0])
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&o.workspace, "workspace", "w", os.Getenv("MCPGEN_WORKSPACE"), "the workspace `ID` (default $MCPGEN_WORKSPACE)")
+	f.StringVarP(&o.workspace, "workspace", "w", os.Getenv(envWorkspace), "the workspace `ID` (default $"+envWorkspace+")")
+	_ = cmd.RegisterFlagCompletionFunc("workspace", completeWorkspaces)
+	cmd.ValidArgsFunction = a.completeSessionServers(&o.workspace, false)
 	f.BoolVar(&o.noStart, "no-start", false, "fail instead of starting a launcher when none runs")
 	f.StringVar(&o.dir, "dir", "", "for a launcher it starts: WORKSPACE_DIR")
 	f.StringVar(&o.user, "user", "", "for a launcher it starts: USER_ID")
 	return cmd
 }
 
-func (a *app) connect(o connectOptions, server string) error {
+func (a *app) connect(ctx context.Context, o connectOptions, server string) error {
 	if o.workspace == "" {
 		return usageError("no workspace: pass --workspace ID or set MCPGEN_WORKSPACE")
 	}
 	if err := manifest.CheckWorkspaceID(o.workspace); err != nil {
 		return usageError("%v", err)
 	}
-	conn, passed, err := a.dial(o.workspace, server)
+	conn, passed, err := a.dial(ctx, o.workspace, server)
 	var notRunning *launcher.NotRunningError
 	if errors.As(err, &notRunning) && !o.noStart {
-		conn, passed, err = a.autostart(o, server)
+		conn, passed, err = a.autostart(ctx, o, server)
 	}
 	if err != nil {
 		return err
@@ -98,13 +101,13 @@ func bridge(conn net.Conn, in io.Reader, out io.Writer) error {
 // dial connects to the server's hub, handing it stdin and stdout when they
 // are pipes or sockets (passed), so that messages need not go through this
 // process at all.
-func (a *app) dial(workspace, server string) (net.Conn, bool, error) {
+func (a *app) dial(ctx context.Context, workspace, server string) (net.Conn, bool, error) {
 	in, _ := a.stdin.(*os.File)
 	out, _ := a.stdout.(*os.File)
 	if in == nil || out == nil || !launcher.PassableStdio(in) || !launcher.PassableStdio(out) {
 		in, out = nil, nil
 	}
-	return launcher.ConnectStdio(workspace, server, in, out)
+	return launcher.ConnectStdio(ctx, workspace, server, in, out)
 }
 
 // autostartWait bounds how long connect waits for a launcher it started.
@@ -113,7 +116,7 @@ const autostartWait = 30 * time.Second
 // autostart starts a launcher for the workspace in the background and
 // connects once it answers. A lock in the runtime dir makes racing connects
 // start one launcher: the others wait for it.
-func (a *app) autostart(o connectOptions, server string) (net.Conn, bool, error) {
+func (a *app) autostart(ctx context.Context, o connectOptions, server string) (net.Conn, bool, error) {
 	m, err := a.loadManifestQuiet()
 	if err != nil {
 		return nil, false, err
@@ -128,7 +131,7 @@ func (a *app) autostart(o connectOptions, server string) (net.Conn, bool, error)
 	}
 	defer unlock()
 	// Another connect may have started it while we waited for the lock.
-	if conn, passed, err := a.dial(o.workspace, server); !isNotRunning(err) {
+	if conn, passed, err := a.dial(ctx, o.workspace, server); !isNotRunning(err) {
 		return conn, passed, err
 	}
 	if _, running := launcher.Holder(dir); !running {
@@ -138,7 +141,7 @@ func (a *app) autostart(o connectOptions, server string) (net.Conn, bool, error)
 	}
 	deadline := time.Now().Add(autostartWait)
 	for {
-		conn, passed, err := a.dial(o.workspace, server)
+		conn, passed, err := a.dial(ctx, o.workspace, server)
 		if !isNotRunning(err) || time.Now().After(deadline) {
 			return conn, passed, err
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -91,6 +93,18 @@ func (a *app) launch(o launchOptions, agent []string) error {
 	default:
 		return usageError("unknown --log-format %q: use text or json", o.logFormat)
 	}
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, launchSignals...)
+	defer signal.Stop(sigs)
+
+	// An agent for a workspace that has a launcher runs with that one.
+	if len(agent) > 0 {
+		if pid, running, err := launcher.IsRunning(o.workspace); err == nil && running {
+			return a.attach(ctx, o, agent, pid, sigs)
+		}
+	}
 	// Load once now, so that a bad manifest fails the command before
 	// anything starts; reloads read it again.
 	if _, err := a.loadManifest(true); err != nil {
@@ -101,12 +115,6 @@ func (a *app) launch(o launchOptions, agent []string) error {
 		return err
 	}
 
-	ctx, stop := context.WithCancel(context.Background())
-	defer stop()
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, launchSignals...)
-	defer signal.Stop(sigs)
-
 	live := o.logFormat == "" && len(agent) == 0 && isTerminal(a.stderr)
 	logger, closeLog, err := a.sessionLogger(o, live || len(agent) > 0)
 	if err != nil {
@@ -114,6 +122,11 @@ func (a *app) launch(o launchOptions, agent []string) error {
 	}
 	defer closeLog()
 
+	// mcpgen stop, through the control socket: handled below as SIGTERM
+	// is (hurry: as a second signal). The handler never blocks the
+	// socket; a hurry that finds the queue full hurries at once.
+	stopReqs := make(chan bool, 4)
+	var session *launcher.Session
 	opts := launcher.Options{
 		Workspace: o.workspace,
 		Load:      func() (*manifest.Manifest, error) { return a.loadManifestQuiet() },
@@ -122,59 +135,107 @@ func (a *app) launch(o launchOptions, agent []string) error {
 		Log:       logger,
 		Debounce:  o.debounce,
 		Timing:    o.timing,
+		Stop: func(hurry bool) {
+			select {
+			case stopReqs <- hurry:
+			default:
+				if hurry {
+					session.Hurry()
+				}
+			}
+		},
 	}
 	var table *liveTable
 	if live {
 		table = &liveTable{w: a.stderr, kick: make(chan struct{}, 1), done: make(chan struct{})}
 		opts.Changed = table.changed
 	}
-	session := launcher.NewSession(opts)
+	session = launcher.NewSession(opts)
 	if live {
 		table.start(session)
 		defer table.stop()
 	}
 
-	var agentDone chan int
-	var agentProc *os.Process
-	if len(agent) > 0 {
-		agentDone = make(chan int, 1)
-	}
-
 	runErr := make(chan error, 1)
 	go func() { runErr <- session.Run(ctx) }()
 
-	if len(agent) > 0 {
-		if err := waitStarted(o.workspace, runErr); err != nil {
-			return err
-		}
-		agentProc, err = a.startAgent(o, agent, agentDone)
-		if err != nil {
+	// With an agent: it starts once the servers are up (ready, failed or
+	// in backoff; not starting), which settled says.
+	var settled chan []string
+	up := session.Up()
+	if len(agent) == 0 {
+		up = nil
+	}
+	var agentDone chan int
+	var agentProc *os.Process
+	agentStatus := -1
+	stops := 0 // signals and stop requests: the first stops, the next hurry
+	stopNow := func(why string, hurry bool) {
+		stops++
+		if stops == 1 {
+			logger.Info("stopping: a second signal skips the grace periods", "signal", why)
 			stop()
-			<-runErr
-			return err
+		}
+		if stops > 1 || hurry {
+			session.Hurry()
 		}
 	}
-
-	signals := 0
-	agentStatus := -1
 	for {
 		select {
 		case err := <-runErr:
+			if pid, locked := launcher.AlreadyRunning(err); locked && len(agent) > 0 {
+				// Another launch took the workspace first.
+				return a.attach(ctx, o, agent, pid, sigs)
+			}
 			if err != nil {
 				return err
 			}
 			if agentStatus >= 0 {
 				return exitCode(agentStatus)
 			}
+			if len(agent) > 0 {
+				return fmt.Errorf("the session of workspace %q stopped before %s started", o.workspace, agent[0])
+			}
 			return nil
+		case <-up:
+			up = nil
+			settled = make(chan []string, 1)
+			go func() { settled <- session.WaitSettled(ctx) }() // bounded; ends with ctx too
+		case starting := <-settled:
+			settled = nil
+			if ctx.Err() != nil {
+				continue // stopping: the agent does not start
+			}
+			a.warnStarting(o.workspace, agent[0], starting)
+			agentDone = make(chan int, 1)
+			agentProc, err = a.startAgent(o.workspace, session.Status(), agent, agentDone)
+			if err != nil {
+				stop()
+				<-runErr
+				return err
+			}
 		case status := <-agentDone:
 			agentStatus = status
+			agentProc = nil
 			stop()
+		case hurry := <-stopReqs:
+			if agentProc != nil {
+				// As SIGTERM: the agent's to handle, and the session stops
+				// when it exits; hurried, it is killed.
+				if hurry {
+					_ = agentProc.Kill()
+					session.Hurry()
+				} else {
+					_ = agentProc.Signal(syscall.SIGTERM)
+				}
+				continue
+			}
+			stopNow("mcpgen stop", hurry)
 		case sig := <-sigs:
 			switch {
 			case isReloadSignal(sig):
 				session.Reload() // retries failed servers too
-			case agentProc != nil && agentStatus < 0:
+			case agentProc != nil:
 				// The agent runs the terminal: Ctrl-C is the agent's to
 				// handle (it got it from the terminal too). SIGTERM sent to
 				// the launcher is passed on; the session stops when the
@@ -183,15 +244,93 @@ func (a *app) launch(o launchOptions, agent []string) error {
 					_ = agentProc.Signal(syscall.SIGTERM)
 				}
 			default:
-				signals++
-				if signals == 1 {
-					logger.Info("stopping: a second signal skips the grace periods", "signal", sig.String())
-					stop()
-				} else {
-					session.Hurry()
-				}
+				stopNow(sig.String(), false)
 			}
 		}
+	}
+}
+
+// warnStarting says which servers an agent starts without: still starting
+// after their startup timeout.
+func (a *app) warnStarting(workspace, agent string, starting []string) {
+	if len(starting) > 0 {
+		fmt.Fprintf(a.stderr, "mcpgen: starting %s while these servers of workspace %q are still starting: %s (see mcpgen status)\n",
+			agent, workspace, strings.Join(starting, ", "))
+	}
+}
+
+// attach runs the agent with the workspace's launcher that runs already,
+// rather than fail after it ran: once that launcher's servers are up, with
+// the context its servers have. The launcher keeps running when the agent
+// exits; launch exits with the agent's status.
+func (a *app) attach(ctx context.Context, o launchOptions, agent []string, pid int, sigs <-chan os.Signal) error {
+	fmt.Fprintf(a.stderr, "mcpgen: workspace %q already has a launcher (pid %d): running %s with its servers, which keep running after it\n", o.workspace, pid, agent[0])
+	// Ctrl-C while waiting for the servers gives up the wait.
+	waitCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type settledResult struct {
+		st       *launcher.Status
+		starting []string
+		err      error
+	}
+	settled := make(chan settledResult, 1)
+	go func() { // bounded by the launcher; ends with waitCtx too
+		st, starting, err := launcher.WaitSettled(waitCtx, o.workspace)
+		settled <- settledResult{st, starting, err}
+	}()
+	var r settledResult
+	for waiting := true; waiting; {
+		select {
+		case r = <-settled:
+			waiting = false
+		case sig := <-sigs:
+			if !isReloadSignal(sig) {
+				cancel()
+				return fmt.Errorf("interrupted before %s started", agent[0])
+			}
+		}
+	}
+	if r.err != nil {
+		return r.err
+	}
+	a.warnStarting(o.workspace, agent[0], r.starting)
+	a.warnContext(o, r.st)
+
+	done := make(chan int, 1)
+	proc, err := a.startAgent(o.workspace, r.st, agent, done)
+	if err != nil {
+		return err
+	}
+	for {
+		select {
+		case status := <-done:
+			return exitCode(status)
+		case sig := <-sigs:
+			switch {
+			case isReloadSignal(sig):
+				if _, err := launcher.RequestReload(ctx, o.workspace); err != nil {
+					fmt.Fprintf(a.stderr, "mcpgen: reload: %v\n", err)
+				}
+			case sig == syscall.SIGTERM:
+				_ = proc.Signal(syscall.SIGTERM)
+			}
+			// Ctrl-C is the agent's, which got it from the terminal too.
+		}
+	}
+}
+
+// warnContext says which of launch's settings the running launcher does
+// not share: its servers keep the context they have, and the agent gets
+// the same.
+func (a *app) warnContext(o launchOptions, st *launcher.Status) {
+	if o.user != "" && o.user != st.User {
+		fmt.Fprintf(a.stderr, "mcpgen: --user %q not used: the launcher gives its servers USER_ID %q, and so does the agent get\n", o.user, st.User)
+	}
+	if o.dir != "" && absPath(o.dir) != st.Dir {
+		fmt.Fprintf(a.stderr, "mcpgen: --dir %s not used: the launcher's WORKSPACE_DIR is %s\n", o.dir, st.Dir)
+	}
+	if a.manifestPath != "" && absPath(a.manifestPath) != st.Manifest {
+		fmt.Fprintf(a.stderr, "mcpgen: --manifest %s not used: the launcher runs %s\n", a.manifestPath, st.Manifest)
 	}
 }
 
@@ -203,51 +342,20 @@ func exitCode(status int) error {
 	return &exitError{code: status, err: errors.New("")}
 }
 
-// waitStarted waits until the session answers on its control socket (its
-// servers are starting), or fails.
-func waitStarted(workspace string, runErr chan error) error {
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		select {
-		case err := <-runErr:
-			if err == nil {
-				err = errors.New("the session ended before the agent started")
-			}
-			runErr <- err
-			return err
-		default:
-		}
-		if _, err := launcher.QueryStatus(workspace); err == nil {
-			return nil
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return errors.New("the session did not start within 30s")
-}
-
-// startAgent runs the agent in the foreground with the workspace context
-// in its environment; agentDone receives its exit status.
-func (a *app) startAgent(o launchOptions, argv []string, done chan int) (*os.Process, error) {
-	st, err := launcher.QueryStatus(o.workspace)
-	if err != nil {
-		return nil, err
-	}
-	user := o.user
-	if user == "" {
-		user = os.Getenv("USER")
-	}
+// startAgent runs the agent in the foreground with the session's context
+// in its environment, as its servers have it (st is the session's status);
+// agentDone receives its exit status.
+func (a *app) startAgent(workspace string, st *launcher.Status, argv []string, done chan int) (*os.Process, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.Env = append(os.Environ(),
-		"MCPGEN_WORKSPACE="+o.workspace,
-		manifest.VarWorkspaceID+"="+o.workspace,
+		envWorkspace+"="+workspace,
+		manifest.VarWorkspaceID+"="+workspace,
 		manifest.VarWorkspaceDir+"="+st.Dir,
+		manifest.VarUserID+"="+st.User,
 	)
-	if user != "" {
-		cmd.Env = append(cmd.Env, manifest.VarUserID+"="+user)
-	}
 	// On Windows, an agent installed by npm is a batch file (codex.cmd).
-	err = proc.Prepare(cmd)
+	err := proc.Prepare(cmd)
 	if err == nil {
 		err = cmd.Start()
 	}
@@ -333,9 +441,14 @@ func (t *liveTable) changed() {
 	}
 }
 
+// liveHint ends the table.
+const liveHint = "Ctrl-C (or mcpgen stop) stops the session; " + reloadHint + " reloads the manifest."
+
 func (t *liveTable) loop() {
 	tick := time.NewTicker(time.Second) // uptimes move
 	defer tick.Stop()
+	var text bytes.Buffer
+	var frame []byte
 	for {
 		select {
 		case <-t.done:
@@ -343,10 +456,12 @@ func (t *liveTable) loop() {
 		case <-t.kick:
 		case <-tick.C:
 		}
-		// Clear the screen, then draw from the top left.
-		fmt.Fprint(t.w, "\x1b[H\x1b[2J")
-		t.session.Status().WriteTable(t.w, time.Now())
-		fmt.Fprintln(t.w, "\nCtrl-C stops the session; "+reloadHint+" reloads the manifest.")
+		text.Reset()
+		t.session.Status().WriteTable(&text, time.Now())
+		text.WriteString("\n" + liveHint + "\n")
+		cols, rows := terminalSize(t.w)
+		frame = drawFrame(frame[:0], strings.Split(strings.TrimSuffix(text.String(), "\n"), "\n"), cols, rows)
+		_, _ = t.w.Write(frame)
 		time.Sleep(100 * time.Millisecond)
 	}
 }
@@ -354,4 +469,59 @@ func (t *liveTable) loop() {
 func (t *liveTable) stop() {
 	t.once.Do(func() { close(t.done) })
 	t.wg.Wait()
+}
+
+// terminalSize returns the size of the terminal w writes to, or zeros when
+// it cannot tell.
+func terminalSize(w io.Writer) (cols, rows int) {
+	f, ok := w.(*os.File)
+	if !ok {
+		return 0, 0
+	}
+	cols, rows, err := term.GetSize(int(f.Fd()))
+	if err != nil {
+		return 0, 0
+	}
+	return cols, rows
+}
+
+// drawFrame appends to dst what draws lines over the last frame: from the
+// top left, each line clearing what is left of the one it replaces, then
+// the rest of the screen cleared. Nothing is cleared before it is drawn
+// again, so the table does not flicker, and it never scrolls: it is kept
+// within rows lines (what does not fit is counted in its last line) and
+// each line within cols columns. Zero cols or rows means no bound.
+func drawFrame(dst []byte, lines []string, cols, rows int) []byte {
+	if rows > 0 && len(lines) > rows {
+		more := len(lines) - (rows - 1)
+		lines = append(lines[:rows-1:rows-1], fmt.Sprintf("... %d more lines: see mcpgen status", more))
+	}
+	dst = append(dst, "\x1b[H"...) // home
+	for i, line := range lines {
+		if cols > 0 {
+			line = cutColumns(line, cols)
+		}
+		dst = append(dst, line...)
+		dst = append(dst, "\x1b[K"...) // the rest of the line
+		if i < len(lines)-1 {
+			dst = append(dst, "\r\n"...)
+		}
+	}
+	return append(dst, "\x1b[J"...) // the rest of the screen
+}
+
+// cutColumns cuts s to n columns, taking a rune for a column (the table is
+// text, without wide characters but in names and paths).
+func cutColumns(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	col := 0
+	for i := range s {
+		if col == n {
+			return s[:i]
+		}
+		col++
+	}
+	return s
 }

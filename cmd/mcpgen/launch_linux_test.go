@@ -74,3 +74,18 @@ func openPty(t *testing.T) *os.File {
 	t.Cleanup(func() { tty.Close() })
 	return tty
 }
+
+// TestTerminalSize: the live table learns the terminal's size, which
+// bounds what it draws; elsewhere it has none.
+func TestTerminalSize(t *testing.T) {
+	tty := openPty(t)
+	if err := unix.IoctlSetWinsize(int(tty.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 7, Col: 33}); err != nil {
+		t.Fatalf("setting the pseudo-terminal's size: %v", err)
+	}
+	if cols, rows := terminalSize(tty); cols != 33 || rows != 7 {
+		t.Errorf("terminalSize(a 33x7 terminal) = %d, %d", cols, rows)
+	}
+	if cols, rows := terminalSize(&bytes.Buffer{}); cols != 0 || rows != 0 {
+		t.Errorf("terminalSize(a buffer) = %d, %d; want 0, 0", cols, rows)
+	}
+}

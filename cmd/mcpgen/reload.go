@@ -2,21 +2,18 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"time"
 
-	json "github.com/goccy/go-json"
 	"github.com/spf13/cobra"
 
 	"github.com/mcpgen/mcpgen/launcher"
-	"github.com/mcpgen/mcpgen/manifest"
 )
 
 func (a *app) reloadCommand() *cobra.Command {
 	var workspace string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "reload --workspace ID",
+		Use:   "reload [--workspace ID]",
 		Short: "Make a workspace's launcher read its manifest again",
 		Long: `Reload asks the workspace's launcher to read its manifest again and apply it,
 as SIGHUP does: removed servers stop, added ones start, changed ones restart,
@@ -25,34 +22,33 @@ change. It returns once the servers that go or change have stopped, and
 prints the status then (see mcpgen status).
 
 An invalid manifest changes nothing: reload prints why and exits 1, and the
-launcher keeps running the servers of the manifest it loaded last.`,
+launcher keeps running the servers of the manifest it loaded last.
+
+Without --workspace, it reloads $MCPGEN_WORKSPACE, else the only running
+session.`,
 		Example: `  mcpgen reload --workspace ws-42
   MCPGEN_WORKSPACE=ws-42 mcpgen reload --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := manifest.CheckWorkspaceID(workspace); err != nil {
-				return usageError("%v", err)
+			ws, err := sessionWorkspace(workspace, "")
+			if err != nil {
+				return err
 			}
-			st, err := launcher.RequestReload(workspace)
+			st, err := launcher.RequestReload(ctxOf(cmd), ws)
 			if err != nil {
 				if st == nil {
 					return err // no launcher, or no answer
 				}
-				return fmt.Errorf("%v\nworkspace %q keeps running the manifest it loaded last: fix this one, then run mcpgen reload again", err, workspace)
+				return fmt.Errorf("%v\nworkspace %q keeps running the manifest it loaded last: fix this one, then run mcpgen reload again", err, ws)
 			}
 			if asJSON {
-				out, err := json.MarshalIndent(st, "", "  ")
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(a.stdout, "%s\n", out)
-				return nil
+				return a.printJSON(st)
 			}
 			st.WriteTable(a.stdout, time.Now())
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&workspace, "workspace", "w", os.Getenv("MCPGEN_WORKSPACE"), "the workspace `ID` (default $MCPGEN_WORKSPACE)")
+	workspaceFlag(cmd, &workspace)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the status after the reload as JSON")
 	return cmd
 }

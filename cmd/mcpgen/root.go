@@ -54,7 +54,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root := a.rootCommand()
 	usageChecks(root)
 	root.SetArgs(args)
-	err := root.ExecuteContext(context.Background())
+	cmd, err := root.ExecuteContextC(context.Background())
 	if err == nil {
 		return exitOK
 	}
@@ -66,7 +66,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "mcpgen: %s\n", msg)
 	}
 	if ee.code == exitUsage {
-		fmt.Fprintln(stderr, "Run 'mcpgen --help' for usage.")
+		// The help of the command whose usage was wrong.
+		path := root.CommandPath()
+		if cmd != nil {
+			path = cmd.CommandPath()
+		}
+		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", path)
 	}
 	return ee.code
 }
@@ -90,27 +95,47 @@ func usageChecks(c *cobra.Command) {
 			}
 			return nil
 		}
-	case !c.HasParent():
-		// A root that runs nothing shows its help; given an argument that
-		// names no command, it says so.
+	case c.HasSubCommands():
+		// A command that only holds commands (the root, tools) shows its
+		// help; given an argument that names none of them, it says so.
 		c.Args = func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return nil
 			}
-			msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
-			if cmd.SuggestionsMinimumDistance <= 0 {
-				cmd.SuggestionsMinimumDistance = 2 // cobra's own default
-			}
-			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
-				msg += fmt.Sprintf(" (did you mean %s?)", strings.Join(s, " or "))
-			}
-			return usageError("%s", msg)
+			return unknownCommand(cmd, args[0])
 		}
 		c.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
 	}
 	for _, sub := range c.Commands() {
 		usageChecks(sub)
 	}
+}
+
+// unknownCommand is the usage error for a word that names no subcommand
+// of cmd, with cobra's suggestions.
+func unknownCommand(cmd *cobra.Command, word string) error {
+	msg := fmt.Sprintf("unknown command %q for %q", word, cmd.CommandPath())
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2 // cobra's own default
+	}
+	if s := cmd.SuggestionsFor(word); len(s) > 0 {
+		msg += fmt.Sprintf(" (did you mean %s?)", strings.Join(s, " or "))
+	}
+	return usageError("%s", msg)
+}
+
+// flagError makes a flag error a usage error. For a command that holds
+// commands, a flag it does not know most likely belongs to the command
+// that a word before it was meant to name (mcpgen stpo --workspace x): the
+// news is that the word names no command, not that the flag is unknown.
+func flagError(cmd *cobra.Command, err error) error {
+	if cmd.HasAvailableSubCommands() {
+		// What pflag took for arguments before it failed.
+		if words := cmd.Flags().Args(); len(words) > 0 {
+			return unknownCommand(cmd, words[0])
+		}
+	}
+	return &exitError{code: exitUsage, err: err}
 }
 
 func (a *app) rootCommand() *cobra.Command {
@@ -139,9 +164,7 @@ embedded demo manifest, and say so.`,
 	root.SetIn(a.stdin)
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
-		return &exitError{code: exitUsage, err: err}
-	})
+	root.SetFlagErrorFunc(flagError)
 	root.PersistentFlags().StringVarP(&a.manifestPath, "manifest", "m", "", "the manifest (default ./mcpgen.toml)")
 	root.PersistentFlags().BoolVar(&a.demo, "demo", false, "use the embedded demo manifest")
 	root.MarkFlagsMutuallyExclusive("manifest", "demo")
@@ -153,7 +176,10 @@ embedded demo manifest, and say so.`,
 		a.buildCommand(),
 		a.newCommand(),
 		a.launchCommand(),
+		a.psCommand(),
 		a.statusCommand(),
+		a.stopCommand(),
+		a.restartCommand(),
 		a.reloadCommand(),
 		a.logsCommand(),
 		a.connectCommand(),

@@ -2,81 +2,111 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"time"
 
 	json "github.com/goccy/go-json"
 	"github.com/spf13/cobra"
 
 	"github.com/mcpgen/mcpgen/launcher"
-	"github.com/mcpgen/mcpgen/manifest"
 )
 
 func (a *app) statusCommand() *cobra.Command {
 	var workspace string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "status --workspace ID",
+		Use:   "status [--workspace ID]",
 		Short: "Show the servers of a running workspace session",
 		Long: `Status asks the workspace's launcher for the state of each server: its
 process, restarts, tools, connected clients and last error, and the outcome
-of the last reload. It exits 1 when no launcher runs for the workspace.`,
+of the last reload. It exits 1 when no launcher runs for the workspace.
+
+Without --workspace, it shows $MCPGEN_WORKSPACE, else the only running
+session (mcpgen ps lists them).`,
 		Example: `  mcpgen status --workspace ws-42
   mcpgen status --workspace ws-42 --json | jq '.servers[] | {name, state}'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := manifest.CheckWorkspaceID(workspace); err != nil {
-				return usageError("%v", err)
+			ws, err := sessionWorkspace(workspace, "")
+			if err != nil {
+				return err
 			}
-			st, err := launcher.QueryStatus(workspace)
+			st, err := launcher.QueryStatus(ctxOf(cmd), ws)
 			if err != nil {
 				return err
 			}
 			if asJSON {
-				out, err := json.MarshalIndent(st, "", "  ")
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(a.stdout, "%s\n", out)
-				return nil
+				return a.printJSON(st)
 			}
 			st.WriteTable(a.stdout, time.Now())
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&workspace, "workspace", "w", os.Getenv("MCPGEN_WORKSPACE"), "the workspace `ID` (default $MCPGEN_WORKSPACE)")
+	workspaceFlag(cmd, &workspace)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+// printJSON prints v as indented JSON on stdout.
+func (a *app) printJSON(v any) error {
+	out, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stdout, "%s\n", out)
+	return nil
 }
 
 func (a *app) logsCommand() *cobra.Command {
 	var workspace string
 	var follow bool
 	cmd := &cobra.Command{
-		Use:   "logs --workspace ID SERVER",
-		Short: "Show what a server of a workspace session wrote to stderr",
-		Long: `Logs prints the stderr log of one server of the workspace's session (kept in
-the state dir, size-capped and rotated). With -f it keeps printing what
-the server writes, across restarts and rotations, until interrupted.`,
+		Use:   "logs [--workspace ID] [SERVER]",
+		Short: "Show what the servers of a workspace session wrote to stderr",
+		Long: `Logs prints the stderr log of one server of the workspace's session, or
+with no SERVER, the logs of every server as one, line by line in the order
+of their times, each line prefixed with its server's name. The logs are
+kept in the state dir, size-capped and rotated, after the session ends
+too; each line carries the time the launcher read it, and a line marks
+each start of the server (with its pid and restart count) and each end.
+
+With -f it keeps printing what the servers write, across restarts and
+rotations, until interrupted.
+
+Without --workspace, it reads $MCPGEN_WORKSPACE, else the only running
+session.`,
 		Example: `  mcpgen logs --workspace ws-42 memory
-  mcpgen logs --workspace ws-42 memory -f`,
-		Args: cobra.ExactArgs(1),
+  mcpgen logs --workspace ws-42 memory -f
+  mcpgen logs --workspace ws-42 -f`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := manifest.CheckWorkspaceID(workspace); err != nil {
-				return usageError("%v", err)
-			}
-			dir, err := launcher.StateDir(workspace)
+			ws, err := sessionWorkspace(workspace, "to read the logs of one that ended")
 			if err != nil {
 				return err
 			}
-			path, err := serverLogPath(dir, args[0])
+			dir, err := launcher.FindStateDir(ws)
 			if err != nil {
 				return err
 			}
-			return tailFile(cmd.Context(), a.stdout, path, follow)
+			logs, err := launcher.ServerLogs(ws)
+			if err != nil {
+				return err
+			}
+			if len(args) == 1 {
+				path, err := serverLogPath(logs, dir, args[0])
+				if err != nil {
+					return err
+				}
+				return tailFile(ctxOf(cmd), a.stdout, path, follow)
+			}
+			if len(logs) == 0 && !follow {
+				return fmt.Errorf("no server logs in %s: has the workspace been launched?", dir)
+			}
+			list := func() (map[string]string, error) { return launcher.ServerLogs(ws) }
+			return mergeLogs(ctxOf(cmd), a.stdout, logs, list, follow)
 		},
 	}
-	cmd.Flags().StringVarP(&workspace, "workspace", "w", os.Getenv("MCPGEN_WORKSPACE"), "the workspace `ID` (default $MCPGEN_WORKSPACE)")
-	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing what the server writes")
+	workspaceFlag(cmd, &workspace)
+	cmd.ValidArgsFunction = a.completeSessionServers(&workspace, true)
+	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing what the servers write")
 	return cmd
 }

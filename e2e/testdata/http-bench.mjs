@@ -12,7 +12,7 @@ import { performance } from "node:perf_hooks";
 
 const nm = process.env.MCP_NODE_MODULES;
 if (!nm) {
-  console.error('MCP_NODE_MODULES is not set: run eval "$(../shared/clients/install.sh)"');
+  console.error('MCP_NODE_MODULES is not set: run eval "$(e2e/clients/install.sh)"');
   process.exit(2);
 }
 const sdk = (path) => import(pathToFileURL(join(nm, "@modelcontextprotocol/sdk/dist/esm", path)).href);

@@ -15,7 +15,7 @@ import { pathToFileURL } from "node:url";
 
 const nm = process.env.MCP_NODE_MODULES;
 if (!nm) {
-  console.error('MCP_NODE_MODULES is not set: run eval "$(../shared/clients/install.sh)"');
+  console.error('MCP_NODE_MODULES is not set: run eval "$(e2e/clients/install.sh)" from the repository');
   process.exit(2);
 }
 const sdk = (path) => import(pathToFileURL(join(nm, "@modelcontextprotocol/sdk/dist/esm", path)).href);

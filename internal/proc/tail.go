@@ -24,6 +24,13 @@ func (t *Tail) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// Reset forgets what was written so far.
+func (t *Tail) Reset() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = t.buf[:0]
+}
+
 // Bytes returns a copy of the last bytes written.
 func (t *Tail) Bytes() []byte {
 	t.mu.Lock()

@@ -24,7 +24,7 @@ import { join } from "node:path";
 
 const nm = process.env.MCP_NODE_MODULES;
 if (!nm) {
-  console.error("agents.mjs: set MCP_NODE_MODULES (eval \"$(../shared/clients/install.sh)\")");
+  console.error("agents.mjs: set MCP_NODE_MODULES (eval \"$(e2e/clients/install.sh)\" from the repository)");
   process.exit(2);
 }
 const sdk = (p) => import(pathToFileURL(join(nm, "@modelcontextprotocol/sdk/dist/esm", p)).href);

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# bench.sh: the official TypeScript SDK client (mcp-bench.mjs) against one
+# bench.sh: the official TypeScript SDK client (e2e/clients/bench.mjs) against one
 # server, straight and through `mcpgen connect` (the launcher's hub), side
 # by side in one run. Not run by CI; numbers are noisy on a small machine:
 # compare them within a run, as ratios.
 #
-#   eval "$(../shared/clients/install.sh)"     # from the repository root
+#   eval "$(e2e/clients/install.sh)"     # from the repository root
 #   e2e/testdata/share/bench.sh [CALLS] [ROUNDS] [SERVER]
 #
 # CALLS per client (default 5000); ROUNDS repeats every configuration,
@@ -14,7 +14,7 @@
 # building one.
 #
 # Configurations: one client (--concurrency 1); one client with eight calls
-# in flight (--concurrency 8); eight clients at once (eight mcp-bench
+# in flight (--concurrency 8); eight clients at once (eight bench.mjs
 # processes, --concurrency 1 each): through the launcher they share one
 # server process, straight each has its own. For eight clients the
 # aggregate is the sum of each client's calls/s (they run side by side).
@@ -22,7 +22,7 @@ set -euo pipefail
 calls="${1:-5000}" rounds="${2:-3}" server="${3:-echo}"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"
-: "${MCP_BENCH:?run eval \"\$(../shared/clients/install.sh)\" first}"
+: "${MCP_BENCH:?run eval \"\$(e2e/clients/install.sh)\" from the repository root first}"
 
 tmp="$(mktemp -d /tmp/mcpgen-bench.XXXXXX)"
 launcher=""

@@ -41,7 +41,7 @@ func TestLogCloseHeldPipe(t *testing.T) {
 	// short drain cannot lose it.
 	waitUntil(t, "the log holds the child's line", func() bool {
 		b, _ := os.ReadFile(path)
-		return string(b) == "started\n"
+		return masked(string(b)) == "T started\n"
 	})
 
 	closed := make(chan error, 1)

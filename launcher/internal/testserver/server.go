@@ -70,7 +70,23 @@ func Self(t testing.TB) string {
 // (asks its client sampling/createMessage), roots (asks roots/list), add
 // (adds a tool "extra" and says tools/list_changed). $MCPGEN_TESTSERVER_TOOLS
 // (comma-separated) limits the tools listed. tools/list pages by two.
+//
+// $MCPGEN_TESTSERVER_BANNER is a line written to stderr at the start; with
+// $MCPGEN_TESTSERVER_BANNER_LOG, the server waits until that log holds it
+// before it serves, so that a test knows the banner was read before the
+// server became ready. $MCPGEN_TESTSERVER_LAST_WORDS is a line that crash
+// writes to stderr before it exits.
 func serve(mode string) {
+	if banner := os.Getenv("MCPGEN_TESTSERVER_BANNER"); banner != "" {
+		fmt.Fprintln(os.Stderr, banner)
+		if log := os.Getenv("MCPGEN_TESTSERVER_BANNER_LOG"); log != "" {
+			for deadline := time.Now().Add(WaitLong); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+				if b, _ := os.ReadFile(log); strings.Contains(string(b), banner) {
+					break
+				}
+			}
+		}
+	}
 	switch mode {
 	case "exit":
 		fmt.Fprintln(os.Stderr, "boom: cannot start")
@@ -242,6 +258,9 @@ func (s *wireServer) call(ctx context.Context, msg *mcp.Message) {
 		}
 		s.text(msg.ID, "done")
 	case "crash":
+		if words := os.Getenv("MCPGEN_TESTSERVER_LAST_WORDS"); words != "" {
+			fmt.Fprintln(os.Stderr, words)
+		}
 		os.Exit(3)
 	case "pid":
 		s.text(msg.ID, strconv.Itoa(os.Getpid()))

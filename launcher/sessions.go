@@ -1,0 +1,116 @@
+package launcher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// A Running is a workspace whose launcher runs: its runtime dir's lock is
+// held.
+type Running struct {
+	Workspace string
+	Pid       int // the launcher's, as its lock says; 0 when unreadable
+}
+
+// RunningSessions finds the workspaces of this user whose launcher runs,
+// sorted by id, by looking for held locks in the runtime dirs. It creates
+// nothing, and a runtime dir whose lock is not held (a launcher that ended,
+// however it ended) is not listed. A directory there that is not private
+// to the user is skipped: RuntimeDir would refuse it too.
+func RunningSessions() ([]Running, error) {
+	dir, exists, err := sessionsDir()
+	if err != nil || !exists {
+		return nil, err
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("runtime dir: %w", err)
+	}
+	var out []Running
+	for _, e := range entries {
+		ws := e.Name()
+		if !e.IsDir() || checkDirName(ws) != nil {
+			continue
+		}
+		wsDir := filepath.Join(dir, ws)
+		if checkPrivateDir(wsDir) != nil {
+			continue
+		}
+		if pid, running := Holder(wsDir); running {
+			out = append(out, Running{Workspace: ws, Pid: pid})
+		}
+	}
+	slices.SortFunc(out, func(a, b Running) int { return strings.Compare(a.Workspace, b.Workspace) })
+	return out, nil
+}
+
+// IsRunning reports whether a launcher runs for the workspace, and its pid,
+// without creating anything.
+func IsRunning(workspace string) (pid int, running bool, err error) {
+	dir, exists, err := findRuntimeDir(workspace)
+	if err != nil || !exists {
+		return 0, false, err
+	}
+	pid, running = Holder(dir)
+	return pid, running, nil
+}
+
+// A SessionInfo is a running session as mcpgen ps shows it: its status,
+// or why it could not be had (a launcher that is starting, stopping, or
+// stuck).
+type SessionInfo struct {
+	Running
+	Status *Status
+	Err    error
+}
+
+// statusWait bounds how long a launcher has to answer a status request.
+const statusWait = 10 * time.Second
+
+// Sessions finds every running session, as RunningSessions does, and asks
+// each for its status, all at once, each within a bound.
+func Sessions(ctx context.Context) ([]SessionInfo, error) {
+	running, err := RunningSessions()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]SessionInfo, len(running))
+	var wg sync.WaitGroup
+	for i, r := range running {
+		out[i].Running = r
+		wg.Go(func() { out[i].Status, out[i].Err = queryStatus(ctx, r.Workspace) })
+	}
+	wg.Wait()
+	return out, nil
+}
+
+// Counts sums up a status for mcpgen ps: servers ready, servers in all,
+// and client connections over every server.
+func (st *Status) Counts() (ready, total, clients int) {
+	for _, s := range st.Servers {
+		total++
+		if s.State == Ready {
+			ready++
+		}
+		clients += s.Clients.Count
+	}
+	return ready, total, clients
+}
+
+// AlreadyRunning reports whether err is Session.Run's failure for a
+// workspace that has a launcher already, and that launcher's pid (0 when
+// unknown).
+func AlreadyRunning(err error) (pid int, ok bool) {
+	var le *lockedError
+	if errors.As(err, &le) {
+		return le.Pid, true
+	}
+	return 0, false
+}
