@@ -30,10 +30,9 @@ func TestRuntimeDirPrivate(t *testing.T) {
 	if owner != user || !hasDACL || len(dacl) == 0 {
 		t.Fatalf("%s: owner %s, list %v (%v); want owner %s and a list", dir, owner, dacl, hasDACL, user)
 	}
-	t.Logf("%s: owner %s, list %v", dir, owner, dacl)
 	for _, e := range dacl {
 		if e.allow && e.sid != user && e.sid != sidSystem && e.sid != sidAdministrators {
-			t.Errorf("%s lets %s in: want only %s", dir, e.sid, user)
+			t.Errorf("%s lets %s in (list %v): want only %s", dir, e.sid, dacl, user)
 		}
 	}
 	if again, err := RuntimeDir("ws"); err != nil || again != dir {
