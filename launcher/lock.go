@@ -19,15 +19,40 @@ const lockFile = "lock"
 // session's life, so the kernel releases it when the launcher dies however
 // it dies (kill -9 included): there is no stale lock to clean up (on
 // Windows it is a LockFileEx lock, which the system releases in the same
-// way: lock_windows.go). The
-// descriptor is close-on-exec, so the servers the launcher starts never
-// hold the lock on its behalf.
+// way: lock_windows.go). The descriptor is close-on-exec, so the servers
+// the launcher starts never hold the lock on its behalf.
 //
 // The lock file is never removed: a file removed while another launcher has
 // it open but not yet locked would let two launchers lock two different
-// files of the same name.
+// files of the same name. Nor may anyone else remove it: the runtime dir
+// may be in /tmp (macOS's default, and Linux's without XDG_RUNTIME_DIR),
+// whose cleaners (macOS's periodic clean-tmps, systemd-tmpfiles) delete
+// files untouched for some days, and a session lives longer. So the lock
+// touches its file every lockTouch, in a goroutine that Unlock ends.
 type sessionLock struct {
-	f *os.File
+	f    *os.File
+	stop chan struct{} // closed by Unlock: ends the toucher
+	done chan struct{} // closed when the toucher has ended
+}
+
+// lockTouch is how often a held lock touches its file: far below the days
+// that /tmp cleaners wait.
+var lockTouch = time.Hour
+
+// touch sets the lock file's access and modification times to now, every
+// lockTouch, until stop is closed.
+func (l *sessionLock) touch(path string) {
+	defer close(l.done)
+	t := time.NewTicker(lockTouch)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.stop:
+			return
+		case now := <-t.C:
+			_ = os.Chtimes(path, now, now)
+		}
+	}
 }
 
 // A lockedError is a workspace whose lock another launcher holds.
@@ -75,7 +100,9 @@ func lock(runtimeDir string) (*sessionLock, error) {
 		f.Close()
 		return nil, fmt.Errorf("session lock: %w", err)
 	}
-	return &sessionLock{f: f}, nil
+	l := &sessionLock{f: f, stop: make(chan struct{}), done: make(chan struct{})}
+	go l.touch(path)
+	return l, nil
 }
 
 // Unlock releases the lock and clears the pid it holds. Call it once, after
@@ -84,6 +111,8 @@ func (l *sessionLock) Unlock() error {
 	if l == nil || l.f == nil {
 		return nil
 	}
+	close(l.stop)
+	<-l.done
 	terr := l.f.Truncate(0)
 	cerr := l.f.Close() // releases the flock
 	l.f = nil

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 )
 
 func TestLock(t *testing.T) {
@@ -92,4 +93,50 @@ func fileText(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestLockTouches shows that a held lock keeps its file's times fresh, so
+// that a /tmp cleaner never takes it for abandoned.
+func TestLockTouches(t *testing.T) {
+	defer func(d time.Duration) { lockTouch = d }(lockTouch)
+	lockTouch = 10 * time.Millisecond
+	dir := filepath.Join(t.TempDir(), "ws")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	l, err := lock(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Unlock()
+	path := filepath.Join(dir, lockFile)
+	old := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+	if err := os.Chtimes(path, old, old); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second) // a bound on a hang, not a timing
+	for {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.ModTime().After(old.Add(24 * time.Hour)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the lock file's time stayed %v", fi.ModTime())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := l.Unlock(); err != nil {
+		t.Fatal(err)
+	}
+	// Unlocked, it touches nothing any more.
+	if err := os.Chtimes(path, old, old); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if fi, err := os.Stat(path); err != nil || !fi.ModTime().Equal(old) {
+		t.Errorf("after Unlock, the lock file's time is %v (%v), want it left at %v", fi.ModTime(), err, old)
+	}
 }

@@ -13,6 +13,10 @@ import (
 // makePrivateDir makes dir private to this user, or checks that it is.
 func makePrivateDir(dir string) error { return privateDir(dir, os.Getuid()) }
 
+// privateSocket makes a socket that the launcher bound private: mode 0600,
+// besides its private directory.
+func privateSocket(path string) error { return os.Chmod(path, 0o600) }
+
 // checkPrivateDir checks that dir is private to this user; an error that
 // wraps fs.ErrNotExist when it does not exist.
 func checkPrivateDir(dir string) error { return checkPrivate(dir, os.Getuid()) }

@@ -24,6 +24,11 @@ func makePrivateDir(dir string) error {
 	return checkPrivateDir(dir)
 }
 
+// privateSocket has nothing to do: the socket inherits its directory's
+// access control list, which lets only the user in (Windows modes only
+// set or clear the read-only attribute).
+func privateSocket(string) error { return nil }
+
 // checkPrivateDir checks that dir is a directory, not a link or a junction,
 // that only this user can enter (checkPrivateACL); an error that wraps
 // fs.ErrNotExist when it does not exist.
