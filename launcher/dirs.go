@@ -1,6 +1,7 @@
 package launcher
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"strconv"
@@ -10,7 +11,8 @@ import (
 // Where each platform keeps mcpgen's directories when MCPGEN_RUNTIME_DIR and
 // MCPGEN_STATE_DIR are unset. The rules of every platform are here, as
 // values, so that tests on any system can check each; dirs_<os>.go picks
-// the one that applies (hostDirs).
+// the one that applies (hostDirs). Each joins paths by its own platform's
+// rules (path for Unix, joinWindows), whatever system runs it.
 
 // dirEnv is what the default directories depend on: tests pass their own.
 type dirEnv struct {
@@ -43,8 +45,11 @@ func (e dirEnv) absEnv(name string) (string, bool) {
 
 func (e dirEnv) homeDir(what string) (string, error) {
 	home, err := e.home()
-	if err != nil || home == "" {
-		return "", fmt.Errorf("%s: no home directory (%v): set %s", what, err, envFor(what))
+	if err == nil && home == "" {
+		err = errors.New("no home directory")
+	}
+	if err != nil {
+		return "", fmt.Errorf("%s: %v: set %s", what, err, envFor(what))
 	}
 	return home, nil
 }

@@ -37,7 +37,7 @@ func TestDirRules(t *testing.T) {
 		{
 			name: "linux no home", rules: linuxDirs,
 			wantBase: "/tmpdir", wantManaged: []string{"mcpgen-1000"},
-			wantErr: "state dir: no home directory",
+			wantErr: "state dir: $HOME is not defined: set",
 		},
 		{
 			name: "darwin defaults", rules: darwinDirs,
