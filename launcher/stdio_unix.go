@@ -91,7 +91,15 @@ type stdioConn struct {
 func (c *stdioConn) Read(p []byte) (int, error)  { return c.r.Read(p) }
 func (c *stdioConn) Write(p []byte) (int, error) { return c.w.Write(p) }
 
+// Deadlines work on both pipes, made non-blocking and so polled by the
+// runtime (see receiveStdio): the hub stops reading an agent that it
+// drops, and bounds its last writes to one that does not read.
 func (c *stdioConn) SetWriteDeadline(t time.Time) error { return c.w.SetWriteDeadline(t) }
+func (c *stdioConn) SetReadDeadline(t time.Time) error  { return c.r.SetReadDeadline(t) }
+
+// SyscallConn is the agent's stdout, which the hub writes to without
+// blocking when the pipe has room, and without a goroutine in between.
+func (c *stdioConn) SyscallConn() (syscall.RawConn, error) { return c.w.SyscallConn() }
 
 func (c *stdioConn) Close() error {
 	c.once.Do(func() {

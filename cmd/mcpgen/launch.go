@@ -107,7 +107,7 @@ func (a *app) launch(o launchOptions, agent []string) error {
 	}
 	// Load once now, so that a bad manifest fails the command before
 	// anything starts; reloads read it again.
-	if _, err := a.loadManifest(true); err != nil {
+	if _, err := a.loadManifest(); err != nil {
 		return err
 	}
 	self, err := os.Executable()
@@ -408,7 +408,7 @@ func (a *app) loadManifestQuiet() (*manifest.Manifest, error) {
 	stderr := a.stderr
 	a.stderr = io.Discard
 	defer func() { a.stderr = stderr }()
-	return a.loadManifest(true)
+	return a.loadManifest()
 }
 
 // isTerminal reports whether w is a terminal, which the live table needs.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -53,6 +54,9 @@ func TestScripts(t *testing.T) {
 			env.Setenv("CLAUDE_CONFIG_DIR", "")
 			env.Setenv("XDG_CONFIG_HOME", "")
 			env.Setenv("USER", "tester")
+			// The search for mcpgen.toml stops at $WORK: a stray one in
+			// the temporary directory must not change what scripts see.
+			env.Setenv("MCPGEN_CEILING_DIRECTORIES", filepath.Dir(env.WorkDir))
 			// The go command, for mcpgen new and the servers that scripts
 			// build, uses the caches and proxy of the one running the
 			// tests: the home above is empty.

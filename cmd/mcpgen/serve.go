@@ -22,9 +22,17 @@ func (a *app) serveCommand() *cobra.Command {
 		Use:   "serve NAME",
 		Short: "Run one server of the manifest as a standalone stdio MCP server",
 		Long: `Serve runs the manifest's server NAME on stdin and stdout: what emitted
-configs and the launcher start. The workspace context comes from the
-environment (WORKSPACE_ID, WORKSPACE_DIR, USER_ID), with the manifest's
-defaults for what is missing.
+configs and the launcher start. The manifest is the nearest mcpgen.toml
+from the current directory up, or --manifest (a relative path is looked
+for from the current directory up too): the configs of a project name no
+path of its checkout, and agents start their servers in the project's
+directory or below it. The workspace context comes from the environment
+(WORKSPACE_ID, WORKSPACE_DIR, USER_ID), with the manifest's defaults for
+what is missing or empty.
+
+The files server refuses to serve the root of the file system or your
+home directory (an agent started there without WORKSPACE_DIR) unless the
+manifest's workspace.dir names it.
 
 Built-in and declared servers run inside mcpgen. A command server has its
 ${VAR}s resolved and then replaces this process (exec), so nothing stays
@@ -43,7 +51,7 @@ exits with its status.`,
 
 // completeServers completes the names of the manifest's servers.
 func (a *app) completeServers(_ *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
-	m, err := a.loadManifest(false)
+	m, err := a.loadManifest()
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
@@ -78,7 +86,7 @@ func envContext(m *manifest.Manifest) (*manifest.Context, error) {
 }
 
 func (a *app) serve(name string) error {
-	m, err := a.loadManifest(true)
+	m, err := a.loadManifest()
 	if err != nil {
 		return err
 	}
@@ -104,7 +112,10 @@ func (a *app) serve(name string) error {
 	var srv *mcp.Server
 	switch s.Kind {
 	case manifest.KindBuiltin:
-		srv, err = files.New(files.Options{Root: c.WorkspaceDir, ReadOnly: s.ReadOnly, Protect: s.Protect, Version: versionString()})
+		// / and the home directory only when the manifest names them, not
+		// when an agent started there without a WORKSPACE_DIR.
+		broad := m.NamesDir(manifest.ContextOptions{WorkspaceID: c.WorkspaceID, User: c.UserID}, c.WorkspaceDir)
+		srv, err = files.New(files.Options{Root: c.WorkspaceDir, ReadOnly: s.ReadOnly, Protect: s.Protect, Version: versionString(), BroadRoot: broad})
 	case manifest.KindDeclared:
 		dir, derr := m.WorkDir(s, c, nil)
 		if derr != nil {
