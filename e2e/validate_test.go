@@ -1,3 +1,5 @@
+//go:build unix
+
 package e2e
 
 // The validators: what the real Codex and Claude Code make of a config file.

@@ -171,11 +171,11 @@ func (s *Session) serveGateway(ctx context.Context, conn net.Conn, req controlRe
 		conn.Close()
 		return
 	}
-	if err := answer(conn, controlAnswer{OK: true, Stdio: req.Stdio}); err != nil {
+	if err := answer(conn, controlAnswer{OK: true, Stdio: req.Stdio && canPassStdio}); err != nil {
 		conn.Close()
 		return
 	}
-	if !req.Stdio {
+	if !req.Stdio || !canPassStdio {
 		gw.Serve(ctx, conn, req.Servers)
 		return
 	}

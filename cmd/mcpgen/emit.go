@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"strings"
 
@@ -481,7 +480,7 @@ func (o *emitOptions) userConfig() (string, error) {
 		}
 		return filepath.Join(home, ".claude.json"), nil
 	default:
-		return claudeDesktopConfig(home), nil
+		return hostDesktopConfig(home, os.Getenv), nil
 	}
 }
 
@@ -511,25 +510,6 @@ func relToWd(path string) string {
 		return rel
 	}
 	return path
-}
-
-// claudeDesktopConfig is where Claude Desktop keeps its config on this OS.
-func claudeDesktopConfig(home string) string {
-	switch runtime.GOOS {
-	case "darwin":
-		return filepath.Join(home, "Library", "Application Support", "Claude", "claude_desktop_config.json")
-	case "windows":
-		if appData := os.Getenv("APPDATA"); appData != "" {
-			return filepath.Join(appData, "Claude", "claude_desktop_config.json")
-		}
-		return filepath.Join(home, "AppData", "Roaming", "Claude", "claude_desktop_config.json")
-	default:
-		dir := os.Getenv("XDG_CONFIG_HOME")
-		if dir == "" {
-			dir = filepath.Join(home, ".config")
-		}
-		return filepath.Join(dir, "Claude", "claude_desktop_config.json")
-	}
 }
 
 // mcpgenOnPath returns the program that the entries of a project's config

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -98,11 +97,11 @@ func cmdFileinfo(ts *testscript.TestScript, neg bool, args []string) {
 	for _, name := range args {
 		fi, err := os.Stat(ts.MkAbs(name))
 		ts.Check(err)
-		st, ok := fi.Sys().(*syscall.Stat_t)
+		ino, ok := inode(fi)
 		if !ok {
 			ts.Fatalf("fileinfo: no inode for %s on this system", name)
 		}
-		fmt.Fprintf(ts.Stdout(), "%s inode=%d size=%d mode=%v mtime=%s\n", name, st.Ino, fi.Size(), fi.Mode(), fi.ModTime().Format(time.RFC3339Nano))
+		fmt.Fprintf(ts.Stdout(), "%s inode=%d size=%d mode=%v mtime=%s\n", name, ino, fi.Size(), fi.Mode(), fi.ModTime().Format(time.RFC3339Nano))
 	}
 }
 

@@ -68,7 +68,7 @@ func (a *app) scaffold(ctx context.Context, name, module string) error {
 	if module == "" {
 		module = name
 	}
-	data := templates.ScaffoldData{Name: name, Dir: name, Module: module}
+	data := templates.ScaffoldData{Name: name, Dir: name, Module: module, Exe: exeSuffix}
 	files, err := templates.Scaffold(data)
 	if err != nil {
 		return err

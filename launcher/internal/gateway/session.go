@@ -280,12 +280,6 @@ func (s *session) refresh() {
 	for _, m := range leave {
 		m.leave()
 	}
-	for _, id := range orphans {
-		s.reply(id, nil, mcp.NewError(CodeUnavailable, "the server left the workspace; the request was not completed"))
-	}
-	s.mu.Lock()
-	s.checkDrainedLocked()
-	s.mu.Unlock()
 	for _, b := range join {
 		m, err := s.join(b, info, sampling, elicitation)
 		if err != nil {
@@ -301,8 +295,18 @@ func (s *session) refresh() {
 		s.mu.Unlock()
 	}
 
+	// The catalog first: an agent told that its call failed because its
+	// server left lists the tools of the workspace without that server.
 	cat := s.g.catalog(s.servers)
 	old := s.cat.Swap(cat)
+	for _, id := range orphans {
+		s.reply(id, nil, mcp.NewError(CodeUnavailable, "the server left the workspace; the request was not completed"))
+	}
+	if len(orphans) > 0 {
+		s.mu.Lock()
+		s.checkDrainedLocked()
+		s.mu.Unlock()
+	}
 	if old == nil || old == cat || !s.isInitialized() {
 		return
 	}
@@ -338,7 +342,7 @@ func (s *session) join(b Backend, info mcp.Implementation, sampling, elicitation
 	m.m = hm
 	go func() {
 		for msg := range m.in {
-			hm.Handle(s.ctx, msg)
+			hm.Handle(msg)
 		}
 		hm.Leave()
 	}()

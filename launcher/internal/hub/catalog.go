@@ -8,6 +8,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/mcpgen/mcpgen/internal/jsonwire"
 	"github.com/mcpgen/mcpgen/mcp"
 )
 
@@ -33,7 +34,6 @@ type Catalog struct {
 // not be modified.
 func (h *Hub) Catalog() Catalog {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	c := Catalog{
 		Init:      h.init,
 		Tools:     h.tools,
@@ -41,14 +41,16 @@ func (h *Hub) Catalog() Catalog {
 		Resources: h.resources,
 		Templates: h.templates,
 		Exposes:   h.exposes,
-		Ready:     h.up != nil && !h.up.refuses(),
 	}
+	up := h.up
 	if h.failure != nil || h.closed {
 		c.Failed = h.failure
 		if c.Failed == nil {
 			c.Failed = fmt.Errorf("server %q was removed from the workspace", h.name)
 		}
 	}
+	h.mu.Unlock()
+	c.Ready = up != nil && !up.refuses() // outside h.mu: the upstream's Conn calls the hub
 	return c
 }
 
@@ -171,7 +173,7 @@ func (h *Hub) filterTools(result json.RawMessage) json.RawMessage {
 	}
 	b.WriteString(`]`)
 	r["tools"] = b.Bytes()
-	out, err := marshal(r)
+	out, err := jsonwire.Marshal(r)
 	if err != nil {
 		return result
 	}
@@ -242,9 +244,12 @@ func (h *Hub) listOthers(u *Upstream, lists ...list) {
 	}()
 }
 
-// maxItems bounds a list of prompts, resources or templates: a server is
-// hostile input too.
-const maxItems = 10000
+// maxItems bounds a list of prompts, resources or templates, and maxPages
+// its pages: a server is hostile input too.
+const (
+	maxItems = 10000
+	maxPages = 1000
+)
 
 // listAll lists every page of a list method.
 func listAll(ctx context.Context, u *Upstream, method, key string) ([]json.RawMessage, error) {
@@ -256,7 +261,7 @@ func listAll(ctx context.Context, u *Upstream, method, key string) ([]json.RawMe
 			params["cursor"] = cursor
 		}
 		var page map[string]json.RawMessage
-		if err := u.call(ctx, method, params, &page); err != nil {
+		if err := u.client.Call(ctx, method, params, &page); err != nil {
 			return nil, err
 		}
 		var got []json.RawMessage

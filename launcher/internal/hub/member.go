@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"sync"
@@ -11,13 +12,15 @@ import (
 // A Member is a client of the hub that lives in the launcher, such as a
 // session of the workspace gateway: it hands the hub its messages itself
 // (Handle) and receives the hub's through a function, with no connection
-// in between. It is remapped as every client is: its request ids and
-// progress tokens are its own, its cancellations reach the server under
-// the server's ids, and the server's requests come to it under ids of the
-// hub's, which its responses must carry back.
+// in between. It is remapped, and bounded, as every client is: its request
+// ids and progress tokens are its own, its cancellations reach the server
+// under the server's ids, the server's requests come to it under ids of
+// the hub's, which its responses carry back, and at most maxInFlight of
+// its requests are under way (Handle waits beyond, as a connection's read
+// loop does).
 type Member struct {
 	c   *client
-	out *memberSender
+	out *memberOutlet
 }
 
 // MemberOptions configure a Member.
@@ -31,8 +34,8 @@ type MemberOptions struct {
 	// the member's ids, notifications (progress under the member's
 	// tokens), the server's requests. It runs on the hub's goroutines,
 	// the server's read loop among them: it must not block, nor call the
-	// hub or the Member. It is not called once Leave has returned, nor
-	// after Closed.
+	// hub or the Member. It is not called once Leave has begun, nor after
+	// Closed.
 	Send func(msg *mcp.Message)
 	// Closed, if set, is called once when the hub drops the member: its
 	// server left the workspace. The member should Leave then. The same
@@ -40,50 +43,74 @@ type MemberOptions struct {
 	Closed func()
 }
 
-// A memberSender is a Member's end of the hub: messages go to a function.
-type memberSender struct {
-	mu     sync.Mutex // held while fn runs: Leave waits for it
-	fn     func(*mcp.Message)
-	closed func()
-	gone   bool
+// A memberOutlet is a Member's outlet: each line goes to a function.
+type memberOutlet struct {
+	send    func(*mcp.Message)
+	closed  func()
+	written func(answers int) // the client's release: an answer frees its slot
+
+	mu   sync.Mutex // held while send runs: leave waits for it
+	gone bool
+	done chan struct{}
 }
 
-func (s *memberSender) send(msg *mcp.Message) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.gone {
-		s.fn(msg)
+func (o *memberOutlet) put(line []byte, answer bool) error {
+	o.mu.Lock()
+	if o.gone {
+		o.mu.Unlock()
+		return errOutClosed
 	}
+	// The line was encoded by the hub, from a message it could read: it
+	// decodes.
+	if msg, err := mcp.DecodeMessage(bytes.TrimSuffix(line, []byte("\n"))); err == nil {
+		o.send(msg)
+	}
+	o.mu.Unlock()
+	if answer {
+		o.written(1)
+	}
+	return nil
 }
+
+func (o *memberOutlet) size() int { return 0 }
+
+func (o *memberOutlet) finished() <-chan struct{} { return o.done }
 
 // close is the hub dropping the member.
-func (s *memberSender) close() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.gone {
+func (o *memberOutlet) close() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.gone {
 		return
 	}
-	s.gone = true
-	if s.closed != nil {
-		s.closed()
+	o.gone = true
+	close(o.done)
+	if o.closed != nil {
+		o.closed()
 	}
 }
 
 // leave is the member leaving: nothing more is delivered.
-func (s *memberSender) leave() {
-	s.mu.Lock()
-	s.gone = true
-	s.mu.Unlock()
+func (o *memberOutlet) leave() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !o.gone {
+		o.gone = true
+		close(o.done)
+	}
 }
 
 // Join makes a member of the hub. It fails when the hub is closed (its
 // server left the workspace).
 func (h *Hub) Join(o MemberOptions) (*Member, error) {
-	out := &memberSender{fn: o.Send, closed: o.Closed}
-	c := newClient(h, out)
+	out := &memberOutlet{send: o.Send, closed: o.Closed, done: make(chan struct{})}
+	c := &client{hub: h, out: out, room: make(chan struct{}, 1), inflight: make(map[mcp.ID]*forward)}
+	c.ctx, c.cancelCtx = context.WithCancel(context.Background())
+	out.written = c.release
 	c.info, c.sampling, c.elicitation = o.Info, o.Sampling, o.Elicitation
 	c.initialized = true // it was never sent initialize; it gets notifications from now
 	if !h.add(c) {
+		c.cancelCtx()
 		return nil, fmt.Errorf("server %q was removed from the workspace", h.name)
 	}
 	return &Member{c: c, out: out}, nil
@@ -91,9 +118,19 @@ func (h *Hub) Join(o MemberOptions) (*Member, error) {
 
 // Handle takes one message from the member: a request (answered through
 // Send under its id), a notification (notifications/cancelled for one of
-// its requests), or a response to one of the server's requests.
-func (m *Member) Handle(ctx context.Context, msg *mcp.Message) {
-	m.c.handle(ctx, msg)
+// its requests), or a response to one of the server's requests. It waits
+// while the member has as many requests under way as a client may: call
+// it from a goroutine of the member's own, one message after the other.
+func (m *Member) Handle(msg *mcp.Message) {
+	c := m.c
+	switch {
+	case msg.IsRequest():
+		c.request(msg)
+	case msg.IsNotification():
+		c.notification(msg)
+	case msg.IsResponse():
+		c.hub.clientResponse(c, msg)
+	}
 }
 
 // SetClient changes who the member says it is, and what it can answer:
@@ -104,11 +141,19 @@ func (m *Member) SetClient(info mcp.Implementation, sampling, elicitation bool) 
 	m.c.mu.Unlock()
 }
 
-// Leave ends the membership: the member's requests in flight are
-// cancelled (the server is told), the server's requests it was asked get
-// an error, and nothing more is sent to it.
+// Leave ends the membership, as a client's connection ends: its requests
+// in flight are cancelled (the server is told), the server's requests it
+// was asked get an error, and nothing more is sent to it. It returns once
+// the goroutines that waited for the server on its behalf have ended.
 func (m *Member) Leave() {
+	c := m.c
 	m.out.leave()
-	m.c.abandon()
-	m.c.hub.drop(m.c)
+	c.cancelCtx()
+	c.abandon()
+	c.mu.Lock()
+	c.ended = true
+	c.mu.Unlock()
+	c.goroutines.Wait()
+	c.abandon() // what those goroutines forwarded as it left
+	c.hub.drop(c)
 }

@@ -1,7 +1,6 @@
 package hub
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -150,10 +149,9 @@ func TestHubMember(t *testing.T) {
 	th := newTestHub(t, "echo")
 	m, log := th.member("gateway", true)
 	c := th.client("agent", "")
-	ctx := context.Background()
 
 	// The same ids, side by side.
-	m.Handle(ctx, request("1", "tools/call", `{"name":"echo","arguments":{"text":"member"}}`))
+	m.Handle(request("1", "tools/call", `{"name":"echo","arguments":{"text":"member"}}`))
 	c.Call("1", "echo", `{"text":"client"}`)
 	if got := testserver.ResultText(t, log.wait(t, "answer to 1", byID("1"))); got != "member" {
 		t.Errorf("member got %q", got)
@@ -163,7 +161,7 @@ func TestHubMember(t *testing.T) {
 	}
 
 	// Progress under its own token.
-	m.Handle(ctx, request(`"p"`, "tools/call", `{"name":"progress","arguments":{"steps":2},"_meta":{"progressToken":"mine"}}`))
+	m.Handle(request(`"p"`, "tools/call", `{"name":"progress","arguments":{"steps":2},"_meta":{"progressToken":"mine"}}`))
 	log.wait(t, "answer to p", byID(`"p"`))
 	var tokens []string
 	log.mu.Lock()
@@ -182,10 +180,10 @@ func TestHubMember(t *testing.T) {
 	}
 
 	// A cancellation: no answer, the server stops.
-	m.Handle(ctx, request("2", "tools/call", `{"name":"slow","arguments":{"ms":20000}}`))
+	m.Handle(request("2", "tools/call", `{"name":"slow","arguments":{"ms":20000}}`))
 	cancel, _ := mcp.DecodeMessage([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}`))
-	m.Handle(ctx, cancel)
-	m.Handle(ctx, request("3", "tools/call", `{"name":"echo","arguments":{"text":"after"}}`))
+	m.Handle(cancel)
+	m.Handle(request("3", "tools/call", `{"name":"echo","arguments":{"text":"after"}}`))
 	log.wait(t, "answer to 3", byID("3"))
 	log.mu.Lock()
 	for _, msg := range log.msgs {
@@ -197,13 +195,13 @@ func TestHubMember(t *testing.T) {
 
 	// The server asks for sampling: the member can answer, under the
 	// hub's id, and its answer reaches the server's tool.
-	m.Handle(ctx, request("4", "tools/call", `{"name":"sample","arguments":{}}`))
+	m.Handle(request("4", "tools/call", `{"name":"sample","arguments":{}}`))
 	ask := log.wait(t, "sampling request", func(msg *mcp.Message) bool { return msg.Method == "sampling/createMessage" })
 	if !ask.IsRequest() {
 		t.Fatalf("sampling: %s", ask.AppendJSON(nil))
 	}
 	answer, _ := mcp.DecodeMessage([]byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"model":"m","role":"assistant","content":{"type":"text","text":"sampled"}}}`, ask.ID)))
-	m.Handle(ctx, answer)
+	m.Handle(answer)
 	if got := testserver.ResultText(t, log.wait(t, "answer to 4", byID("4"))); !strings.Contains(got, "sampled") {
 		t.Errorf("sample: got %q, want the member's answer", got)
 	}
@@ -234,7 +232,7 @@ func TestHubMember(t *testing.T) {
 func TestHubMemberClosed(t *testing.T) {
 	th := newTestHub(t, "echo")
 	m, log := th.member("gateway", false)
-	m.Handle(context.Background(), request("1", "tools/call", `{"name":"slow","arguments":{"ms":20000}}`))
+	m.Handle(request("1", "tools/call", `{"name":"slow","arguments":{"ms":20000}}`))
 	th.crash()
 	if got := log.wait(t, "answer to 1", byID("1")); got.Error == nil || got.Error.Code != CodeUnavailable {
 		t.Errorf("in flight at the crash: got %s, want a %d error", got.AppendJSON(nil), CodeUnavailable)
