@@ -1,3 +1,5 @@
+//go:build unix
+
 package e2e
 
 // The gateway tests run the workspace gateway (mcpgen connect without a
