@@ -226,7 +226,11 @@ func (s *session) writeLoop() {
 // send queues a message for the agent; an agent too far behind is
 // disconnected.
 func (s *session) send(msg *mcp.Message) {
-	line := append(msg.AppendJSON(nil), '\n')
+	s.sendLine(append(msg.AppendJSON(nil), '\n'))
+}
+
+// sendLine queues a line, "\n" included, for the agent.
+func (s *session) sendLine(line []byte) {
 	select {
 	case s.out <- line:
 	case <-s.done:
@@ -330,7 +334,7 @@ func (s *session) join(b Backend, info mcp.Implementation, sampling, elicitation
 		Info:        memberInfo(info),
 		Sampling:    sampling,
 		Elicitation: elicitation,
-		Send:        func(msg *mcp.Message) { s.fromServer(b.Name, msg) },
+		Send:        func(msg *mcp.Message, line []byte) { s.fromServer(b.Name, msg, line) },
 		Closed: func() {
 			m.closed.Store(true)
 			s.g.changed()
@@ -780,7 +784,7 @@ func (s *session) response(msg *mcp.Message) {
 
 // fromServer takes what a server's hub sends the session. It runs on the
 // hub's goroutines: it must not block.
-func (s *session) fromServer(server string, msg *mcp.Message) {
+func (s *session) fromServer(server string, msg *mcp.Message, line []byte) {
 	switch {
 	case msg.IsResponse():
 		s.mu.Lock()
@@ -790,7 +794,7 @@ func (s *session) fromServer(server string, msg *mcp.Message) {
 		}
 		s.mu.Unlock()
 		if ok && owner == server {
-			s.send(msg)
+			s.sendLine(line) // the agent's id already: as the hub wrote it
 			s.mu.Lock()
 			s.checkDrainedLocked() // after the answer is queued: it goes out before the close
 			s.mu.Unlock()
@@ -805,11 +809,11 @@ func (s *session) fromServer(server string, msg *mcp.Message) {
 		out.ID = id
 		s.send(&out)
 	default:
-		s.serverNotification(server, msg)
+		s.serverNotification(server, msg, line)
 	}
 }
 
-func (s *session) serverNotification(server string, msg *mcp.Message) {
+func (s *session) serverNotification(server string, msg *mcp.Message, line []byte) {
 	switch msg.Method {
 	case "notifications/tools/list_changed", "notifications/prompts/list_changed", "notifications/resources/list_changed":
 		// The gateway's own come after its catalog changed (refresh).
@@ -842,7 +846,7 @@ func (s *session) serverNotification(server string, msg *mcp.Message) {
 		}
 	default:
 		// Progress (under the agent's own token), resources/updated.
-		s.send(msg)
+		s.sendLine(line)
 	}
 }
 

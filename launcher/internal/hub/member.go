@@ -32,11 +32,13 @@ type MemberOptions struct {
 	Sampling, Elicitation bool
 	// Send receives the hub's messages for the member: responses under
 	// the member's ids, notifications (progress under the member's
-	// tokens), the server's requests. It runs on the hub's goroutines,
-	// the server's read loop among them: it must not block, nor call the
-	// hub or the Member. It is not called once Leave has begun, nor after
-	// Closed.
-	Send func(msg *mcp.Message)
+	// tokens), the server's requests; and each as the line the hub
+	// encoded, "\n" included, which the member may pass on as it is (it
+	// must not modify it: other clients may be writing it too). It runs
+	// on the hub's goroutines, the server's read loop among them: it must
+	// not block, nor call the hub or the Member. It is not called once
+	// Leave has begun, nor after Closed.
+	Send func(msg *mcp.Message, line []byte)
 	// Closed, if set, is called once when the hub drops the member: its
 	// server left the workspace. The member should Leave then. The same
 	// rules as Send's apply.
@@ -45,7 +47,7 @@ type MemberOptions struct {
 
 // A memberOutlet is a Member's outlet: each line goes to a function.
 type memberOutlet struct {
-	send    func(*mcp.Message)
+	send    func(*mcp.Message, []byte)
 	closed  func()
 	written func(answers int) // the client's release: an answer frees its slot
 
@@ -63,7 +65,7 @@ func (o *memberOutlet) put(line []byte, answer bool) error {
 	// The line was encoded by the hub, from a message it could read: it
 	// decodes.
 	if msg, err := mcp.DecodeMessage(bytes.TrimSuffix(line, []byte("\n"))); err == nil {
-		o.send(msg)
+		o.send(msg, line)
 	}
 	o.mu.Unlock()
 	if answer {

@@ -80,7 +80,7 @@ type memberLog struct {
 
 func newMemberLog() *memberLog { return &memberLog{more: make(chan struct{}, 1)} }
 
-func (l *memberLog) send(m *mcp.Message) {
+func (l *memberLog) send(m *mcp.Message, _ []byte) {
 	l.mu.Lock()
 	l.msgs = append(l.msgs, m)
 	l.mu.Unlock()
@@ -94,7 +94,7 @@ func (l *memberLog) close() {
 	l.mu.Lock()
 	l.closed = true
 	l.mu.Unlock()
-	l.send(&mcp.Message{Method: "(closed)"})
+	l.send(&mcp.Message{Method: "(closed)"}, nil)
 }
 
 // wait returns the first message that ok accepts, failing after WaitLong.
@@ -245,7 +245,7 @@ func TestHubMemberClosed(t *testing.T) {
 	if !log.closed || log.msgs[len(log.msgs)-1].Method != "(closed)" {
 		t.Errorf("closed %v; last message %s", log.closed, log.msgs[len(log.msgs)-1].AppendJSON(nil))
 	}
-	if _, err := th.hub.Join(MemberOptions{Send: func(*mcp.Message) {}}); err == nil {
+	if _, err := th.hub.Join(MemberOptions{Send: func(*mcp.Message, []byte) {}}); err == nil {
 		t.Errorf("joined a closed hub")
 	}
 }
