@@ -82,9 +82,10 @@ func (t Timing) backoff(attempt int) time.Duration {
 type serverConfig struct {
 	server *manifest.Server
 	m      *manifest.Manifest
-	spec   *proc.Spec // nil when err is set
-	err    error      // why the server cannot be started: no retry can fix it
-	key    string     // what a restart depends on: when it changes, restart
+	spec   *proc.Spec  // nil when err is set
+	limits proc.Limits // memory_max, cpu_max
+	err    error       // why the server cannot be started: no retry can fix it
+	key    string      // what a restart depends on: when it changes, restart
 }
 
 // A supervisor keeps one server running: it starts the process, makes it
@@ -297,12 +298,14 @@ func (v *supervisor) runOnce() (*supervisorCmd, crashInfo) {
 	tail := proc.NewTail(2 << 10)
 	spec.Stderr = io.MultiWriter(log, tail)
 	spec.StdinGrace, spec.TermGrace = v.timing.StdinGrace, v.timing.TermGrace
-	child, err := proc.Start(&spec)
+	// A container of its own, recorded before the start returns; a
+	// process whose container cannot be recorded does not start.
+	spec.Containment, spec.Name, spec.Limits = v.session.contain, v.name, cfg.limits
+	child, err := v.session.start(v.stopping, &spec)
 	if err != nil {
-		return nil, crashInfo{err: err}
+		return v.commandOr(crashInfo{err: err})
 	}
-	v.session.recordGroup(child.Pid, true)
-	defer v.session.recordGroup(child.Pid, false)
+	defer v.session.contained(v.name, child)
 	v.mu.Lock()
 	v.pid, v.startedAt = child.Pid, child.Started
 	v.mu.Unlock()
@@ -363,7 +366,7 @@ func (v *supervisor) runOnce() (*supervisorCmd, crashInfo) {
 	if cmd != nil {
 		return v.end(cmd, child, up), crashInfo{}
 	}
-	child.Kill() // the group: what the crashed server left behind
+	child.Kill() // its container: what the crashed server left behind
 	<-up.Done()
 	return nil, crashInfo{err: withStderr(err, child, tail), stable: time.Since(child.Started) >= v.timing.StableAfter}
 }

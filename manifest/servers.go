@@ -115,9 +115,9 @@ func (d *decoder) server(path []string, v any, varNames []string) *Server {
 		case "idle_timeout":
 			s.IdleTimeout = d.duration(p, val)
 		case "memory_max":
-			s.MemoryMax = d.memory(p, val)
+			s.MemoryMax, s.MemoryMaxPos = d.memory(p, val), d.pos.value(p)
 		case "cpu_max":
-			s.CPUMax = d.cpus(p, val)
+			s.CPUMax, s.CPUMaxPos = d.cpus(p, val), d.pos.value(p)
 		case "protect":
 			s.Protect = d.globs(p, val)
 			if s.Protect == nil {

@@ -34,7 +34,7 @@ func (a *app) launchCommand() *cobra.Command {
 		Use:   "launch --workspace ID [-- CMD [ARGS...]]",
 		Short: "Run the workspace's servers: supervised, reloaded, shared by its agents",
 		Long: `Launch runs one session for the workspace: it starts every stdio server of
-the manifest once, in process groups of their own, restarts the ones that
+the manifest once, each contained with all it starts, restarts the ones that
 crash (with backoff), reloads when the manifest changes (or on SIGHUP, or
 mcpgen reload), rebuilds servers whose sources change, and shares each
 server among every agent of the workspace (mcpgen connect, emit --launcher).
@@ -99,6 +99,10 @@ func (a *app) launch(o launchOptions, agent []string) error {
 	if err != nil {
 		return err
 	}
+	mode, err := containmentMode()
+	if err != nil {
+		return err
+	}
 
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
@@ -121,6 +125,8 @@ func (a *app) launch(o launchOptions, agent []string) error {
 		Log:       logger,
 		Debounce:  o.debounce,
 		Timing:    o.timing,
+
+		Containment: mode,
 	}
 	var table *liveTable
 	if live {
@@ -146,7 +152,7 @@ func (a *app) launch(o launchOptions, agent []string) error {
 		if err := waitStarted(o.workspace, runErr); err != nil {
 			return err
 		}
-		agentProc, err = a.startAgent(o, agent, agentDone)
+		agentProc, err = a.startAgent(session, o, agent, agentDone)
 		if err != nil {
 			stop()
 			<-runErr
@@ -225,8 +231,9 @@ func waitStarted(workspace string, runErr chan error) error {
 }
 
 // startAgent runs the agent in the foreground with the workspace context
-// in its environment; agentDone receives its exit status.
-func (a *app) startAgent(o launchOptions, argv []string, done chan int) (*os.Process, error) {
+// in its environment, contained by the session (what it leaves behind ends
+// with the session); agentDone receives its exit status.
+func (a *app) startAgent(session *launcher.Session, o launchOptions, argv []string, done chan int) (*os.Process, error) {
 	st, err := launcher.QueryStatus(o.workspace)
 	if err != nil {
 		return nil, err
@@ -245,7 +252,7 @@ func (a *app) startAgent(o launchOptions, argv []string, done chan int) (*os.Pro
 	if user != "" {
 		cmd.Env = append(cmd.Env, manifest.VarUserID+"="+user)
 	}
-	if err := cmd.Start(); err != nil {
+	if err := session.StartAttached("agent", cmd); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", argv[0], err)
 	}
 	go func() {

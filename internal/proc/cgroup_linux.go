@@ -438,7 +438,7 @@ type cgroupHolder struct {
 
 // start implements holder: the process starts in the leaf (clone3 with
 // CLONE_INTO_CGROUP), so that nothing it does can happen outside it.
-func (h *cgroupHolder) start(cmd *exec.Cmd) error {
+func (h *cgroupHolder) start(cmd *exec.Cmd, attached bool) error {
 	attr := cmd.SysProcAttr
 	if attr == nil {
 		attr = &syscall.SysProcAttr{}
@@ -452,7 +452,7 @@ func (h *cgroupHolder) start(cmd *exec.Cmd) error {
 	}
 	defer unix.Close(fd)
 	attr.UseCgroupFD, attr.CgroupFD = true, fd
-	if !attr.Setsid {
+	if !attr.Setsid && !attached {
 		attr.Setpgid = true
 	}
 	cmd.SysProcAttr = attr

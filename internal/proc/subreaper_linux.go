@@ -64,8 +64,14 @@ type subreaperSystem struct {
 	// retired are started processes whose container was released, to
 	// forget once reaped.
 	retired map[int]uint64
-	pending map[int]struct{} // orphans killed and not yet reaped
-	orphans int              // orphans killed so far
+	// inherited are the children this process had before it became a
+	// subreaper (a wrapper's: `helper & exec mcpgen launch`), which
+	// nothing of ours orphaned. They are left alone, dead or alive:
+	// whoever started them may wait for them (os/exec, if it did), and
+	// forgotten once reaped.
+	inherited map[int]uint64
+	pending   map[int]struct{} // orphans killed and not yet reaped
+	orphans   int              // orphans killed so far
 
 	change chan struct{} // one pending notice that entries changed
 	sigs   chan os.Signal
@@ -84,18 +90,27 @@ func setupSubreaper(noCgroup string, interval time.Duration) (*subreaperSystem, 
 		return nil, fmt.Errorf("prctl(PR_SET_CHILD_SUBREAPER): %w", err)
 	}
 	s := &subreaperSystem{
-		self:     os.Getpid(),
-		noCgroup: noCgroup,
-		interval: cmp.Or(interval, scanInterval),
-		rest:     min(cmp.Or(interval, scanRest), scanRest),
-		holders:  map[*treeHolder]struct{}{},
-		started:  map[int]uint64{},
-		retired:  map[int]uint64{},
-		pending:  map[int]struct{}{},
-		change:   make(chan struct{}, 1),
-		sigs:     make(chan os.Signal, 1),
-		stop:     make(chan struct{}),
-		done:     make(chan struct{}),
+		self:      os.Getpid(),
+		noCgroup:  noCgroup,
+		interval:  cmp.Or(interval, scanInterval),
+		rest:      min(cmp.Or(interval, scanRest), scanRest),
+		holders:   map[*treeHolder]struct{}{},
+		started:   map[int]uint64{},
+		retired:   map[int]uint64{},
+		inherited: map[int]uint64{},
+		pending:   map[int]struct{}{},
+		change:    make(chan struct{}, 1),
+		sigs:      make(chan os.Signal, 1),
+		stop:      make(chan struct{}),
+		done:      make(chan struct{}),
+	}
+	// Our children now were not orphaned to us: we were no subreaper.
+	if table, err := procTable(); err == nil {
+		for _, p := range table {
+			if p.ppid == s.self {
+				s.inherited[p.pid] = p.start
+			}
+		}
 	}
 	signal.Notify(s.sigs, unix.SIGCHLD)
 	go s.run()
@@ -148,6 +163,9 @@ func (s *subreaperSystem) reapOrphans(table []procInfo) {
 		if p.ppid != s.self || s.ours(p.pid, p.start) {
 			continue
 		}
+		if st, ok := s.inherited[p.pid]; ok && st == p.start {
+			continue
+		}
 		// Read again now that no start is under way: since the table was
 		// read, the pid may have been reaped by its Wait and given to a
 		// child that a container has just started.
@@ -168,6 +186,14 @@ func (s *subreaperSystem) reapOrphans(table []procInfo) {
 		wpid, err := unix.Wait4(pid, &ws, unix.WNOHANG, nil)
 		if wpid == pid || errors.Is(err, unix.ECHILD) {
 			delete(s.pending, pid)
+		}
+	}
+	if len(s.inherited) > 0 {
+		x := indexProcs(table)
+		for pid, start := range s.inherited {
+			if p, ok := x.byPid[pid]; !ok || p.start != start {
+				delete(s.inherited, pid)
+			}
 		}
 	}
 	for pid, start := range s.retired {
@@ -294,12 +320,12 @@ type treeHolder struct {
 }
 
 // start implements holder.
-func (h *treeHolder) start(cmd *exec.Cmd) error {
+func (h *treeHolder) start(cmd *exec.Cmd, attached bool) error {
 	attr := cmd.SysProcAttr
 	if attr == nil {
 		attr = &syscall.SysProcAttr{}
 	}
-	if !attr.Setsid {
+	if !attr.Setsid && !attached {
 		attr.Setpgid = true
 	}
 	cmd.SysProcAttr = attr

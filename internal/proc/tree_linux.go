@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"strconv"
 
 	"golang.org/x/sys/unix"
@@ -158,6 +159,78 @@ func (x procIndex) below(roots []ProcID) []procInfo {
 		}
 	}
 	return out
+}
+
+// recorded returns what proc entries for roots cover, as Sweep ends it:
+// each root (still in the table with its start time), every process below
+// it, and, when the root led a process group (as the processes that
+// containers start do), the group's members that started no earlier than
+// it, with what lies below them: those whose parent died and left them to
+// init are found there. A group never leaves its session: while the root
+// lives, members are those of its session too. When it is gone, a process
+// of a new group with the root's pid, made after the root's group ended
+// and whose maker ended in turn, could pass for a member: that takes the
+// pid space to turn over within the life of the record.
+func (x procIndex) recorded(roots []ProcID) []procInfo {
+	all := slices.Clone(roots)
+	byGroup := map[int][]procInfo{}
+	for _, p := range x.byPid {
+		if p.pgid != p.pid {
+			byGroup[p.pgid] = append(byGroup[p.pgid], p)
+		}
+	}
+	for _, r := range roots {
+		root, ok := x.byPid[r.Pid]
+		if ok && root.start != r.Start {
+			continue // another process has the pid: our group ended before
+		}
+		for _, p := range byGroup[r.Pid] {
+			if p.start >= r.Start && (!ok || p.sid == root.sid) {
+				all = append(all, p.id())
+			}
+		}
+	}
+	return x.below(all)
+}
+
+// A Proc is a process as /proc/PID/stat shows it: what tests that look
+// for leftovers need, and the declared tools' search for processes that
+// hold their output.
+type Proc struct {
+	Pid, PPid, Pgid, Sid int
+	State                byte   // R, S, D, Z (a zombie: dead, not yet waited for)...
+	Start                uint64 // clock ticks after boot
+}
+
+// ID names the process for as long as it lives.
+func (p Proc) ID() ProcID { return ProcID{Pid: p.Pid, Start: p.Start} }
+
+// Dead reports whether the process has exited (a zombie has).
+func (p Proc) Dead() bool { return p.State == 'Z' || p.State == 'X' }
+
+func (p procInfo) export() Proc {
+	return Proc{Pid: p.pid, PPid: p.ppid, Pgid: p.pgid, Sid: p.sid, State: p.state, Start: p.start}
+}
+
+// ReadProc reads what /proc says of process pid. A pid that no process
+// has gives an error that satisfies errors.Is(err, fs.ErrNotExist).
+func ReadProc(pid int) (Proc, error) {
+	p, err := readProcInfo(pid)
+	return p.export(), err
+}
+
+// Procs lists every process. A process that ends during the listing is
+// left out.
+func Procs() ([]Proc, error) {
+	table, err := procTable()
+	if err != nil {
+		return nil, err
+	}
+	ps := make([]Proc, len(table))
+	for i, p := range table {
+		ps[i] = p.export()
+	}
+	return ps, nil
 }
 
 // Tree returns the process pid and every process below it (its children,
