@@ -342,7 +342,8 @@ func (s *Session) StartAttached(name string, cmd *exec.Cmd) error {
 
 // load reads the manifest, resolves the workspace context, and refuses a
 // manifest whose servers cannot all be held within the file descriptor
-// limit: better at once, with the numbers, than at the thousandth server.
+// limit: better at once, with the numbers, than at the thousandth server
+// (and, at a reload, than stopping what runs for what cannot).
 func (s *Session) load() (*manifest.Manifest, *manifest.Context, error) {
 	m, err := s.opts.Load()
 	if err != nil {
@@ -352,6 +353,17 @@ func (s *Session) load() (*manifest.Manifest, *manifest.Context, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := CheckCapacity(m); err != nil {
+		return nil, nil, err
+	}
+	return m, c, nil
+}
+
+// CheckCapacity refuses, with the numbers, a manifest whose servers a
+// session could not hold within the file descriptor limit (raised to the
+// hard limit first): see proc.CheckCapacity. A session checks every
+// manifest it loads; launch checks the first before anything else.
+func CheckCapacity(m *manifest.Manifest) error {
 	n := 0
 	for _, srv := range m.Servers {
 		if srv.Enabled && srv.Kind.Stdio() {
@@ -359,9 +371,9 @@ func (s *Session) load() (*manifest.Manifest, *manifest.Context, error) {
 		}
 	}
 	if err := proc.CheckCapacity(proc.Capacity{Servers: n, Starts: min(n, startConcurrency)}); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", m.File, err)
+		return fmt.Errorf("%s: %w", m.File, err)
 	}
-	return m, c, nil
+	return nil
 }
 
 // Reload asks the session to read the manifest again and apply it, as

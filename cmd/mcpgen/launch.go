@@ -90,9 +90,14 @@ func (a *app) launch(o launchOptions, agent []string) error {
 	default:
 		return usageError("unknown --log-format %q: use text or json", o.logFormat)
 	}
-	// Load once now, so that a bad manifest fails the command before
-	// anything starts; reloads read it again.
-	if _, err := a.loadManifest(true); err != nil {
+	// Load once now, so that a bad manifest, or one too big for the file
+	// descriptor limit, fails the command before anything starts; reloads
+	// read it again.
+	m, err := a.loadManifest(true)
+	if err != nil {
+		return err
+	}
+	if err := launcher.CheckCapacity(m); err != nil {
 		return err
 	}
 	self, err := os.Executable()

@@ -66,3 +66,40 @@ func BenchmarkScan(b *testing.B) {
 		_ = indexProcs(table)
 	}
 }
+
+// BenchmarkProcess is one server's start and stop as the launcher does
+// them (Start, then Stop: stdin closed, the process exits, its container
+// is killed and closed), with cat for the server; "none" is a process
+// group without a Containment, as before containers.
+func BenchmarkProcess(b *testing.B) {
+	catPath, err := exec.LookPath("cat")
+	if err != nil {
+		b.Skip("cat(1) not found")
+	}
+	run := func(b *testing.B, c *Containment) {
+		ctx := context.Background()
+		for b.Loop() {
+			p, err := Start(&Spec{Path: catPath, Containment: c, Name: "srv"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := p.Stop(ctx); err != nil {
+				b.Fatal(err)
+			}
+			if err := p.CloseErr(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.Run("none", func(b *testing.B) { run(b, nil) })
+	for _, mode := range []Mode{ModeGroups, ModeSubreaper, ModeCgroup} {
+		b.Run(mode.String(), func(b *testing.B) {
+			c, err := Setup(context.Background(), Options{Name: "bench", Mode: mode})
+			if err != nil {
+				b.Skipf("%s containment unavailable: %v", mode, err)
+			}
+			defer c.Close(context.Background())
+			run(b, c)
+		})
+	}
+}

@@ -980,3 +980,82 @@ func TestSubreaperSparesInherited(t *testing.T) {
 		t.Errorf("the inherited child's Wait: got %v, want its end by SIGTERM", err)
 	}
 }
+
+// A server started with a Containment is stopped (or killed, as after a
+// crash) with everything it started, escapes included, and its container
+// is closed; with process groups alone, the escapes survive: the case
+// shows that the test would see them.
+func TestProcessContained(t *testing.T) {
+	needSetsid(t)
+	for _, mode := range testModes {
+		for _, how := range []string{"stop", "kill"} {
+			t.Run(mode+"/"+how, func(t *testing.T) {
+				c := setupMode(t, mode)
+				dir := t.TempDir()
+				p, err := Start(&Spec{
+					Path: "sh", Args: []string{"-c", escapeScript}, Env: append(os.Environ(), "DIR="+dir),
+					StdinGrace: 10 * time.Millisecond, TermGrace: 10 * time.Millisecond,
+					Containment: c, Name: "srv",
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ids, err := readIDs(dir, escapeNames, bound)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { killLeft(ids) })
+				if how == "stop" {
+					_ = p.Stop(closeCtx(t))
+				} else {
+					p.Kill()
+				}
+				if err := p.CloseErr(); err != nil {
+					t.Errorf("CloseErr: %v", err)
+				}
+				escaped := mode == "groups"
+				for _, name := range escapeNames {
+					if got := alive(ids[name]); got != (escaped && name != "leader") {
+						t.Errorf("%s %v: alive %v after %s, want %v", name, ids[name], got, how, !got)
+					}
+				}
+				if _, err := p.k.Pids(); mode != "groups" && err == nil {
+					if pids, _ := p.k.Pids(); len(pids) != 0 {
+						t.Errorf("the container holds %v after %s", pids, how)
+					}
+				}
+			})
+		}
+	}
+}
+
+// A build step's daemon does not outlive Run, whatever it does with
+// sessions, where a containment can reach it.
+func TestRunContained(t *testing.T) {
+	needSetsid(t)
+	for _, mode := range testModes[:3] {
+		t.Run(mode, func(t *testing.T) {
+			c := setupMode(t, mode)
+			dir := t.TempDir()
+			out := NewTail(1 << 10)
+			err := Run(closeCtx(t), &Spec{
+				Path: "sh",
+				Args: []string{"-c", `( setsid sh -c '` + idLine("daemon") + `; exec sleep 300' >/dev/null 2>&1 &
+until [ -e "$DIR/daemon" ]; do sleep 0.01; done ); echo built`},
+				Env:         append(os.Environ(), "DIR="+dir),
+				Containment: c, Name: "build",
+			}, out)
+			if err != nil || string(out.Bytes()) != "built\n" {
+				t.Fatalf("Run: got %v, %q; want built", err, out.Bytes())
+			}
+			ids, err := readIDs(dir, []string{"daemon"}, bound)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { killLeft(ids) })
+			if alive(ids["daemon"]) {
+				t.Errorf("the build's daemon %v outlived Run", ids["daemon"])
+			}
+		})
+	}
+}

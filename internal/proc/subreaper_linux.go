@@ -301,6 +301,13 @@ func (s *subreaperSystem) close(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// orphansPending reports whether orphans were killed and not yet reaped.
+func (s *subreaperSystem) orphansPending() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.pending) > 0
+}
+
 // orphanCount is how many orphans the subreaper has killed.
 func (s *subreaperSystem) orphanCount() int {
 	s.mu.Lock()
@@ -429,7 +436,9 @@ func (h *treeHolder) signal(sig syscall.Signal) error {
 }
 
 // kill implements holder: SIGKILL to every member until none is left.
-// What a dying member leaves comes to us, and is killed as an orphan.
+// What a dying member leaves comes to us, and is killed as an orphan;
+// kill returns once the orphans killed are gone too, so that nothing the
+// container started runs when it returns.
 func (h *treeHolder) kill(ctx context.Context) error {
 	err := poll(ctx, func() (bool, error) {
 		table, err := procTable()
@@ -447,7 +456,7 @@ func (h *treeHolder) kill(ctx context.Context) error {
 				return false, err
 			}
 		}
-		return !left, nil
+		return !left && !h.sys.orphansPending(), nil
 	})
 	if err != nil {
 		return fmt.Errorf("process tree: %w", err)
