@@ -448,7 +448,8 @@ func (h *cgroupHolder) start(cmd *exec.Cmd, attached bool) error {
 	}
 	fd, err := unix.Open(h.dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return &fs.PathError{Op: "open", Path: h.dir, Err: err}
+		// %v: no answer to errors.Is about the command (not found...).
+		return fmt.Errorf("open cgroup %s: %v", h.dir, err)
 	}
 	defer unix.Close(fd)
 	attr.UseCgroupFD, attr.CgroupFD = true, fd

@@ -21,7 +21,10 @@
 //   - job (Windows, not yet): a Job Object per container, killed on close.
 //
 // A launcher that is killed with SIGKILL cannot stop its containers; Entries
-// name what it must record so that the next launch can end them (Sweep).
+// name what it must record so that the next launch can end them (Sweep). A
+// Record attached to the Containment keeps them in the runtime dir as
+// containers start, change and close, and a container whose entries cannot
+// be recorded starts nothing.
 package proc
 
 import (
@@ -304,7 +307,9 @@ func (k *Container) start(cmd *exec.Cmd, attached bool) error {
 			defer cancel()
 			_ = k.h.kill(ctx)
 			_ = cmd.Wait()
-			return fmt.Errorf("start %s in container %q: not started, as what it runs in could not be recorded for the next launch to end: %w", cmd.Path, k.name, err)
+			// %v: the record's file errors are no answer to errors.Is
+			// about the command's own (not found, permission denied).
+			return fmt.Errorf("start %s in container %q: not started, as what it runs in could not be recorded for the next launch to end: %v", cmd.Path, k.name, err)
 		}
 	}
 	return nil

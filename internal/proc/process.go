@@ -51,7 +51,7 @@ func (spec *Spec) start(cmd *exec.Cmd) (*Container, error) {
 		if errors.As(err, &le) {
 			return nil, &PermanentError{err}
 		}
-		return nil, fmt.Errorf("contain %s: %w", spec.Path, err)
+		return nil, fmt.Errorf("contain %s: %v", spec.Path, err) // not the command's own error
 	}
 	if err := k.Start(cmd); err != nil {
 		closeContainer(k)

@@ -73,6 +73,13 @@ type subreaperSystem struct {
 	pending   map[int]struct{} // orphans killed and not yet reaped
 	orphans   int              // orphans killed so far
 
+	// snapMu guards snap, the latest read of the process table: the
+	// scanner and every container's kill, signal and pids share reads
+	// (see snapshot), so that a thousand servers stopping at once do not
+	// read /proc a thousand times each.
+	snapMu sync.Mutex
+	snap   *snapshot
+
 	change chan struct{} // one pending notice that entries changed
 	sigs   chan os.Signal
 	stop   chan struct{} // closed by close: the scanner ends
@@ -142,25 +149,70 @@ func (s *subreaperSystem) run() {
 	}
 }
 
+// A snapshot is one read of every process, indexed.
+type snapshot struct {
+	began time.Time // when the read began
+	x     procIndex
+	err   error
+	done  chan struct{} // closed once read
+}
+
+// snapshot returns a read of the process table that began at since or
+// later: one under way or done that began late enough serves every caller
+// that asks meanwhile.
+func (s *subreaperSystem) snapshot(since time.Time) (procIndex, error) {
+	s.snapMu.Lock()
+	for {
+		r := s.snap
+		if r != nil && !r.began.Before(since) {
+			s.snapMu.Unlock()
+			<-r.done
+			return r.x, r.err
+		}
+		if r != nil {
+			select {
+			case <-r.done:
+			default:
+				// Under way, begun too early: the next read follows it.
+				s.snapMu.Unlock()
+				<-r.done
+				s.snapMu.Lock()
+				continue
+			}
+		}
+		r = &snapshot{began: time.Now(), done: make(chan struct{})}
+		s.snap = r
+		s.snapMu.Unlock()
+		table, err := procTable()
+		if err == nil {
+			r.x = indexProcs(table)
+		}
+		r.err = err
+		close(r.done)
+		return r.x, r.err
+	}
+}
+
 // scan kills and reaps orphans, and updates what each container holds.
 func (s *subreaperSystem) scan() {
-	table, err := procTable()
+	x, err := s.snapshot(time.Now())
 	if err != nil {
 		return // /proc unreadable for a moment: the next tick tries again
 	}
-	s.reapOrphans(table)
-	s.track(indexProcs(table))
+	s.reapOrphans(x)
+	s.track(x)
 }
 
-// reapOrphans kills every child of ours in table that no container
-// started, and reaps those killed before, by pid.
-func (s *subreaperSystem) reapOrphans(table []procInfo) {
+// reapOrphans kills every child of ours in x that no container started,
+// and reaps those killed before, by pid.
+func (s *subreaperSystem) reapOrphans(x procIndex) {
 	s.starting.Lock()
 	defer s.starting.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, p := range table {
-		if p.ppid != s.self || s.ours(p.pid, p.start) {
+	for _, pid := range x.children[s.self] {
+		p := x.byPid[pid]
+		if s.ours(p.pid, p.start) {
 			continue
 		}
 		if st, ok := s.inherited[p.pid]; ok && st == p.start {
@@ -189,7 +241,6 @@ func (s *subreaperSystem) reapOrphans(table []procInfo) {
 		}
 	}
 	if len(s.inherited) > 0 {
-		x := indexProcs(table)
 		for pid, start := range s.inherited {
 			if p, ok := x.byPid[pid]; !ok || p.start != start {
 				delete(s.inherited, pid)
@@ -282,11 +333,11 @@ func (s *subreaperSystem) close(ctx context.Context) error {
 	signal.Stop(s.sigs)
 	// The last orphans: those of the containers just killed.
 	err := poll(ctx, func() (bool, error) {
-		table, err := procTable()
+		x, err := s.snapshot(time.Now())
 		if err != nil {
 			return false, err
 		}
-		s.reapOrphans(table)
+		s.reapOrphans(x)
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		return len(s.pending) == 0, nil
@@ -377,12 +428,13 @@ func (h *treeHolder) members(x procIndex) []procInfo {
 	for _, m := range ms {
 		seen[m.pid] = true
 	}
-	for _, p := range x.byPid {
-		for _, l := range leaders {
+	for _, l := range leaders {
+		for _, pid := range x.groups[l.pid] {
 			// A group never leaves its session; a member started after
 			// the leader did. The leader's pid cannot name another group
 			// while this one has members.
-			if !seen[p.pid] && p.pgid == l.pid && p.sid == l.sid && p.start >= l.start {
+			p := x.byPid[pid]
+			if !seen[p.pid] && p.sid == l.sid && p.start >= l.start {
 				seen[p.pid] = true
 				ms = append(ms, p)
 			}
@@ -420,12 +472,12 @@ func (h *treeHolder) isLeader(p procInfo) bool {
 
 // signal implements holder.
 func (h *treeHolder) signal(sig syscall.Signal) error {
-	table, err := procTable()
+	x, err := h.sys.snapshot(time.Now())
 	if err != nil {
 		return err
 	}
 	var errs []error
-	for _, m := range h.members(indexProcs(table)) {
+	for _, m := range h.members(x) {
 		if !m.dead() {
 			if _, err := signalProc(m.id(), sig); err != nil {
 				errs = append(errs, err)
@@ -441,13 +493,13 @@ func (h *treeHolder) signal(sig syscall.Signal) error {
 // container started runs when it returns.
 func (h *treeHolder) kill(ctx context.Context) error {
 	err := poll(ctx, func() (bool, error) {
-		table, err := procTable()
+		x, err := h.sys.snapshot(time.Now())
 		if err != nil {
 			return false, err
 		}
-		h.sys.reapOrphans(table)
+		h.sys.reapOrphans(x)
 		left := false
-		for _, m := range h.members(indexProcs(table)) {
+		for _, m := range h.members(x) {
 			if m.dead() {
 				continue
 			}
@@ -502,12 +554,12 @@ func (h *treeHolder) entries() []Entry {
 
 // pids implements holder.
 func (h *treeHolder) pids() ([]int, error) {
-	table, err := procTable()
+	x, err := h.sys.snapshot(time.Now())
 	if err != nil {
 		return nil, err
 	}
 	var pids []int
-	for _, m := range h.members(indexProcs(table)) {
+	for _, m := range h.members(x) {
 		if !m.dead() {
 			pids = append(pids, m.pid)
 		}

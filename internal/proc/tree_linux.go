@@ -113,17 +113,22 @@ func procTable() ([]procInfo, error) {
 	return procs, nil
 }
 
-// A procIndex is a table of processes by pid and by parent.
+// A procIndex is a table of processes by pid, by parent, and by process
+// group (the members of each group other than its leader).
 type procIndex struct {
 	byPid    map[int]procInfo
 	children map[int][]int
+	groups   map[int][]int
 }
 
 func indexProcs(table []procInfo) procIndex {
-	x := procIndex{byPid: make(map[int]procInfo, len(table)), children: map[int][]int{}}
+	x := procIndex{byPid: make(map[int]procInfo, len(table)), children: map[int][]int{}, groups: map[int][]int{}}
 	for _, p := range table {
 		x.byPid[p.pid] = p
 		x.children[p.ppid] = append(x.children[p.ppid], p.pid)
+		if p.pgid != p.pid {
+			x.groups[p.pgid] = append(x.groups[p.pgid], p.pid)
+		}
 	}
 	return x
 }
@@ -173,18 +178,13 @@ func (x procIndex) below(roots []ProcID) []procInfo {
 // pid space to turn over within the life of the record.
 func (x procIndex) recorded(roots []ProcID) []procInfo {
 	all := slices.Clone(roots)
-	byGroup := map[int][]procInfo{}
-	for _, p := range x.byPid {
-		if p.pgid != p.pid {
-			byGroup[p.pgid] = append(byGroup[p.pgid], p)
-		}
-	}
 	for _, r := range roots {
 		root, ok := x.byPid[r.Pid]
 		if ok && root.start != r.Start {
 			continue // another process has the pid: our group ended before
 		}
-		for _, p := range byGroup[r.Pid] {
+		for _, pid := range x.groups[r.Pid] {
+			p := x.byPid[pid]
 			if p.start >= r.Start && (!ok || p.sid == root.sid) {
 				all = append(all, p.id())
 			}
