@@ -166,7 +166,12 @@ func (r *Record) Refresh() error {
 		r.containers[k] = es
 		fresh = append(fresh, es...)
 	}
-	return r.append(fresh)
+	if err := r.append(fresh); err != nil {
+		return err
+	}
+	// A server that keeps starting short-lived processes adds lines
+	// that name the dead: they go here too, not only when it stops.
+	return r.compact()
 }
 
 // Remove deletes the record's file and stops recording: call it once the
@@ -206,12 +211,17 @@ func (r *Record) remove(k *Container) error {
 		return nil
 	}
 	delete(r.containers, k)
+	return r.compact()
+}
+
+// compact rewrites the file when the lines that name what is gone are most
+// of it: the cost of a rewrite is then paid for by as many appends. Called
+// with r.mu held.
+func (r *Record) compact() error {
 	live := len(r.keep)
 	for _, es := range r.containers {
 		live += len(es)
 	}
-	// Rewritten when dead lines are most of the file: the cost of a
-	// rewrite is then paid for by as many appends.
 	if r.lines > 2*live+64 {
 		return r.rewrite()
 	}

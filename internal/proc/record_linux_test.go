@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // recordLines reads the entries of the record in dir, in file order.
@@ -249,4 +250,49 @@ func FuzzParseRecord(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A server that keeps starting short-lived processes: under the subreaper,
+// each one seen is recorded, and the record still stays bounded by what
+// lives, not by what ever ran.
+func TestRecordRefreshCompacts(t *testing.T) {
+	c := setupMode(t, "subreaper")
+	dir := t.TempDir()
+	rec, err := NewRecord(dir, c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := c.New("busy", Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := start(t, k, exec.Command("sh", "-c", "while :; do sleep 0.02 & sleep 0.02; done"))
+	seen := map[string]bool{}
+	most := 0
+	deadline := time.Now().Add(bound)
+	for len(seen) < 100 {
+		select {
+		case <-c.Changed():
+		case <-time.After(bound):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d processes recorded within %s", len(seen), bound)
+		}
+		if err := rec.Refresh(); err != nil {
+			t.Fatal(err)
+		}
+		lines := recordLines(t, dir)
+		for _, l := range lines {
+			seen[l] = true
+		}
+		most = max(most, len(lines))
+	}
+	// What lives: the shell and two sleeps, give or take a pair.
+	if limit := 2*5 + 64 + 4; most > limit {
+		t.Errorf("the record grew to %d lines for %d processes seen, want at most %d", most, len(seen), limit)
+	}
+	if err := k.Close(closeCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	s.wait(t)
 }
