@@ -203,7 +203,10 @@ func (s *Session) Run(ctx context.Context) error {
 	s.watcher = watcher
 	s.mu.Unlock()
 	s.apply(m, c, false)
-	s.log.Info("session started", "workspace", s.opts.Workspace, "manifest", m.File, "servers", len(s.servers), "control", sockPath, "containment", s.contain.Report().String())
+	s.mu.Lock()
+	n := len(s.servers) // a reload may be under way already
+	s.mu.Unlock()
+	s.log.Info("session started", "workspace", s.opts.Workspace, "manifest", m.File, "servers", n, "control", sockPath, "containment", s.contain.Report().String())
 
 	served := make(chan struct{})
 	go func() { defer close(served); s.serveControl(ctx, ln) }()
