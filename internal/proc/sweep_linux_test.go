@@ -7,6 +7,7 @@ import (
 	"slices"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // A testGroup is a shell that leads a process group of its own, as the
@@ -98,7 +99,7 @@ func TestSweepGroups(t *testing.T) {
 		}
 	}
 	slices.SortFunc(want, func(a, b ProcID) int { return a.Pid - b.Pid })
-	ended, left, err := Sweep(closeCtx(t), entries, TermGrace)
+	ended, left, err := Sweep(closeCtx(t), entries, time.Second)
 	if err != nil || len(left) != 0 {
 		t.Fatalf("Sweep: left %v, %v; want nothing left", left, err)
 	}
