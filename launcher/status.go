@@ -6,19 +6,24 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/mcpgen/mcpgen/internal/proc"
 )
 
 // Status is what `mcpgen status` shows: the session and each server.
 type Status struct {
-	Workspace string         `json:"workspace"`
-	Pid       int            `json:"pid"`
-	Manifest  string         `json:"manifest"`
-	Dir       string         `json:"dir"`
-	User      string         `json:"user"` // USER_ID, as the servers get it
-	StartedAt time.Time      `json:"started_at"`
-	Reload    ReloadStatus   `json:"reload"`
-	Servers   []ServerStatus `json:"servers"`
-	Gateway   *GatewayStatus `json:"gateway,omitempty"`
+	Workspace string       `json:"workspace"`
+	Pid       int          `json:"pid"`
+	Manifest  string       `json:"manifest"`
+	Dir       string       `json:"dir"`
+	User      string       `json:"user"` // USER_ID, as the servers get it
+	StartedAt time.Time    `json:"started_at"`
+	Reload    ReloadStatus `json:"reload"`
+	// Containment says how the servers are contained: a cgroup, a
+	// subreaper, or process groups only, and why nothing stronger.
+	Containment proc.Report    `json:"containment"`
+	Servers     []ServerStatus `json:"servers"`
+	Gateway     *GatewayStatus `json:"gateway,omitempty"`
 }
 
 // ReloadStatus is the outcome of the last load of the manifest: the one at
@@ -53,6 +58,7 @@ type ClientsStatus struct {
 // WriteTable writes the status as an aligned table.
 func (st *Status) WriteTable(w io.Writer, now time.Time) {
 	fmt.Fprintf(w, "workspace %s  pid %d  up %s  manifest %s\n", st.Workspace, st.Pid, since(now, st.StartedAt), st.Manifest)
+	fmt.Fprintf(w, "containment: %s\n", st.Containment)
 	if st.Reload.At != nil {
 		if st.Reload.OK {
 			fmt.Fprintf(w, "manifest loaded %s ago\n", since(now, *st.Reload.At))
