@@ -38,6 +38,11 @@ var goldenCases = map[string]struct {
 	"codex-workspace-env.toml":          {nil, codexServers},
 	"claude-workspace-env.json":         {nil, claudeServers},
 	"claude-desktop-workspace-env.json": {[]string{"--desktop"}, desktopServers},
+	// emit --gateway: one entry for the workspace.
+	"codex-gateway.toml":           {nil, []string{"mcpgen"}},
+	"codex-gateway-workspace.toml": {nil, []string{"mcpgen"}},
+	"claude-gateway.json":          {nil, []string{"workspace-tools"}},
+	"claude-desktop-gateway.json":  {[]string{"--desktop"}, []string{"mcpgen"}},
 	// A project's config: parsed here in a copy, with no manifest to run;
 	// team_test.go starts every server of one in a clone.
 	"codex-project.toml":  {nil, codexServers},

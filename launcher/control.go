@@ -16,8 +16,10 @@ import (
 // line. After a successful connect, the connection carries the client's
 // MCP messages to the server's hub, and back.
 type controlRequest struct {
-	Op     string `json:"op"`               // status, connect, reload, stop, restart, wait
+	Op     string `json:"op"`               // status, connect, reload, stop, restart, wait, gateway
 	Server string `json:"server,omitempty"` // connect, restart
+	// Servers, on a gateway request, limits the gateway to some servers.
+	Servers []string `json:"servers,omitempty"`
 	// Force, on a stop, skips the servers' grace periods, as a second
 	// signal does.
 	Force bool `json:"force,omitempty"`
@@ -139,6 +141,8 @@ func (s *Session) control(ctx context.Context, conn net.Conn) {
 		}()
 		h.Serve(ctx, stdio)
 		conn.Close() // the client exits
+	case "gateway":
+		s.serveGateway(ctx, conn, req)
 	default:
 		answer(conn, controlAnswer{Error: fmt.Sprintf("unknown control request %q", req.Op)})
 		conn.Close()
@@ -355,8 +359,14 @@ func connect(workspace, server string) (net.Conn, error) {
 // the hub is done with them (passed is true). Otherwise (passed is false)
 // the connection carries the MCP messages, as with Connect.
 func ConnectStdio(ctx context.Context, workspace, server string, in, out *os.File) (conn net.Conn, passed bool, err error) {
+	return connectStdio(ctx, workspace, controlRequest{Op: "connect", Server: server}, in, out)
+}
+
+// connectStdio sends a connect or gateway request, offering in and out.
+func connectStdio(ctx context.Context, workspace string, req controlRequest, in, out *os.File) (conn net.Conn, passed bool, err error) {
 	offer := in != nil && out != nil && canPassStdio
-	conn, a, err := dialControl(ctx, workspace, controlRequest{Op: "connect", Server: server, Stdio: offer}, statusWait)
+	req.Stdio = offer
+	conn, a, err := dialControl(ctx, workspace, req, statusWait)
 	if err != nil {
 		return nil, false, err
 	}

@@ -20,6 +20,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/mcpgen/mcpgen/internal/proc"
+	"github.com/mcpgen/mcpgen/launcher/internal/gateway"
 	"github.com/mcpgen/mcpgen/launcher/internal/hub"
 	"github.com/mcpgen/mcpgen/launcher/internal/logfile"
 	"github.com/mcpgen/mcpgen/launcher/internal/watch"
@@ -109,6 +110,8 @@ type Session struct {
 	// up is closed once Run has started the servers and answers on its
 	// control socket.
 	up chan struct{}
+
+	gw *gateway.Gateway // the workspace gateway; set by Run
 }
 
 // controlSocket is the name of the session's socket in its runtime dir.
@@ -237,6 +240,7 @@ func (s *Session) Run(ctx context.Context) error {
 	s.lastLoad = ReloadStatus{At: &loaded, OK: true} // the first load
 	s.sessCtx = ctx
 	s.watcher = watcher
+	s.gw = gateway.New(s.log)
 	s.mu.Unlock()
 	s.apply(m, c, false)
 	s.mu.Lock()
@@ -485,7 +489,7 @@ func (s *Session) reload(retryFailed bool) {
 func (s *Session) apply(m *manifest.Manifest, c *manifest.Context, retryFailed bool) {
 	want := map[string]*serverConfig{}
 	for _, srv := range m.Servers {
-		if srv.Enabled && srv.Kind.Stdio() {
+		if srv.Enabled {
 			want[srv.Name] = s.configure(m, c, srv)
 		}
 	}
@@ -537,6 +541,7 @@ func (s *Session) apply(m *manifest.Manifest, c *manifest.Context, retryFailed b
 	for _, v := range start {
 		go v.run()
 	}
+	s.updateGateway(m)
 	s.changed()
 }
 
@@ -544,6 +549,11 @@ func (s *Session) apply(m *manifest.Manifest, c *manifest.Context, retryFailed b
 // leaves the server failed with that reason.
 func (s *Session) configure(m *manifest.Manifest, c *manifest.Context, srv *manifest.Server) *serverConfig {
 	cfg := &serverConfig{server: srv, m: m, limits: proc.Limits{MemoryMax: srv.MemoryMax, CPUMax: srv.CPUMax}}
+	if srv.Kind == manifest.KindRemote {
+		cfg.remote, cfg.err = m.Remote(srv, c, manifest.EnvLookup(s.opts.Env))
+		cfg.key = restartKey(srv, nil, cfg.err) + remoteKey(cfg.remote)
+		return cfg
+	}
 	cfg.spec, cfg.err = serverSpec(m, srv, c, s.opts.Self, s.opts.Env)
 	if cfg.err == nil {
 		cfg.err = checkLimits(s.contain, m, srv, cfg.limits)
@@ -894,6 +904,9 @@ func (s *Session) shutdown(hurry context.Context) {
 		})
 	}
 	wg.Wait()
+	if s.gw != nil {
+		s.gw.Close() // after the hubs: the requests in flight have their answers
+	}
 	s.mu.Lock()
 	for _, l := range s.logs {
 		l.Close()
@@ -934,6 +947,7 @@ func (s *Session) Status() *Status {
 		st.Servers = append(st.Servers, v.status())
 	}
 	sort.Slice(st.Servers, func(i, j int) bool { return order[st.Servers[i].Name] < order[st.Servers[j].Name] })
+	st.Gateway = s.gatewayStatus()
 	return st
 }
 

@@ -23,6 +23,7 @@ type Status struct {
 	// subreaper, or process groups only, and why nothing stronger.
 	Containment proc.Report    `json:"containment"`
 	Servers     []ServerStatus `json:"servers"`
+	Gateway     *GatewayStatus `json:"gateway,omitempty"`
 }
 
 // ReloadStatus is the outcome of the last load of the manifest: the one at
@@ -83,6 +84,7 @@ func (st *Status) WriteTable(w io.Writer, now time.Time) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n", s.Name, s.Kind, state, pid, up, s.Restarts, len(s.Tools), s.Clients.Count, oneLine(s.LastError, 80))
 	}
 	tw.Flush()
+	st.writeGateway(w)
 }
 
 // Since says how long ago t was, as status shows uptimes: to the

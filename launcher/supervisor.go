@@ -82,7 +82,8 @@ func (t Timing) backoff(attempt int) time.Duration {
 type serverConfig struct {
 	server *manifest.Server
 	m      *manifest.Manifest
-	spec   *proc.Spec  // nil when err is set
+	spec   *proc.Spec // nil when err is set, and for a remote server
+	remote *manifest.Remote
 	limits proc.Limits // memory_max, cpu_max
 	err    error       // why the server cannot be started: no retry can fix it
 	key    string      // what a restart depends on: when it changes, restart
@@ -121,7 +122,7 @@ type supervisorCmd struct {
 
 func newSupervisor(s *Session, cfg *serverConfig, h *hub.Hub) *supervisor {
 	stopping, cancel := context.WithCancel(context.Background())
-	return &supervisor{
+	v := &supervisor{
 		stopping: stopping,
 		cancel:   cancel,
 		name:     cfg.server.Name,
@@ -133,6 +134,8 @@ func newSupervisor(s *Session, cfg *serverConfig, h *hub.Hub) *supervisor {
 		cfg:      cfg,
 		state:    Starting,
 	}
+	h.SetFilter(toolFilter(cfg.server))
+	return v
 }
 
 // restart replaces the server's process, with a new configuration; it
@@ -278,6 +281,7 @@ func (v *supervisor) adopt(cfg *serverConfig) {
 	v.mu.Lock()
 	v.cfg = cfg
 	v.mu.Unlock()
+	v.hub.SetFilter(toolFilter(cfg.server))
 }
 
 // crashInfo says how a run ended when no command ended it.
@@ -294,6 +298,9 @@ func (v *supervisor) runOnce() (*supervisorCmd, crashInfo) {
 	v.mu.Unlock()
 	if cfg.err != nil {
 		return nil, crashInfo{err: &proc.PermanentError{Err: cfg.err}}
+	}
+	if cfg.remote != nil {
+		return v.runRemote(cfg)
 	}
 	v.setState(Starting, "")
 	if err := v.session.build(v.stopping, cfg); err != nil {
@@ -580,7 +587,7 @@ func (v *supervisor) status() ServerStatus {
 	if st.Clients.Names == nil {
 		st.Clients.Names = []string{} // [] in JSON, as tools are
 	}
-	if !v.startedAt.IsZero() && v.pid != 0 {
+	if !v.startedAt.IsZero() && (v.pid != 0 || v.cfg.remote != nil && v.state == Ready) {
 		t := v.startedAt.UTC()
 		st.StartedAt = &t
 	}

@@ -8,6 +8,7 @@ package providers
 import (
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/mcpgen/mcpgen/manifest"
 )
@@ -51,6 +52,10 @@ type Options struct {
 	// Launcher makes stdio servers go through `mcpgen connect`, so that
 	// every agent of the workspace shares the launcher's processes.
 	Launcher bool
+	// Gateway, when set, names the one entry that stands for the whole
+	// workspace: `mcpgen connect` without a server, the workspace gateway
+	// (emit --gateway). It implies Launcher.
+	Gateway string
 	// Scope is where the config lives: ScopeUser (the zero value) or
 	// ScopeProject.
 	Scope Scope
@@ -268,6 +273,69 @@ func Connect(m *manifest.Manifest, s *manifest.Server, o Options) *Entry {
 		}
 	}
 	return e
+}
+
+// Gateway prepares the one entry of emit --gateway, named o.Gateway:
+// `mcpgen connect` without a server, the workspace gateway, whose tools are
+// those of servers (the enabled servers of m meant for the provider, in
+// manifest order). When they are not every enabled server of m, the entry
+// names them (--servers), so that the agent sees what the manifest means
+// for it. The context is written as Connect writes it; the agent passes on
+// the secrets the launcher needs for every one of them. The entry's
+// timeouts are the longest the servers set.
+func Gateway(m *manifest.Manifest, servers []*manifest.Server, o Options) *Entry {
+	gw := &manifest.Server{Name: o.Gateway, Kind: manifest.KindCommand, Enabled: true}
+	e := &Entry{Server: gw, Serve: true, Command: literal(o.Mcpgen)}
+	args := []string{"connect"}
+	if o.Context.Literal() {
+		args = append(args, "--workspace", o.Context.WorkspaceID)
+		for _, name := range []string{manifest.VarWorkspaceDir, manifest.VarUserID} {
+			t, _ := o.Context.Lookup(name)
+			if v, ok := t.Literal(); ok && v != "" {
+				args = append(args, manifest.Flag(name), v)
+			}
+		}
+	}
+	args = append(args, ManifestFlags(m, o)...)
+	enabled := 0
+	for _, s := range m.Servers {
+		if s.Enabled {
+			enabled++
+		}
+	}
+	if len(servers) < enabled {
+		names := make([]string, len(servers))
+		for i, s := range servers {
+			names[i] = s.Name
+		}
+		args = append(args, "--servers", strings.Join(names, ","))
+	}
+	for _, a := range args {
+		e.Args = append(e.Args, literal(a))
+	}
+	e.Passthrough = slices.Clone(LauncherEnv)
+	for _, s := range servers {
+		gw.StartupTimeout = max(gw.StartupTimeout, s.StartupTimeout)
+		gw.ToolTimeout = max(gw.ToolTimeout, s.ToolTimeout)
+		for _, name := range Secrets(m, s) {
+			if !slices.Contains(e.Passthrough, name) {
+				e.Passthrough = append(e.Passthrough, name)
+			}
+		}
+	}
+	return e
+}
+
+// GatewayServers returns the servers that the gateway entry for provider
+// stands for: the enabled ones meant for it, in manifest order.
+func GatewayServers(m *manifest.Manifest, provider string) []*manifest.Server {
+	var out []*manifest.Server
+	for _, s := range m.Servers {
+		if s.Enabled && s.ForProvider(provider) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // Secrets returns the variables that s (and the workspace context it builds

@@ -21,26 +21,43 @@ type connectOptions struct {
 	workspace string
 	noStart   bool
 	dir, user string
+	servers   []string // the gateway's servers (no SERVER)
 }
 
 func (a *app) connectCommand() *cobra.Command {
 	var o connectOptions
 	cmd := &cobra.Command{
-		Use:   "connect [--workspace ID] SERVER",
-		Short: "Connect an agent to a server of the workspace's session (stdio bridge)",
+		Use:   "connect [--workspace ID] [SERVER | --servers A,B]",
+		Short: "Connect an agent to a server of the workspace's session, or to its gateway (stdio)",
 		Long: `Connect is what an agent runs instead of the server itself: it bridges its
 stdin and stdout to the server's process in the workspace's launcher, which
 every agent of the workspace shares. It exits when either side closes.
+
+Without SERVER, it connects to the workspace gateway: one MCP server whose
+tools are those of every enabled server of the workspace, stdio and remote
+alike (--servers limits it to some). A tool name unique in the workspace
+is kept; names that several servers use are all SERVER__TOOL; [gateway]
+prefix = "always" prefixes every tool. mcpgen emit --gateway writes an
+entry that runs it.
 
 When no launcher runs for the workspace, connect starts one in the
 background (with the manifest given to connect, or ./mcpgen.toml, or the
 demo) and waits for the server, unless --no-start. mcpgen emit --launcher
 writes entries that run it.`,
 		Example: `  mcpgen connect --workspace ws-42 memory
-  MCPGEN_WORKSPACE=ws-42 mcpgen connect --manifest /srv/mcpgen.toml files`,
-		Args: cobra.ExactArgs(1),
+  MCPGEN_WORKSPACE=ws-42 mcpgen connect --manifest /srv/mcpgen.toml files
+  mcpgen connect --workspace ws-42                    # the gateway: every server's tools
+  mcpgen connect --workspace ws-42 --servers git,files`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.connect(ctxOf(cmd), o, args[0])
+			server := ""
+			if len(args) == 1 {
+				server = args[0]
+			}
+			if server != "" && len(o.servers) > 0 {
+				return usageError("--servers limits the gateway: connect to %s without it, or to the gateway without a server name", server)
+			}
+			return a.connect(ctxOf(cmd), o, server)
 		},
 	}
 	f := cmd.Flags()
@@ -50,6 +67,7 @@ writes entries that run it.`,
 	f.BoolVar(&o.noStart, "no-start", false, "fail instead of starting a launcher when none runs")
 	f.StringVar(&o.dir, "dir", "", "for a launcher it starts: WORKSPACE_DIR")
 	f.StringVar(&o.user, "user", "", "for a launcher it starts: USER_ID")
+	f.StringSliceVar(&o.servers, "servers", nil, "without SERVER: the gateway's servers (comma-separated; default all)")
 	return cmd
 }
 
@@ -60,7 +78,7 @@ func (a *app) connect(ctx context.Context, o connectOptions, server string) erro
 	if err := manifest.CheckWorkspaceID(o.workspace); err != nil {
 		return usageError("%v", err)
 	}
-	conn, passed, err := a.dial(ctx, o.workspace, server)
+	conn, passed, err := a.dial(ctx, o, server)
 	var notRunning *launcher.NotRunningError
 	if errors.As(err, &notRunning) && !o.noStart {
 		conn, passed, err = a.autostart(ctx, o, server)
@@ -98,16 +116,19 @@ func bridge(conn net.Conn, in io.Reader, out io.Writer) error {
 	return err
 }
 
-// dial connects to the server's hub, handing it stdin and stdout when they
-// are pipes or sockets (passed), so that messages need not go through this
-// process at all.
-func (a *app) dial(ctx context.Context, workspace, server string) (net.Conn, bool, error) {
+// dial connects to the server's hub (to the gateway when server is ""),
+// handing it stdin and stdout when they are pipes or sockets (passed), so
+// that messages need not go through this process at all.
+func (a *app) dial(ctx context.Context, o connectOptions, server string) (net.Conn, bool, error) {
 	in, _ := a.stdin.(*os.File)
 	out, _ := a.stdout.(*os.File)
 	if in == nil || out == nil || !launcher.PassableStdio(in) || !launcher.PassableStdio(out) {
 		in, out = nil, nil
 	}
-	return launcher.ConnectStdio(ctx, workspace, server, in, out)
+	if server == "" {
+		return launcher.ConnectGateway(ctx, o.workspace, o.servers, in, out)
+	}
+	return launcher.ConnectStdio(ctx, o.workspace, server, in, out)
 }
 
 // autostartWait bounds how long connect waits for a launcher it started.
@@ -131,7 +152,7 @@ func (a *app) autostart(ctx context.Context, o connectOptions, server string) (n
 	}
 	defer unlock()
 	// Another connect may have started it while we waited for the lock.
-	if conn, passed, err := a.dial(ctx, o.workspace, server); !isNotRunning(err) {
+	if conn, passed, err := a.dial(ctx, o, server); !isNotRunning(err) {
 		return conn, passed, err
 	}
 	if _, running := launcher.Holder(dir); !running {
@@ -141,7 +162,7 @@ func (a *app) autostart(ctx context.Context, o connectOptions, server string) (n
 	}
 	deadline := time.Now().Add(autostartWait)
 	for {
-		conn, passed, err := a.dial(ctx, o.workspace, server)
+		conn, passed, err := a.dial(ctx, o, server)
 		if !isNotRunning(err) || time.Now().After(deadline) {
 			return conn, passed, err
 		}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -27,9 +28,14 @@ type emitOptions struct {
 	check, diff, force   bool
 	mcpgenPath           string
 	launcher             bool
+	gateway              bool
+	gatewayName          string
 }
 
 var providerNames = []string{codex.Name, claude.Code, claude.Desktop}
+
+// gatewayNameRE is what Claude Code and Codex accept as an entry's name.
+var gatewayNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
 func (a *app) emitCommand() *cobra.Command {
 	var o emitOptions
@@ -79,6 +85,12 @@ connect starts when none runs. The workspace is --workspace, or else the
 agent's MCPGEN_WORKSPACE: run the agent under mcpgen launch --workspace ID
 -- AGENT, which sets it.
 
+With --gateway (which implies --launcher), the whole workspace is one
+entry, named by --gateway-name: mcpgen connect without a server, the
+workspace gateway, whose tools are those of every enabled server meant
+for the provider, remote ones included. The entries mcpgen wrote for each
+server are removed from the file.
+
 --write targets:
   codex           $CODEX_HOME/config.toml (default ~/.codex/config.toml);
                   --scope project: the project's .codex/config.toml (in
@@ -88,6 +100,7 @@ agent's MCPGEN_WORKSPACE: run the agent under mcpgen launch --workspace ID
 		Example: `  mcpgen emit --provider codex
   mcpgen emit --provider codex --workspace ws-42 --write
   mcpgen emit --provider codex --launcher            # agents share the launcher's servers
+  mcpgen emit --provider claude --gateway -o .mcp.json   # one entry: every tool of the workspace
   mcpgen emit --provider claude -o .mcp.json
   mcpgen emit --provider claude --write --check      # in CI: exit 1 when .mcp.json is out of date
   mcpgen emit --provider codex --write --scope project  # .codex/config.toml, committed with the project
@@ -110,6 +123,8 @@ agent's MCPGEN_WORKSPACE: run the agent under mcpgen launch --workspace ID
 	f.BoolVar(&o.force, "force", false, "replace entries written or edited by hand, and a read-only file (the old file is kept in FILE.bak)")
 	f.StringVar(&o.mcpgenPath, "mcpgen-path", "", "the mcpgen that entries run (default: this binary in a user config, mcpgen from PATH in a project's)")
 	f.BoolVar(&o.launcher, "launcher", false, "stdio servers go through mcpgen connect: every agent of the workspace shares the launcher's processes")
+	f.BoolVar(&o.gateway, "gateway", false, "one entry for the whole workspace: the launcher's gateway, with every server's tools (implies --launcher)")
+	f.StringVar(&o.gatewayName, "gateway-name", "mcpgen", "with --gateway: the entry's `NAME`")
 	_ = cmd.MarkFlagRequired("provider")
 	_ = cmd.RegisterFlagCompletionFunc("provider", cobra.FixedCompletions(providerNames, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("scope", cobra.FixedCompletions([]string{"user", "project"}, cobra.ShellCompDirectiveNoFileComp))
@@ -134,7 +149,10 @@ func (a *app) emit(o emitOptions) error {
 	if err != nil {
 		return err
 	}
-	po := providers.Options{Launcher: o.launcher, Scope: place.scope, Root: place.root}
+	po := providers.Options{Launcher: o.launcher || o.gateway, Scope: place.scope, Root: place.root}
+	if o.gateway {
+		po.Gateway = o.gatewayName
+	}
 	if place.scope == providers.ScopeProject {
 		po.Mcpgen = a.mcpgenOnPath(o.mcpgenPath)
 	} else {
@@ -151,7 +169,7 @@ func (a *app) emit(o emitOptions) error {
 	if po.Context.DirLeft {
 		fmt.Fprintf(a.stderr, "mcpgen: WORKSPACE_DIR is not written: in a project's config it would name this checkout; the agent's WORKSPACE_DIR, else mcpgen serve (the manifest's workspace.dir, else where the agent runs) gives it (pass --dir with an absolute path to write one)\n")
 	}
-	if o.launcher && o.workspace == "" {
+	if (o.launcher || o.gateway) && o.workspace == "" {
 		fmt.Fprintf(a.stderr, "mcpgen: these entries run mcpgen connect without a workspace: run the agent under `mcpgen launch --workspace ID -- AGENT` (or with MCPGEN_WORKSPACE set), else connect fails; --workspace writes one\n")
 	}
 
@@ -320,6 +338,12 @@ func (o *emitOptions) checkFlags() error {
 		return usageError("claude-desktop has one config file: drop --scope")
 	case (o.check || o.diff || o.force) && o.output == "" && !o.write:
 		return usageError("--check, --diff and --force work on a file: add -o FILE or --write")
+	case o.gatewayName != "mcpgen" && !o.gateway:
+		return usageError("--gateway-name names the entry of --gateway: pass --gateway too")
+	case !gatewayNameRE.MatchString(o.gatewayName):
+		return usageError("--gateway-name %q: an entry name is 1 to 64 characters of A-Z, a-z, 0-9, _ and -", o.gatewayName)
+	case slices.Contains(manifest.ReservedNames, o.gatewayName):
+		return usageError("--gateway-name %q is reserved by Claude Code: choose another", o.gatewayName)
 	}
 	if o.workspace != "" {
 		if err := manifest.CheckWorkspaceID(o.workspace); err != nil {

@@ -30,6 +30,11 @@ var goldenCases = []struct {
 	{"codex-workspace-env.toml", []string{"--provider", "codex", "--workspace", "ws-42"}, ""},
 	{"claude-workspace-env.json", []string{"--provider", "claude", "--workspace", "ws-42"}, ""},
 	{"claude-desktop-workspace-env.json", []string{"--provider", "claude-desktop", "--workspace", "ws-42"}, ""},
+	// One entry for the workspace: the gateway.
+	{"codex-gateway.toml", []string{"--provider", "codex", "--gateway"}, ""},
+	{"codex-gateway-workspace.toml", []string{"--provider", "codex", "--gateway", "--workspace", "ws-42", "--user", "alice"}, ""},
+	{"claude-gateway.json", []string{"--provider", "claude", "--gateway", "--gateway-name", "workspace-tools"}, ""},
+	{"claude-desktop-gateway.json", []string{"--provider", "claude-desktop", "--gateway", "--workspace", "ws-42", "--user", "alice"}, ""},
 	// A project's config, emitted in a copy of the manifest's directory:
 	// no path of the checkout, mcpgen from PATH, the manifest found from
 	// where the agent runs, relative commands through mcpgen serve. The

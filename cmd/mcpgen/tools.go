@@ -25,22 +25,30 @@ import (
 	json "github.com/goccy/go-json"
 	"github.com/spf13/cobra"
 
+	"github.com/mcpgen/mcpgen/launcher"
 	"github.com/mcpgen/mcpgen/mcp"
 	"github.com/mcpgen/mcpgen/mcp/streamable"
 )
 
 // toolsTarget says where tools ls and tools call find their server, and
-// how to reach it. Today: a remote server, directly (--url).
+// how to reach it: a remote server, directly (--url), or the gateway of a
+// workspace's session (every server of the workspace).
 type toolsTarget struct {
 	url       string
 	headers   []string
 	bearerEnv string
 	timeout   time.Duration
 	verbose   bool
+	workspace string
+	servers   []string
+	cmd       *cobra.Command
 }
 
 func (o *toolsTarget) flags(cmd *cobra.Command) {
+	o.cmd = cmd
 	f := cmd.Flags()
+	workspaceFlag(cmd, &o.workspace)
+	f.StringSliceVar(&o.servers, "servers", nil, "the gateway's servers to use (comma-separated; default all)")
 	f.StringVar(&o.url, "url", "", "a remote MCP server's endpoint (Streamable HTTP), reached directly")
 	f.StringArrayVar(&o.headers, "header", nil, "an HTTP header for --url, `NAME=VALUE` (repeatable)")
 	f.StringVar(&o.bearerEnv, "bearer-token-env", "", "the environment `VAR` that holds a bearer token for --url")
@@ -51,9 +59,15 @@ func (o *toolsTarget) flags(cmd *cobra.Command) {
 func (a *app) toolsCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "tools",
-		Short: "List or call the tools of an MCP server",
-		Long: `Tools lists the tools of an MCP server, or calls one and prints the result:
-the quickest way to check a server without an agent.
+		Short: "List or call the tools of the workspace, or of an MCP server",
+		Long: `Tools lists the tools of the workspace's gateway (every server of a
+running session, named as agents see them), or of a remote MCP server, or
+calls one and prints the result: the quickest way to check a server
+without an agent.
+
+Without --url, the tools are the gateway's, in the session of --workspace
+(or $MCPGEN_WORKSPACE, or the only session running): ls shows each tool's
+server, and call reaches it through the gateway, as an agent would.
 
 With --url, the server is a remote one (Streamable HTTP), reached directly:
 mcpgen initializes a session, does what was asked and ends the session.
@@ -64,7 +78,9 @@ When the server asks something of mcpgen during a call, mcpgen answers ping,
 roots/list (the current directory), and elicitation by accepting the
 defaults of the requested form (and cancelling when a required field has
 none); it refuses sampling, having no model.`,
-		Example: `  mcpgen tools ls --url http://127.0.0.1:3001/mcp
+		Example: `  mcpgen tools ls --workspace ws-42
+  mcpgen tools call --workspace ws-42 git__log count=3
+  mcpgen tools ls --url http://127.0.0.1:3001/mcp
   mcpgen tools call --url http://127.0.0.1:3001/mcp echo message=hi`,
 	}
 	cmd.AddCommand(a.toolsLsCommand(), a.toolsCallCommand())
@@ -75,11 +91,14 @@ func (a *app) toolsLsCommand() *cobra.Command {
 	var o toolsTarget
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "ls --url URL",
-		Short: "List the tools of an MCP server",
-		Long: `Ls lists the tools of an MCP server: a table of name, title and description,
-or with --json the tools as the server lists them (a JSON array).`,
-		Example: `  mcpgen tools ls --url http://127.0.0.1:3001/mcp
+		Use:   "ls [--workspace ID | --url URL]",
+		Short: "List the tools of the workspace, or of an MCP server",
+		Long: `Ls lists the tools of the workspace's gateway, or of an MCP server: a table
+of name, title and description (and, for the gateway, each tool's server),
+or with --json the tools as they are listed (a JSON array; the gateway
+names each tool's server and its own name for it in _meta).`,
+		Example: `  mcpgen tools ls --workspace ws-42
+  mcpgen tools ls --url http://127.0.0.1:3001/mcp
   DOCS_TOKEN=... mcpgen tools ls --url https://mcp.example.com/mcp --bearer-token-env DOCS_TOKEN --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -101,7 +120,7 @@ or with --json the tools as the server lists them (a JSON array).`,
 				fmt.Fprintln(a.stderr, "mcpgen: the server has no tools")
 				return nil
 			}
-			return writeToolsTable(a.stdout, tools)
+			return writeToolsTable(a.stdout, tools, o.url == "")
 		},
 	}
 	o.flags(cmd)
@@ -114,8 +133,8 @@ func (a *app) toolsCallCommand() *cobra.Command {
 	var argsJSON string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "call --url URL NAME [KEY=VALUE...]",
-		Short: "Call a tool of an MCP server and print the result",
+		Use:   "call [--workspace ID | --url URL] NAME [KEY=VALUE...]",
+		Short: "Call a tool of the workspace, or of an MCP server, and print the result",
 		Long: `Call calls one tool and prints its result: text as text, other content
 (images, audio, resources) as a one-line summary, or with --json the whole
 result as the server sent it.
@@ -126,12 +145,13 @@ JSON object. A key the schema does not type takes a string, or JSON when the
 value is a JSON array or object.
 
 A result that is an error (isError) goes to stderr, and the exit status is 1.`,
-		Example: `  mcpgen tools call --url http://127.0.0.1:3001/mcp echo message=hi
+		Example: `  mcpgen tools call --workspace ws-42 git__log count=3
+  mcpgen tools call --url http://127.0.0.1:3001/mcp echo message=hi
   mcpgen tools call --url http://127.0.0.1:3001/mcp add a=2 b=3
   mcpgen tools call --url http://127.0.0.1:3001/mcp search --args '{"query":"x","tags":["a"]}'`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return usageError("name the tool to call: mcpgen tools call --url URL NAME [KEY=VALUE...]")
+				return usageError("name the tool to call: mcpgen tools call [--workspace ID | --url URL] NAME [KEY=VALUE...]")
 			}
 			return nil
 		},
@@ -199,12 +219,48 @@ A result that is an error (isError) goes to stderr, and the exit status is 1.`,
 }
 
 // toolsServer opens a session with the server that tools ls and tools
-// call work on, initialized and ready. The caller closes it.
+// call work on, initialized and ready: the remote server of --url, else
+// the workspace's gateway. The caller closes it.
 func (a *app) toolsServer(ctx context.Context, o *toolsTarget) (*mcp.Client, error) {
-	if o.url == "" {
-		return nil, usageError("no server: pass --url URL, the endpoint of a remote MCP server")
+	if o.url != "" {
+		if o.cmd != nil && (o.cmd.Flags().Changed("workspace") || o.cmd.Flags().Changed("servers")) {
+			return nil, usageError("--url reaches a server directly: drop --workspace and --servers")
+		}
+		return a.dialURL(ctx, o)
 	}
-	return a.dialURL(ctx, o)
+	if len(o.headers) > 0 || o.bearerEnv != "" {
+		return nil, usageError("--header and --bearer-token-env go with --url")
+	}
+	return a.dialGateway(ctx, o)
+}
+
+// dialGateway opens a session with the workspace's gateway, through its
+// launcher's control socket.
+func (a *app) dialGateway(ctx context.Context, o *toolsTarget) (*mcp.Client, error) {
+	workspace, err := sessionWorkspace(o.workspace, "or --url URL for a remote server")
+	if err != nil {
+		return nil, err
+	}
+	conn, _, err := launcher.ConnectGateway(ctx, workspace, o.servers, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	logger := slog.New(slog.DiscardHandler)
+	if o.verbose {
+		logger = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	c := mcp.NewClient(ctx, conn, conn, mcp.ClientOptions{
+		Info:         mcp.Implementation{Name: "mcpgen tools", Version: versionString()},
+		Capabilities: toolsCapabilities,
+		Handler:      mcp.HandlerFunc(a.answerServer),
+		Timeout:      o.timeout,
+		Logger:       logger,
+	})
+	if _, err := c.Initialize(ctx); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
 }
 
 // dialURL opens a session with a remote server over Streamable HTTP.
@@ -468,20 +524,41 @@ func typedValue(typ, v string) (json.RawMessage, error) {
 }
 
 // writeToolsTable prints name, title and the first line of the description
-// of each tool. What the server wrote is made printable: a server must not
-// reach the terminal's escape sequences.
-func writeToolsTable(w io.Writer, tools []*mcp.Tool) error {
+// of each tool, and with servers the server that has it (the gateway names
+// it in the tool's _meta). What the server wrote is made printable: a
+// server must not reach the terminal's escape sequences.
+func writeToolsTable(w io.Writer, tools []*mcp.Tool, servers bool) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tTITLE\tDESCRIPTION")
+	if servers {
+		fmt.Fprintln(tw, "NAME\tSERVER\tTITLE\tDESCRIPTION")
+	} else {
+		fmt.Fprintln(tw, "NAME\tTITLE\tDESCRIPTION")
+	}
 	for _, t := range tools {
 		title := t.Title
 		if title == "" && t.Annotations != nil {
 			title = t.Annotations.Title
 		}
 		desc, _, _ := strings.Cut(strings.TrimSpace(t.Description), "\n")
+		if servers {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", printable(t.Name, 64), printable(toolServer(t), 64), printable(title, 40), printable(desc, 80))
+			continue
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", printable(t.Name, 64), printable(title, 40), printable(desc, 80))
 	}
 	return tw.Flush()
+}
+
+// toolServer returns the server that the gateway says has a tool.
+func toolServer(t *mcp.Tool) string {
+	var r struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	var server string
+	if json.Unmarshal(t.Raw, &r) == nil {
+		_ = json.Unmarshal(r.Meta[launcher.GatewayMetaServer], &server)
+	}
+	return server
 }
 
 // writeToolsJSON prints the tools as the server listed them.

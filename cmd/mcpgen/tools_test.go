@@ -221,7 +221,7 @@ func TestWriteToolsTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	if err := writeToolsTable(&b, tools); err != nil {
+	if err := writeToolsTable(&b, tools, false); err != nil {
 		t.Fatal(err)
 	}
 	got := b.String()
@@ -302,6 +302,9 @@ func toolsFake(t *testing.T) string {
 func TestToolsCommand(t *testing.T) {
 	url := toolsFake(t)
 	t.Setenv("TOOLS_TEST_TOKEN", "")
+	// No session runs here: without --url, tools finds none.
+	t.Setenv("MCPGEN_RUNTIME_DIR", t.TempDir())
+	t.Setenv("MCPGEN_WORKSPACE", "")
 	tests := []struct {
 		name           string
 		args           []string
@@ -317,7 +320,10 @@ func TestToolsCommand(t *testing.T) {
 		{"elicitation answered with defaults", []string{"tools", "call", "--url", url, "ask"}, 0, `{"action":"accept","content":{"size":3}}`, `"size?": accepted the defaults {"size":3}`},
 		{"unknown tool with pairs", []string{"tools", "call", "--url", url, "nope", "a=1"}, 1, "", `no tool "nope" (its tools: add)`},
 		{"bad value", []string{"tools", "call", "--url", url, "add", "b=x"}, 2, "", `argument b: "x" is not an integer`},
-		{"no url", []string{"tools", "ls"}, 2, "", "pass --url URL"},
+		{"no session", []string{"tools", "ls"}, 1, "", "no workspace session is running: pass --workspace ID (or set MCPGEN_WORKSPACE), or --url URL for a remote server"},
+		{"workspace not running", []string{"tools", "ls", "--workspace", "nows"}, 1, "", `no launcher is running for workspace "nows"`},
+		{"url and workspace", []string{"tools", "ls", "--url", url, "--workspace", "w"}, 2, "", "drop --workspace and --servers"},
+		{"header without url", []string{"tools", "ls", "--workspace", "w", "--header", "a=b"}, 2, "", "go with --url"},
 		{"no tool", []string{"tools", "call", "--url", url}, 2, "", "name the tool to call"},
 		{"bad url", []string{"tools", "ls", "--url", "ftp://x"}, 2, "", "want an absolute http or https URL"},
 		{"token variable unset", []string{"tools", "ls", "--url", url, "--bearer-token-env", "TOOLS_TEST_TOKEN"}, 2, "", "TOOLS_TEST_TOKEN: the variable is not set"},

@@ -31,6 +31,9 @@ func Render(m *manifest.Manifest, provider string, o providers.Options) (entries
 		return nil, nil, err
 	}
 	desktop := provider == Desktop
+	if o.Gateway != "" {
+		return renderGateway(m, provider, o)
+	}
 	var errs []error
 	for _, s := range m.Servers {
 		switch {
@@ -48,6 +51,23 @@ func Render(m *manifest.Manifest, provider string, o providers.Options) (entries
 		entries = append(entries, Entry{Name: o.EntryName(m, s), Value: encode(e, desktop)})
 	}
 	return entries, warnings, errors.Join(errs...)
+}
+
+// renderGateway renders the one entry of emit --gateway. Remote servers
+// are in it for Claude Desktop too: the launcher reaches them, and the
+// gateway is a stdio server.
+func renderGateway(m *manifest.Manifest, provider string, o providers.Options) ([]Entry, []string, error) {
+	desktop := provider == Desktop
+	if desktop && !o.Context.Literal() {
+		return nil, nil, errors.New("Claude Desktop expands no ${VAR}: pass --workspace ID with --gateway")
+	}
+	servers := providers.GatewayServers(m, provider)
+	if len(servers) == 0 {
+		return nil, nil, fmt.Errorf("no enabled server of the manifest is meant for %s: the gateway would have no tools", provider)
+	}
+	e := providers.Gateway(m, servers, o)
+	e.Passthrough = nil // Claude's servers inherit its environment
+	return []Entry{{Name: o.EntryName(m, e.Server), Value: encode(e, desktop)}}, nil, nil
 }
 
 func prepare(m *manifest.Manifest, s *manifest.Server, o providers.Options, desktop bool) (*providers.Entry, error) {

@@ -24,6 +24,17 @@ func Render(m *manifest.Manifest, o providers.Options) ([]Entry, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.Gateway != "" {
+		servers := providers.GatewayServers(m, Name)
+		if len(servers) == 0 {
+			return nil, errors.New("no enabled server of the manifest is meant for codex: the gateway would have no tools")
+		}
+		var w writer
+		e := providers.Gateway(m, servers, o)
+		w.stdio(e)
+		w.timeouts(e.Server)
+		return []Entry{{Name: o.EntryName(m, e.Server), Body: []byte(w.b.String())}}, nil
+	}
 	var entries []Entry
 	var errs []error
 	for _, s := range m.Servers {

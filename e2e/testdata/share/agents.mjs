@@ -14,8 +14,10 @@
 //                                       -> {result} or {error:{code,message}}, and progress
 //                                          (each also as an event as it comes)
 //   {tag, op:"abort", target}           aborts the call with tag target -> {}
-//   {tag, op:"echo", client, calls, concurrency, prefix}
-//       unique echo calls, each checked -> {calls, errors:[...], wrong:[...]}
+//   {tag, op:"echo", client, calls, concurrency, prefix, tools}
+//       unique echo calls, each checked -> {calls, errors:[...], wrong:[...]};
+//       tools (default ["echo"]) are called in turn, and a tool named
+//       SERVER__echo must answer "SERVER: message" (server.mjs's SHARE_NAME)
 //   {tag, op:"close", client}                              -> {}
 // Stdin's end closes every client, then the process exits.
 import { createInterface } from "node:readline";
@@ -85,10 +87,14 @@ async function echo(c) {
   await Promise.all(Array.from({ length: c.concurrency ?? 1 }, async () => {
     for (let i = next++; i < c.calls; i = next++) {
       const message = `${c.prefix}-${i}-${Math.random().toString(36).slice(2)}`;
+      const tools = c.tools ?? ["echo"];
+      const tool = tools[i % tools.length];
+      const server = tool.includes("__") ? tool.split("__")[0] : null;
       try {
-        const r = await client.callTool({ name: "echo", arguments: { message } });
+        const r = await client.callTool({ name: tool, arguments: { message } });
         const text = r.content?.[0]?.text;
-        if (text !== message && text !== `Echo: ${message}`) wrong.push({ sent: message, got: text });
+        const ok = server ? text === `${server}: ${message}` : text === message || text === `Echo: ${message}`;
+        if (!ok || r.isError) wrong.push({ tool, sent: message, got: text });
         done++;
       } catch (e) {
         errors.push(errorOf(e));

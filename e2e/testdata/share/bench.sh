@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bench.sh: the official TypeScript SDK client (e2e/clients/bench.mjs) against one
-# server, straight and through `mcpgen connect` (the launcher's hub), side
-# by side in one run. Not run by CI; numbers are noisy on a small machine:
+# server, straight, through `mcpgen connect SERVER` (the launcher's hub) and
+# through `mcpgen connect` (the workspace gateway, on the hub), side by side
+# in one run. Not run by CI; numbers are noisy on a small machine:
 # compare them within a run, as ratios.
 #
 #   eval "$(e2e/clients/install.sh)"     # from the repository root
@@ -18,8 +19,9 @@
 # Configurations: one client (--concurrency 1); one client with eight calls
 # in flight (--concurrency 8); eight clients at once (eight bench.mjs
 # processes, --concurrency 1 each): through the launcher they share one
-# server process, straight each has its own. For eight clients the
-# aggregate is the sum of each client's calls/s (they run side by side).
+# server process, straight each has its own. The gateway serves the one
+# server, whose tool keeps its name. For eight clients the aggregate is the
+# sum of each client's calls/s (they run side by side).
 set -euo pipefail
 calls="${1:-5000}" rounds="${2:-3}" server="${3:-echo}"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -80,6 +82,7 @@ launch() {
 }
 launch "$mcpgen" bench; launcher=$started
 shared=("$mcpgen" connect --workspace bench "$server")
+gateway=("$mcpgen" connect --workspace bench)
 if [ -n "$base" ]; then
   launch "$tmp/mcpgen-base" bench-base; baselauncher=$started
   based=("$tmp/mcpgen-base" connect --workspace bench-base "$server")
@@ -102,7 +105,7 @@ one() {
   n=$((n + 1))
   local pid=""
   case "$label" in
-    shared-*) pid=$launcher ;;
+    shared-* | gateway-*) pid=$launcher ;;
     base-*) pid=$baselauncher ;;
   esac
   local before=0
@@ -123,11 +126,11 @@ eight() {
 }
 
 for r in $(seq "$rounds"); do
-  one direct-c1 1 "${direct[@]}";   one shared-c1 1 "${shared[@]}"
+  one direct-c1 1 "${direct[@]}";   one shared-c1 1 "${shared[@]}";   one gateway-c1 1 "${gateway[@]}"
   [ -z "$base" ] || one base-c1 1 "${based[@]}"
-  one direct-c8 8 "${direct[@]}";   one shared-c8 8 "${shared[@]}"
+  one direct-c8 8 "${direct[@]}";   one shared-c8 8 "${shared[@]}";   one gateway-c8 8 "${gateway[@]}"
   [ -z "$base" ] || one base-c8 8 "${based[@]}"
-  eight direct-8x "${direct[@]}";   eight shared-8x "${shared[@]}"
+  eight direct-8x "${direct[@]}";   eight shared-8x "${shared[@]}";   eight gateway-8x "${gateway[@]}"
   [ -z "$base" ] || eight base-8x "${based[@]}"
 done
 
@@ -145,8 +148,11 @@ print(f"server {server}, {calls} calls per client, {rounds} rounds (medians of t
 print(f"{'configuration':<34}{'p50 ms':>9}{'p99 ms':>9}{'calls/s':>11}")
 rows = {}
 configs = [("direct-c1", "straight, 1 client"), ("shared-c1", "mcpgen connect, 1 client"),
+           ("gateway-c1", "gateway, 1 client"),
            ("direct-c8", "straight, 1 client x 8 in flight"), ("shared-c8", "mcpgen connect, 8 in flight"),
-           ("direct-8x", "straight, 8 clients (8 servers)"), ("shared-8x", "mcpgen connect, 8 clients (1 server)")]
+           ("gateway-c8", "gateway, 8 in flight"),
+           ("direct-8x", "straight, 8 clients (8 servers)"), ("shared-8x", "mcpgen connect, 8 clients (1 server)"),
+           ("gateway-8x", "gateway, 8 clients (1 server)")]
 if base:
     configs += [("base-c1", f"{base}: connect, 1 client"), ("base-c8", f"{base}: connect, 8 in flight"),
                 ("base-8x", f"{base}: connect, 8 clients")]
@@ -160,13 +166,16 @@ for label, name in configs:
 def cpu(label):
     xs = [int(open(f).read()) for f in glob.glob(os.path.join(tmp, label + ".*.cpu"))]
     return med(xs) / 1000 / (int(calls) + 50) if xs and med(xs) > 0 else None
-for label, name in [("shared-c1", "this"), ("base-c1", base)]:
+for label, name in [("shared-c1", "this"), ("gateway-c1", "this, gateway"), ("base-c1", base)]:
     if cpu(label) is not None:
         print(f"launcher CPU per call, 1 client, {name}: {cpu(label):.1f} us (its threads' run time, warm-up included)")
 d, s = rows["direct-c1"], rows["shared-c1"]
 print(f"added p50, 1 client: {s[0] - d[0]:+.3f} ms (target <= 0.05)")
 print(f"8 shared clients vs 1 straight client, aggregate calls/s: {rows['shared-8x'][2] / d[2]:.0%} (target >= 80%)")
 print(f"8 shared clients vs 8 straight clients (8 processes): {rows['shared-8x'][2] / rows['direct-8x'][2]:.0%}")
+g = rows["gateway-c1"]
+print(f"gateway p50 vs hub p50, 1 client: {g[0] / s[0]:.0%} (target <= 120%); added p50 by the gateway: {g[0] - d[0]:+.3f} ms, by the hub: {s[0] - d[0]:+.3f} ms")
+print(f"8 gateway clients vs 8 hub clients, aggregate calls/s: {rows['gateway-8x'][2] / rows['shared-8x'][2]:.0%}")
 if base:
     b = rows["base-c1"]
     print(f"added p50, 1 client, {base}: {b[0] - d[0]:+.3f} ms")

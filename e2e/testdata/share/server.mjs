@@ -8,6 +8,8 @@
 //   SHARE_LOG    a file that gets "PID METHOD" for every request but tools/call
 //   SHARE_TOOLS  a file read at startup: more tool names (comma-separated),
 //                so that a restarted process can offer other tools
+//   SHARE_NAME   echo answers "SHARE_NAME: message", so that a test can
+//                tell which server answered
 //
 // Tools: echo {message} answers message; pid answers the process id;
 // slow {ms, tag, stubborn} answers tag after ms; progress {steps, ms, tag}
@@ -19,6 +21,7 @@ import { appendFileSync, readFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 
 const log = process.env.SHARE_LOG;
+const name = process.env.SHARE_NAME;
 let extra = [];
 if (process.env.SHARE_TOOLS) {
   try {
@@ -42,7 +45,7 @@ function call(id, params) {
   const token = params._meta?.progressToken;
   switch (params.name) {
     case "echo":
-      return text(id, String(a.message));
+      return text(id, name ? `${name}: ${a.message}` : String(a.message));
     case "pid":
       return text(id, String(process.pid));
     case "cancelled":

@@ -22,6 +22,7 @@ type forward struct {
 	call      *mcp.AsyncCall // once sent
 	token     string         // the hub's progress token, if the client asked for progress
 	cancelled bool
+	tools     bool // a tools/list, whose result the tool filter applies to
 }
 
 // start handles a request that has a slot (see request): the hub answers
@@ -37,8 +38,13 @@ func (c *client) start(msg *mcp.Message) {
 	case "ping":
 		c.answer(msg.ID, emptyResult, nil)
 		return
+	case "tools/call":
+		if name, hidden := c.hub.hiddenTool(msg.Params); hidden {
+			c.answer(msg.ID, nil, mcp.NewError(mcp.CodeInvalidParams, "unknown tool: %q", name))
+			return
+		}
 	}
-	f := &forward{clientID: msg.ID}
+	f := &forward{clientID: msg.ID, tools: msg.Method == "tools/list"}
 	c.mu.Lock()
 	if _, dup := c.inflight[msg.ID]; dup {
 		c.mu.Unlock()
@@ -156,6 +162,9 @@ func (c *client) finish(f *forward, result json.RawMessage, err *mcp.Error) {
 	c.mu.Unlock()
 	c.hub.dropToken(token)
 	if current {
+		if f.tools && result != nil {
+			result = c.hub.filterTools(result)
+		}
 		c.answer(f.clientID, result, err)
 	}
 }

@@ -48,9 +48,10 @@ const clientReadBuffer = 4 << 10
 // run waits for.
 type client struct {
 	hub  *Hub
-	conn io.ReadWriteCloser
-	r    *mcp.Reader
-	out  *outbox
+	conn io.ReadWriteCloser // nil for a Member
+	r    *mcp.Reader        // nil for a Member
+	out  outlet
+	box  *outbox // the connection's outlet; nil for a Member
 
 	// ctx is done when the client has gone (or was dropped): what waits
 	// for the server on its behalf stops.
@@ -84,8 +85,23 @@ func newClient(ctx context.Context, h *Hub, conn io.ReadWriteCloser) *client {
 		inflight: make(map[mcp.ID]*forward),
 	}
 	c.ctx, c.cancelCtx = context.WithCancel(ctx)
-	c.out = newOutbox(conn, c.release)
+	c.box = newOutbox(conn, c.release)
+	c.out = c.box
 	return c
+}
+
+// An outlet takes what the hub has for one client: a connection's outbox
+// (outbox.go), or a Member's function (member.go).
+type outlet interface {
+	// put hands over a line for the client: see outbox.put.
+	put(line []byte, answer bool) error
+	// size is how many bytes wait for the client.
+	size() int
+	// close ends the outlet: nothing more is taken (an outbox flushes
+	// what it holds first).
+	close()
+	// finished is closed once the outlet has ended.
+	finished() <-chan struct{}
 }
 
 // run serves the client until it disconnects, is dropped or is closed:
@@ -96,7 +112,7 @@ func (c *client) run() {
 	// The writer ends when the outbox is closed and flushed, or when a
 	// write fails; either way it closes the connection, which ends the
 	// read loop if it has not ended yet.
-	go c.out.run(c.conn.Close)
+	go c.box.run(c.conn.Close)
 	c.readLoop()
 	c.cancelCtx()
 	c.out.close()
@@ -106,7 +122,7 @@ func (c *client) run() {
 	c.mu.Unlock()
 	c.goroutines.Wait()
 	c.abandon() // what those goroutines forwarded as the client went
-	<-c.out.done
+	<-c.out.finished()
 }
 
 // readLoop reads the client's messages until its connection ends.
@@ -219,7 +235,7 @@ func (c *client) waitRoom() bool {
 	case <-c.room:
 		return true
 	case <-c.ctx.Done():
-	case <-c.out.done:
+	case <-c.out.finished():
 	}
 	return false
 }

@@ -59,6 +59,15 @@ type Hub struct {
 	// waiting for room (see client.waitRoom): how a test knows that the
 	// hub stopped reading a client. Set before clients connect.
 	roomWaits func()
+
+	// What the workspace gateway reads (catalog.go).
+	exposes     func(tool string) bool // the tool filter; nil shows every tool
+	prompts     []json.RawMessage      // listed once the hub is watched
+	resources   []json.RawMessage
+	templates   []json.RawMessage
+	watchers    map[int]func()
+	nextWatch   int
+	listsWanted bool // the hub is watched: keep the lists besides tools
 }
 
 // A routedRequest is a server's request that a client answers. Its
@@ -87,6 +96,7 @@ func New(name, root string, log *slog.Logger) *Hub {
 		clients:  make(map[*client]struct{}),
 		routed:   make(map[mcp.ID]*routedRequest),
 		progress: make(map[string]*progressRoute),
+		watchers: make(map[int]func()),
 	}
 }
 
@@ -110,10 +120,15 @@ func (h *Hub) Attach(up *Upstream, init *mcp.InitializeResult, tools []*mcp.Tool
 	h.up, h.init, h.tools, h.toolsJSON, h.failure = up, init, tools, catalog, nil
 	h.wakeLocked()
 	clients := h.clientList()
+	wanted := h.listsWanted
 	h.mu.Unlock()
 	if changed {
 		h.broadcast(clients, listChanged)
 	}
+	if wanted {
+		h.listOthers(up, otherLists(init)...)
+	}
+	h.changed()
 }
 
 // Detach drops up when it is the hub's server: requests arriving now wait
@@ -126,7 +141,8 @@ func (h *Hub) Attach(up *Upstream, init *mcp.InitializeResult, tools []*mcp.Tool
 func (h *Hub) Detach(up *Upstream) {
 	up.refuse(errStopping)
 	h.mu.Lock()
-	if h.up == up {
+	current := h.up == up
+	if current {
 		h.up = nil
 	}
 	var gone []*routedRequest
@@ -140,15 +156,19 @@ func (h *Hub) Detach(up *Upstream) {
 	for _, r := range gone {
 		r.answer <- &mcp.Message{Error: unavailable(h.name, errStopping)}
 	}
+	if current {
+		h.changed()
+	}
 }
 
 // Fail says that the server will not be ready soon: waiting requests and
 // new ones get err instead of waiting for it.
 func (h *Hub) Fail(err error) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	h.failure = err
 	h.wakeLocked()
+	h.mu.Unlock()
+	h.changed()
 }
 
 func (h *Hub) wakeLocked() {
@@ -173,17 +193,14 @@ func (h *Hub) Close() {
 	for _, c := range clients {
 		c.close()
 	}
+	h.changed()
 }
 
-// Tools returns the names of the server's tools.
+// Tools returns the names of the server's tools that its clients see.
 func (h *Hub) Tools() []string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	names := make([]string, len(h.tools))
-	for i, t := range h.tools {
-		names[i] = t.Name
-	}
-	return names
+	return exposedNames(h.tools, h.exposes)
 }
 
 // Clients returns the names the connected clients gave in initialize.
@@ -339,6 +356,19 @@ func (h *Hub) serverNotification(u *Upstream, msg *mcp.Message) {
 		h.relist(u)
 	case "notifications/progress":
 		h.routeProgress(msg)
+	case "notifications/prompts/list_changed", "notifications/resources/list_changed":
+		h.mu.Lock()
+		wanted := h.listsWanted && h.up == u
+		clients := h.clientList()
+		h.mu.Unlock()
+		if wanted {
+			lists := []list{promptsList}
+			if msg.Method != "notifications/prompts/list_changed" {
+				lists = []list{resourcesList, templatesList}
+			}
+			h.listOthers(u, lists...)
+		}
+		h.broadcast(clients, msg)
 	default:
 		// Logging, resources and prompts changes: every client.
 		h.mu.Lock()
@@ -382,6 +412,7 @@ func (h *Hub) relist(u *Upstream) {
 		if changed {
 			h.log.Info("tools changed", "server", h.name, "tools", len(tools))
 			h.broadcast(clients, listChanged)
+			h.changed()
 		}
 	}()
 }
@@ -446,6 +477,23 @@ func (h *Hub) Serve(ctx context.Context, conn io.ReadWriteCloser) {
 	h.clients[c] = struct{}{}
 	h.mu.Unlock()
 	c.run()
+	h.drop(c)
+}
+
+// add makes c a client of the hub, unless the hub is closed.
+func (h *Hub) add(c *client) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return false
+	}
+	h.clients[c] = struct{}{}
+	return true
+}
+
+// drop forgets a client that left: the server's requests that it was
+// asked get an error, and its progress routes go.
+func (h *Hub) drop(c *client) {
 	h.mu.Lock()
 	delete(h.clients, c)
 	var orphans []*routedRequest

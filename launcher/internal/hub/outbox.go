@@ -82,6 +82,9 @@ func newOutbox(conn io.Writer, written func(answers int)) *outbox {
 	return o
 }
 
+// finished is closed when the outbox's writer has ended.
+func (o *outbox) finished() <-chan struct{} { return o.done }
+
 // put queues a line for the client, or writes it at once (see outbox). It
 // fails with errTooSlow when the client is too far behind (the caller drops
 // it), and with errOutClosed once the outbox is closing, or the connection

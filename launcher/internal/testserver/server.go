@@ -4,6 +4,7 @@
 package testserver
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -77,6 +78,13 @@ func Self(t testing.TB) string {
 // (adds a tool "extra" and says tools/list_changed). $MCPGEN_TESTSERVER_TOOLS
 // (comma-separated) limits the tools listed. tools/list pages by two.
 //
+// With $MCPGEN_TESTSERVER_CATALOG=1 it also has what the gateway serves
+// besides tools, named after $MCPGEN_TESTSERVER_NAME (NAME, default
+// "test"): a tool log {text} (sends a log message); a prompt greet
+// {who}; the resources test://NAME/readme and test://shared; the template
+// test://NAME/item/{id}; completions (NAME); logging; and
+// $MCPGEN_TESTSERVER_INSTRUCTIONS as its instructions.
+//
 // $MCPGEN_TESTSERVER_BANNER is a line written to stderr at the start; with
 // $MCPGEN_TESTSERVER_BANNER_LOG, the server waits until that log holds it
 // before it serves, so that a test knows the banner was read before the
@@ -120,6 +128,11 @@ func serve(mode string) {
 		cancels: map[mcp.ID]context.CancelFunc{},
 		asks:    map[mcp.ID]chan *mcp.Message{},
 		tools:   []string{"echo", "slow", "progress", "crash", "pid", "sample", "roots", "add"},
+		catalog: os.Getenv("MCPGEN_TESTSERVER_CATALOG") == "1",
+		name:    cmp.Or(os.Getenv("MCPGEN_TESTSERVER_NAME"), "test"),
+	}
+	if s.catalog {
+		s.tools = append(s.tools, "log")
 	}
 	if list := os.Getenv("MCPGEN_TESTSERVER_TOOLS"); list != "" {
 		s.tools = strings.Split(list, ",")
@@ -171,6 +184,8 @@ type wireServer struct {
 	asks    map[mcp.ID]chan *mcp.Message
 	nextAsk int64
 	tools   []string
+	catalog bool   // prompts, resources, completions, logging
+	name    string // what the catalog's items are named after
 }
 
 // idLine is sh that writes "PID START" of the shell running it to
@@ -242,11 +257,22 @@ func (s *wireServer) handle(ctx context.Context, msg *mcp.Message) {
 			ProtocolVersion string `json:"protocolVersion"`
 		}
 		_ = json.Unmarshal(msg.Params, &p)
-		s.reply(msg.ID, map[string]any{
+		caps := map[string]any{"tools": map[string]any{"listChanged": true}}
+		if s.catalog {
+			caps["prompts"] = map[string]any{"listChanged": true}
+			caps["resources"] = map[string]any{"subscribe": true, "listChanged": true}
+			caps["logging"] = map[string]any{}
+			caps["completions"] = map[string]any{}
+		}
+		result := map[string]any{
 			"protocolVersion": p.ProtocolVersion,
-			"capabilities":    map[string]any{"tools": map[string]any{"listChanged": true}},
+			"capabilities":    caps,
 			"serverInfo":      map[string]any{"name": "testserver", "version": "1"},
-		})
+		}
+		if text := os.Getenv("MCPGEN_TESTSERVER_INSTRUCTIONS"); text != "" {
+			result["instructions"] = text
+		}
+		s.reply(msg.ID, result)
 	case "ping":
 		s.reply(msg.ID, map[string]any{})
 	case "tools/list":
@@ -270,6 +296,13 @@ func (s *wireServer) handle(ctx context.Context, msg *mcp.Message) {
 		s.reply(msg.ID, result)
 	case "tools/call":
 		s.call(ctx, msg)
+	case "prompts/list", "prompts/get", "resources/list", "resources/templates/list", "resources/read",
+		"resources/subscribe", "completion/complete", "logging/setLevel":
+		if s.catalog {
+			s.catalogRequest(msg)
+			return
+		}
+		_ = s.w.Write(&mcp.Message{ID: msg.ID, Error: mcp.NewError(mcp.CodeMethodNotFound, "no method %s", msg.Method)})
 	default:
 		_ = s.w.Write(&mcp.Message{ID: msg.ID, Error: mcp.NewError(mcp.CodeMethodNotFound, "no method %s", msg.Method)})
 	}
@@ -316,6 +349,10 @@ func (s *wireServer) call(ctx context.Context, msg *mcp.Message) {
 	case "roots":
 		resp := s.ask("roots/list", nil)
 		s.text(msg.ID, answerText(resp))
+	case "log":
+		params, _ := json.Marshal(map[string]any{"level": "info", "logger": "testlog", "data": p.Arguments.Text})
+		_ = s.w.Write(&mcp.Message{Method: "notifications/message", Params: params})
+		s.text(msg.ID, "logged")
 	case "add":
 		s.mu.Lock()
 		s.tools = append(s.tools, "extra")
@@ -324,6 +361,36 @@ func (s *wireServer) call(ctx context.Context, msg *mcp.Message) {
 		s.text(msg.ID, "added")
 	default:
 		_ = s.w.Write(&mcp.Message{ID: msg.ID, Error: mcp.NewError(mcp.CodeInvalidParams, "unknown tool %q", p.Name)})
+	}
+}
+
+// catalogRequest answers what the gateway serves besides tools.
+func (s *wireServer) catalogRequest(msg *mcp.Message) {
+	var p struct {
+		Name      string            `json:"name"`
+		URI       string            `json:"uri"`
+		Arguments map[string]string `json:"arguments"`
+	}
+	_ = json.Unmarshal(msg.Params, &p)
+	switch msg.Method {
+	case "prompts/list":
+		s.reply(msg.ID, map[string]any{"prompts": []any{map[string]any{"name": "greet", "arguments": []any{map[string]any{"name": "who"}}}}})
+	case "prompts/get":
+		s.reply(msg.ID, map[string]any{"messages": []any{map[string]any{"role": "user",
+			"content": map[string]any{"type": "text", "text": fmt.Sprintf("%s greets %s", s.name, p.Arguments["who"])}}}})
+	case "resources/list":
+		s.reply(msg.ID, map[string]any{"resources": []any{
+			map[string]any{"uri": "test://" + s.name + "/readme", "name": "readme"},
+			map[string]any{"uri": "test://shared", "name": "shared of " + s.name},
+		}})
+	case "resources/templates/list":
+		s.reply(msg.ID, map[string]any{"resourceTemplates": []any{map[string]any{"uriTemplate": "test://" + s.name + "/item/{id}", "name": "item"}}})
+	case "resources/read":
+		s.reply(msg.ID, map[string]any{"contents": []any{map[string]any{"uri": p.URI, "text": s.name + " reads " + p.URI}}})
+	case "completion/complete":
+		s.reply(msg.ID, map[string]any{"completion": map[string]any{"values": []string{s.name}}})
+	default: // logging/setLevel, resources/subscribe
+		s.reply(msg.ID, map[string]any{})
 	}
 }
 

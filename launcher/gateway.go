@@ -1,0 +1,212 @@
+package launcher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/mcpgen/mcpgen/launcher/internal/gateway"
+	"github.com/mcpgen/mcpgen/manifest"
+)
+
+// GatewayMetaServer is the _meta key of a tool or prompt listed by the
+// gateway that names the server that has it (and GatewayMetaName its own
+// name for it).
+const (
+	GatewayMetaServer = gateway.MetaServer
+	GatewayMetaName   = gateway.MetaName
+)
+
+// GatewayStatus is the workspace gateway's part of status: how it names
+// the servers' tools and prompts, the resource URIs that several servers
+// offer, and the agents connected to it.
+type GatewayStatus struct {
+	Prefix    string            `json:"prefix"` // conflicts or always
+	Tools     []GatewayName     `json:"tools"`
+	Prompts   []GatewayName     `json:"prompts"`
+	Conflicts []GatewayConflict `json:"conflicts"`
+	Clients   ClientsStatus     `json:"clients"`
+}
+
+// A GatewayName is one tool or prompt as the gateway exposes it.
+type GatewayName struct {
+	Name     string `json:"name"`     // as agents see it
+	Server   string `json:"server"`   // the server that has it
+	Original string `json:"original"` // the server's own name for it
+	Failed   bool   `json:"failed,omitempty"`
+}
+
+// A GatewayConflict is a resource URI (or template) that several servers
+// offer: the first of Servers serves it.
+type GatewayConflict struct {
+	URI      string   `json:"uri"`
+	Template bool     `json:"template,omitempty"`
+	Servers  []string `json:"servers"`
+}
+
+// updateGateway gives the gateway the session's servers, in manifest
+// order, after apply.
+func (s *Session) updateGateway(m *manifest.Manifest) {
+	s.mu.Lock()
+	gw := s.gw
+	var backends []gateway.Backend
+	for _, srv := range m.Servers {
+		if v := s.servers[srv.Name]; v != nil {
+			backends = append(backends, gateway.Backend{Name: srv.Name, Hub: v.hub, State: v.gatewayState})
+		}
+	}
+	s.mu.Unlock()
+	if gw != nil {
+		gw.Set(backends, m.Gateway.Prefix == manifest.GatewayPrefixAlways)
+	}
+}
+
+// gatewayState is what the gateway tells an agent of a server that cannot
+// take its call.
+func (v *supervisor) gatewayState() gateway.State {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return gateway.State{State: string(v.state), RetryAt: v.retryAt, LastError: v.lastError}
+}
+
+// gatewayStatus returns the gateway's part of status, nil before Run.
+func (s *Session) gatewayStatus() *GatewayStatus {
+	s.mu.Lock()
+	gw, m := s.gw, s.m
+	s.mu.Unlock()
+	if gw == nil || m == nil {
+		return nil
+	}
+	c := gw.Catalog()
+	st := &GatewayStatus{
+		Prefix:    m.Gateway.Prefix,
+		Tools:     gatewayNames(c.Tools),
+		Prompts:   gatewayNames(c.Prompts),
+		Conflicts: []GatewayConflict{},
+	}
+	if st.Prefix == "" {
+		st.Prefix = manifest.GatewayPrefixConflicts
+	}
+	for _, cf := range c.Conflicts {
+		st.Conflicts = append(st.Conflicts, GatewayConflict(cf))
+	}
+	st.Clients.Names = gw.Clients()
+	st.Clients.Count = len(st.Clients.Names)
+	return st
+}
+
+func gatewayNames(names []gateway.Name) []GatewayName {
+	out := make([]GatewayName, len(names)) // [] in JSON when empty
+	for i, n := range names {
+		out[i] = GatewayName(n)
+	}
+	return out
+}
+
+// writeGateway writes the gateway's part of the status table: the tools
+// and prompts it renames (every other keeps its name), and the URIs that
+// several servers offer.
+func (st *Status) writeGateway(w io.Writer) {
+	g := st.Gateway
+	if g == nil {
+		return
+	}
+	renamed := func(names []GatewayName) []GatewayName {
+		var out []GatewayName
+		for _, n := range names {
+			if n.Name != n.Original {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	tools, prompts := renamed(g.Tools), renamed(g.Prompts)
+	fmt.Fprintf(w, "gateway: %d tools (%d renamed), %d prompts, %d clients, prefix %s\n",
+		len(g.Tools), len(tools), len(g.Prompts), g.Clients.Count, g.Prefix)
+	if len(tools)+len(prompts) > 0 {
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "  NAME\tSERVER\tAS THE SERVER NAMES IT")
+		for _, list := range []struct {
+			kind  string
+			names []GatewayName
+		}{{"tool", tools}, {"prompt", prompts}} {
+			for _, n := range list.names {
+				note := ""
+				if n.Failed {
+					note = " (failed: not listed)"
+				}
+				fmt.Fprintf(tw, "  %s\t%s\t%s %s%s\n", n.Name, n.Server, list.kind, oneLine(n.Original, 64), note)
+			}
+		}
+		tw.Flush()
+	}
+	for _, c := range g.Conflicts {
+		kind := "resource"
+		if c.Template {
+			kind = "resource template"
+		}
+		fmt.Fprintf(w, "  %s %s: served by %s, also offered by %s\n", kind, oneLine(c.URI, 120), c.Servers[0], strings.Join(c.Servers[1:], ", "))
+	}
+}
+
+// serveGateway serves the control socket's gateway request: the agent's
+// connection becomes a session of the workspace gateway, on the socket or
+// on the stdio the client hands over (as connect does).
+func (s *Session) serveGateway(ctx context.Context, conn net.Conn, req controlRequest) {
+	s.mu.Lock()
+	gw := s.gw
+	s.mu.Unlock()
+	if gw == nil {
+		answer(conn, controlAnswer{Error: "the session is not running"})
+		conn.Close()
+		return
+	}
+	if err := gw.Check(req.Servers); err != nil {
+		answer(conn, controlAnswer{Error: err.Error()})
+		conn.Close()
+		return
+	}
+	if err := answer(conn, controlAnswer{OK: true, Stdio: req.Stdio && canPassStdio}); err != nil {
+		conn.Close()
+		return
+	}
+	if !req.Stdio || !canPassStdio {
+		gw.Serve(ctx, conn, req.Servers)
+		return
+	}
+	stdio, err := receiveStdio(conn)
+	if err != nil {
+		s.log.Warn("control socket: gateway", "error", err)
+		conn.Close()
+		return
+	}
+	go func() {
+		// The client (mcpgen connect) exited: the agent is gone. Ends
+		// when conn is closed below.
+		_, _ = io.Copy(io.Discard, conn)
+		stdio.Close()
+	}()
+	gw.Serve(ctx, stdio, req.Servers)
+	conn.Close()
+}
+
+// ConnectGateway connects to the workspace gateway of workspace: every
+// server's tools behind one MCP connection (servers limits it to some).
+// As with ConnectStdio, in and out are handed to the launcher when it
+// takes them (passed), and the connection then only says when it is done.
+func ConnectGateway(ctx context.Context, workspace string, servers []string, in, out *os.File) (conn net.Conn, passed bool, err error) {
+	conn, passed, err = connectStdio(ctx, workspace, controlRequest{Op: "gateway", Servers: servers}, in, out)
+	if err != nil && strings.Contains(err.Error(), `unknown control request "gateway"`) {
+		return nil, false, ErrNoGateway
+	}
+	return conn, passed, err
+}
+
+// ErrNoGateway is matched (errors.Is) by the error of ConnectGateway when
+// the workspace's launcher predates the gateway.
+var ErrNoGateway = errors.New("the launcher of this workspace has no gateway: restart it with this mcpgen")

@@ -1,0 +1,306 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpgen/mcpgen/launcher/internal/hub"
+)
+
+// A Backend is one server of the workspace as the gateway reaches it: its
+// hub, and what its supervisor says about it.
+type Backend struct {
+	Name string
+	Hub  *hub.Hub
+	// State says where the server is in its life; the gateway asks when
+	// the hub has no process to take a call.
+	State func() State
+}
+
+// State is what a supervisor says of a server that does not take calls.
+type State struct {
+	State     string    // starting, ready, backoff, failed, stopped
+	RetryAt   time.Time // backoff: when it is started again
+	LastError string
+}
+
+// A Gateway serves the workspace gateway to any number of agents: one
+// session per connection (Serve), each a member of every server's hub.
+// It follows the hubs (Watch) and the workspace's servers (Set): a change
+// rebuilds the catalogs once, and every session whose lists changed is
+// told (list_changed). Its goroutine (run) ends at Close.
+type Gateway struct {
+	log *slog.Logger
+
+	mu       sync.Mutex
+	backends []Backend // in manifest order
+	always   bool
+	stops    map[*hub.Hub]func() // stops watching each hub
+	version  int                 // bumped at every change
+	catalogs map[string]*cached  // by the servers a session serves
+	sessions map[*session]struct{}
+	wake     chan struct{} // closed (and replaced) after every change
+	closed   bool
+
+	kick chan struct{} // a change to apply; run takes it
+	done chan struct{} // closed when run has returned
+	quit chan struct{} // closed by Close
+}
+
+type cached struct {
+	version int
+	catalog *Catalog
+}
+
+// New starts a gateway with no server; Set gives it some.
+func New(log *slog.Logger) *Gateway {
+	g := &Gateway{
+		log:      log,
+		stops:    map[*hub.Hub]func(){},
+		catalogs: map[string]*cached{},
+		sessions: map[*session]struct{}{},
+		wake:     make(chan struct{}),
+		kick:     make(chan struct{}, 1),
+		done:     make(chan struct{}),
+		quit:     make(chan struct{}),
+	}
+	go g.run()
+	return g
+}
+
+// Set gives the gateway the workspace's servers, in manifest order, and
+// how to name their tools (always: SERVER__TOOL for every tool).
+func (g *Gateway) Set(backends []Backend, always bool) {
+	g.mu.Lock()
+	if g.closed {
+		g.mu.Unlock()
+		return
+	}
+	var watch []*hub.Hub
+	keep := map[*hub.Hub]bool{}
+	for _, b := range backends {
+		keep[b.Hub] = true
+		if g.stops[b.Hub] == nil {
+			watch = append(watch, b.Hub)
+			g.stops[b.Hub] = func() {} // replaced below, outside the lock
+		}
+	}
+	var stop []func()
+	for h, f := range g.stops {
+		if !keep[h] {
+			stop = append(stop, f)
+			delete(g.stops, h)
+		}
+	}
+	g.backends, g.always = slices.Clone(backends), always
+	g.mu.Unlock()
+	for _, f := range stop {
+		f()
+	}
+	for _, h := range watch {
+		f := h.Watch(g.changed)
+		g.mu.Lock()
+		if _, ok := g.stops[h]; ok && !g.closed {
+			g.stops[h] = f
+			f = nil
+		}
+		g.mu.Unlock()
+		if f != nil {
+			f() // dropped meanwhile
+		}
+	}
+	g.changed()
+}
+
+// changed asks run to apply a change; it never blocks (a hub calls it).
+func (g *Gateway) changed() {
+	select {
+	case g.kick <- struct{}{}:
+	default: // one is waiting already: it sees this change too
+	}
+}
+
+// run applies changes until Close: the catalogs are rebuilt, and each
+// session follows (new members, list_changed).
+func (g *Gateway) run() {
+	defer close(g.done)
+	for {
+		select {
+		case <-g.quit:
+			return
+		case <-g.kick:
+		}
+		g.mu.Lock()
+		g.version++
+		sessions := make([]*session, 0, len(g.sessions))
+		for s := range g.sessions {
+			sessions = append(sessions, s)
+		}
+		g.mu.Unlock()
+		for _, s := range sessions {
+			s.refresh()
+		}
+		g.mu.Lock()
+		close(g.wake)
+		g.wake = make(chan struct{})
+		g.mu.Unlock()
+	}
+}
+
+// Close ends every session and stops following the hubs.
+func (g *Gateway) Close() {
+	g.mu.Lock()
+	if g.closed {
+		g.mu.Unlock()
+		return
+	}
+	g.closed = true
+	sessions := make([]*session, 0, len(g.sessions))
+	for s := range g.sessions {
+		sessions = append(sessions, s)
+	}
+	var stops []func()
+	for _, f := range g.stops {
+		stops = append(stops, f)
+	}
+	clear(g.stops)
+	g.mu.Unlock()
+	for _, f := range stops {
+		f()
+	}
+	close(g.quit)
+	<-g.done
+	for _, s := range sessions {
+		s.close()
+	}
+}
+
+// Check reports whether servers (the names a gateway connection asks for;
+// none: every server) are servers of the workspace.
+func (g *Gateway) Check(servers []string) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var names []string
+	for _, b := range g.backends {
+		names = append(names, b.Name)
+	}
+	for _, s := range servers {
+		if !slices.Contains(names, s) {
+			list := strings.Join(names, ", ")
+			if list == "" {
+				list = "none"
+			}
+			return fmt.Errorf("the workspace has no server %q; it has: %s", s, list)
+		}
+	}
+	return nil
+}
+
+// Serve runs one agent's gateway session until its connection closes or
+// the gateway does; servers limits it to some servers (none: all).
+func (g *Gateway) Serve(ctx context.Context, conn io.ReadWriteCloser, servers []string) {
+	s := newSession(ctx, g, conn, servers)
+	g.mu.Lock()
+	if g.closed {
+		g.mu.Unlock()
+		conn.Close()
+		return
+	}
+	g.sessions[s] = struct{}{}
+	g.mu.Unlock()
+	s.refresh()
+	s.run()
+	g.mu.Lock()
+	delete(g.sessions, s)
+	g.mu.Unlock()
+}
+
+// backendsFor returns the backends a session of servers serves, in
+// manifest order.
+func (g *Gateway) backendsFor(servers []string) []Backend {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var out []Backend
+	for _, b := range g.backends {
+		if len(servers) == 0 || slices.Contains(servers, b.Name) {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// catalog returns the catalog of a set of servers (none: all) as the hubs
+// have it now, built once per change for every session that serves them.
+func (g *Gateway) catalog(servers []string) *Catalog {
+	key := strings.Join(servers, ",")
+	g.mu.Lock()
+	if c := g.catalogs[key]; c != nil && c.version == g.version {
+		g.mu.Unlock()
+		return c.catalog
+	}
+	version, always := g.version, g.always
+	g.mu.Unlock()
+	var in []Server
+	for _, b := range g.backendsFor(servers) {
+		in = append(in, serverOf(b))
+	}
+	c := Build(in, always)
+	g.mu.Lock()
+	if old := g.catalogs[key]; old == nil || old.version <= version {
+		g.catalogs[key] = &cached{version: version, catalog: c}
+	}
+	for k, old := range g.catalogs {
+		if old.version < g.version {
+			delete(g.catalogs, k) // stale: rebuilt when asked for
+		}
+	}
+	g.mu.Unlock()
+	return c
+}
+
+// serverOf is a backend's part of the catalog, as its hub has it now.
+func serverOf(b Backend) Server {
+	c := b.Hub.Catalog()
+	return Server{
+		Name:      b.Name,
+		Init:      c.Init,
+		Tools:     c.Tools,
+		Prompts:   c.Prompts,
+		Resources: c.Resources,
+		Templates: c.Templates,
+		Exposes:   c.Exposes,
+		Failed:    c.Failed != nil,
+	}
+}
+
+// Catalog returns the catalog of the whole workspace, as status shows it.
+func (g *Gateway) Catalog() *Catalog { return g.catalog(nil) }
+
+// Clients returns the names of the agents connected to the gateway.
+func (g *Gateway) Clients() []string {
+	g.mu.Lock()
+	sessions := make([]*session, 0, len(g.sessions))
+	for s := range g.sessions {
+		sessions = append(sessions, s)
+	}
+	g.mu.Unlock()
+	names := make([]string, 0, len(sessions))
+	for _, s := range sessions {
+		names = append(names, s.displayName())
+	}
+	slices.Sort(names)
+	return names
+}
+
+// awaitWake returns the channel closed after the next change.
+func (g *Gateway) awaitWake() <-chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.wake
+}

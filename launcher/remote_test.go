@@ -1,0 +1,197 @@
+//go:build unix
+
+package launcher
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/mcpgen/mcpgen/launcher/internal/testserver"
+	"github.com/mcpgen/mcpgen/mcp"
+)
+
+// A fakeRemote is a Streamable HTTP MCP server on a loopback port, small
+// enough to expire its sessions on demand and to show what it was sent:
+// JSON answers, session ids, no GET stream. Its tools are echo and hidden.
+// (The e2e tests reach the reference server-everything.)
+type fakeRemote struct {
+	srv *httptest.Server
+
+	mu       sync.Mutex
+	sessions map[string]bool // live sessions
+	started  int
+	deleted  []string
+	headers  []http.Header // of every POST
+}
+
+func newFakeRemote(t *testing.T) *fakeRemote {
+	f := &fakeRemote{sessions: map[string]bool{}}
+	f.srv = httptest.NewServer(f) // on 127.0.0.1
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+func (f *fakeRemote) url() string { return f.srv.URL + "/mcp" }
+
+// expire ends every session, as a server that restarted has.
+func (f *fakeRemote) expire() {
+	f.mu.Lock()
+	clear(f.sessions)
+	f.mu.Unlock()
+}
+
+func (f *fakeRemote) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	sid := r.Header.Get("Mcp-Session-Id")
+	switch r.Method {
+	case http.MethodDelete:
+		f.deleted = append(f.deleted, sid)
+		delete(f.sessions, sid)
+		return
+	case http.MethodPost:
+	default:
+		w.WriteHeader(http.StatusMethodNotAllowed)
+		return
+	}
+	f.headers = append(f.headers, r.Header.Clone())
+	body, _ := io.ReadAll(r.Body)
+	msg, err := mcp.DecodeMessage(body)
+	if err != nil {
+		w.WriteHeader(http.StatusBadRequest)
+		return
+	}
+	if msg.Method == "initialize" {
+		f.started++
+		sid = fmt.Sprintf("session-%d", f.started)
+		f.sessions[sid] = true
+		w.Header().Set("Mcp-Session-Id", sid)
+		f.answer(w, msg, `{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"fake-remote","version":"1"}}`)
+		return
+	}
+	if !f.sessions[sid] {
+		w.WriteHeader(http.StatusNotFound)
+		return
+	}
+	if !msg.IsRequest() {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	switch msg.Method {
+	case "tools/list":
+		f.answer(w, msg, `{"tools":[{"name":"echo","inputSchema":{"type":"object"}},{"name":"hidden","inputSchema":{"type":"object"}}]}`)
+	case "tools/call":
+		var p struct {
+			Arguments struct {
+				Text string `json:"text"`
+			} `json:"arguments"`
+		}
+		_ = json.Unmarshal(msg.Params, &p)
+		text, _ := json.Marshal(sid + ": " + p.Arguments.Text)
+		f.answer(w, msg, `{"content":[{"type":"text","text":`+string(text)+`}]}`)
+	default:
+		f.answer(w, msg, `{}`)
+	}
+}
+
+func (f *fakeRemote) answer(w http.ResponseWriter, req *mcp.Message, result string) {
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write((&mcp.Message{ID: req.ID, Result: json.RawMessage(result)}).AppendJSON(nil))
+}
+
+// TestSessionRemote: a url server under the launcher: ready with its
+// session, its headers and token resolved from the environment and sent,
+// never shown; shared through connect NAME with its filters; a session the
+// server ended is a crash, reconnected after backoff, the clients staying;
+// the session deleted at the end.
+func TestSessionRemote(t *testing.T) {
+	f := newFakeRemote(t)
+	const token = "secret-token-4c1e"
+	dir := t.TempDir()
+	path := filepath.Join(dir, "mcpgen.toml")
+	writeFile(t, path, fmt.Sprintf(`[workspace.vars]
+TENANT = "acme"
+
+[servers.web]
+url = %s
+bearer_token_env = "WEB_TOKEN"
+headers = { X-Tenant = "${TENANT}" }
+enabled_tools = ["echo"]
+
+[servers.nokey]
+url = %s
+bearer_token_env = "NO_SUCH_TOKEN"
+`, tomlString(f.url()), tomlString(f.url())))
+	ts := startSession(t, path, Options{Env: append(os.Environ(), "WEB_TOKEN="+token)})
+	st := ts.wait("web ready, nokey failed", func(st *Status) bool {
+		return server(st, "web").State == Ready && server(st, "nokey").State == Failed
+	})
+	web := server(st, "web")
+	if web.Kind != "remote" || web.Pid != 0 || web.StartedAt == nil || !slices.Equal(web.Tools, []string{"echo"}) {
+		t.Errorf("web: %+v", web)
+	}
+	if nokey := server(st, "nokey"); !strings.Contains(nokey.LastError, "NO_SUCH_TOKEN is not set") {
+		t.Errorf("nokey: %+v", nokey)
+	}
+
+	c := ts.connect("web", "agent")
+	c.Call("1", "echo", `{"text":"hi"}`)
+	if got := testserver.ResultText(t, c.Next()); got != "session-1: hi" {
+		t.Errorf("echo: got %q", got)
+	}
+	c.Call("2", "hidden", `{}`)
+	if m := c.Next(); m.Error == nil || m.Error.Code != mcp.CodeInvalidParams {
+		t.Errorf("hidden: got %s, want -32602", m.AppendJSON(nil))
+	}
+	f.mu.Lock()
+	for _, h := range f.headers {
+		if h.Get("Authorization") != "Bearer "+token || h.Get("X-Tenant") != "acme" {
+			t.Errorf("a POST had Authorization %q, X-Tenant %q", h.Get("Authorization"), h.Get("X-Tenant"))
+		}
+	}
+	f.mu.Unlock()
+
+	// The server forgets the session: the next request finds out, the
+	// supervisor reconnects, the client stays and gets its answer.
+	f.expire()
+	c.Call("3", "echo", `{"text":"lost"}`)
+	if m := c.Next(); m.Error == nil {
+		t.Errorf("a call to an expired session: got %s, want an error", m.AppendJSON(nil))
+	}
+	ts.wait("web reconnected", func(st *Status) bool {
+		s := server(st, "web")
+		return s.State == Ready && s.Restarts >= 1
+	})
+	c.Call("4", "echo", `{"text":"again"}`)
+	if got := testserver.ResultText(t, c.Next()); got != "session-2: again" {
+		t.Errorf("echo after the reconnection: got %q", got)
+	}
+	if !slices.Contains(ts.events.states("web"), Backoff) {
+		t.Errorf("web's states: %v, want backoff among them", ts.events.states("web"))
+	}
+
+	if err := ts.end(); err != nil {
+		t.Fatal(err)
+	}
+	f.mu.Lock()
+	if !slices.Contains(f.deleted, "session-2") {
+		t.Errorf("sessions deleted: %q, want session-2", f.deleted)
+	}
+	f.mu.Unlock()
+	shown, _ := json.Marshal(ts.s.Status())
+	for what, text := range map[string]string{"status": string(shown), "events": ts.events.String()} {
+		if strings.Contains(text, token) {
+			t.Errorf("%s holds the token:\n%s", what, text)
+		}
+	}
+}

@@ -1,0 +1,155 @@
+package launcher
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/mcpgen/mcpgen/internal/proc"
+	"github.com/mcpgen/mcpgen/launcher/internal/hub"
+	"github.com/mcpgen/mcpgen/manifest"
+	"github.com/mcpgen/mcpgen/mcp"
+	"github.com/mcpgen/mcpgen/mcp/streamable"
+)
+
+// runRemote is runOnce for a remote (url) server: a Streamable HTTP session
+// stands in for the process. The hub's upstream runs on the transport as
+// on a process's stdio, so the server is shared (connect NAME) and takes
+// part in the gateway as a stdio server does. The session ending (the
+// server expired it, or cannot be reached) is a crash: backoff, then a new
+// session. A command ends the session (DELETE) before it is handled.
+func (v *supervisor) runRemote(cfg *serverConfig) (*supervisorCmd, crashInfo) {
+	v.setState(Starting, "")
+	r := cfg.remote
+	header := http.Header{}
+	for _, h := range r.Headers {
+		header.Add(h.Name, h.Value)
+	}
+	// The transport never logs the token, a header or the URL's query.
+	t, err := streamable.New(r.URL, streamable.Options{Header: header, BearerToken: r.BearerToken, Logger: v.session.log.With("server", v.name)})
+	if err != nil {
+		return v.commandOr(crashInfo{err: &proc.PermanentError{Err: fmt.Errorf("url: %w", err)}})
+	}
+	started := time.Now()
+	v.mu.Lock()
+	v.pid, v.startedAt = 0, started
+	v.mu.Unlock()
+
+	up := v.hub.NewUpstream(t, t)
+	go up.Run() // ends when the transport does: Close, or the session fails
+
+	type handshake struct {
+		init  *mcp.InitializeResult
+		tools []*mcp.Tool
+		err   error
+	}
+	ctx, cancel := context.WithTimeoutCause(v.stopping, cfg.server.Startup(),
+		fmt.Errorf("not ready within %s (startup_timeout)", cfg.server.Startup()))
+	defer cancel()
+	hs := make(chan handshake, 1)
+	go func() {
+		init, tools, err := up.Initialize(ctx)
+		hs <- handshake{init, tools, err}
+	}()
+	var res handshake
+	select {
+	case res = <-hs:
+	case cmd := <-v.cmds:
+		cancel()
+		<-hs
+		v.hub.Detach(up)
+		closeRemote(t, up)
+		return &cmd, crashInfo{}
+	}
+	if res.err != nil {
+		v.hub.Detach(up)
+		closeRemote(t, up)
+		return v.commandOr(crashInfo{err: fmt.Errorf("handshake: %w", res.err)})
+	}
+	v.hub.Attach(up, res.init, res.tools)
+	v.mu.Lock()
+	v.state, v.lastError = Ready, ""
+	v.mu.Unlock()
+	v.session.event(v.name, Ready, fmt.Sprintf("remote, %d tools", len(v.hub.Tools())), nil)
+
+	cmd, err := v.watchRemote(up)
+	v.hub.Detach(up)
+	closeRemote(t, up)
+	if cmd != nil {
+		return cmd, crashInfo{}
+	}
+	return nil, crashInfo{err: err, stable: time.Since(started) >= v.timing.StableAfter}
+}
+
+// closeRemote ends a remote session (the transport's DELETE takes a few
+// seconds at most) and waits for the upstream, which answers what was in
+// flight with an error.
+func closeRemote(t *streamable.Transport, up *hub.Upstream) {
+	_ = t.Close()
+	<-up.Done()
+}
+
+// watchRemote waits for the session to end, to stop answering pings, or
+// for a command.
+func (v *supervisor) watchRemote(up *hub.Upstream) (*supervisorCmd, error) {
+	ping := time.NewTicker(v.timing.PingInterval)
+	defer ping.Stop()
+	pong := make(chan error, 1)
+	pinging, misses := false, 0
+	for {
+		select {
+		case <-up.Done():
+			return nil, up.Err()
+		case cmd := <-v.cmds:
+			return &cmd, nil
+		case <-ping.C:
+			if pinging {
+				continue
+			}
+			pinging = true
+			go func() {
+				// Ends within PingTimeout; pong has room for its answer.
+				ctx, cancel := context.WithTimeout(context.Background(), v.timing.PingTimeout)
+				defer cancel()
+				pong <- up.Ping(ctx)
+			}()
+		case err := <-pong:
+			pinging = false
+			if err == nil {
+				misses = 0
+				continue
+			}
+			misses++
+			if misses >= v.timing.PingMisses {
+				return nil, fmt.Errorf("no answer to %d pings in a row: %v", misses, err)
+			}
+		}
+	}
+}
+
+// remoteKey sums up what a remote server's session depends on, so that a
+// change of its url, headers or token (in the environment of a reload)
+// reconnects it. It is a hash: the key holds no secret.
+func remoteKey(r *manifest.Remote) string {
+	if r == nil {
+		return ""
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "%q\x00%q\x00", r.URL, r.BearerToken)
+	for _, kv := range r.Headers {
+		fmt.Fprintf(h, "%q=%q\x00", kv.Name, kv.Value)
+	}
+	return "remote:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// toolFilter is the hub's filter for a server's enabled_tools and
+// disabled_tools; nil when it has neither.
+func toolFilter(s *manifest.Server) func(string) bool {
+	if s.EnabledTools == nil && s.DisabledTools == nil {
+		return nil
+	}
+	return s.ExposesTool
+}
