@@ -83,7 +83,7 @@ func (s *Session) control(ctx context.Context, conn net.Conn) {
 		answer(conn, controlAnswer{OK: true, Status: s.Status()})
 		conn.Close()
 	case "reload":
-		s.reloadNow(true)
+		s.reloadNow(true, nil)
 		st := s.Status()
 		a := controlAnswer{OK: st.Reload.OK, Status: st}
 		if !st.Reload.OK {

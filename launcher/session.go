@@ -44,7 +44,10 @@ type Options struct {
 	// what it does on SIGTERM (and on a second signal): end Run's context
 	// (and call Hurry). Unset, the session does that itself.
 	Stop func(hurry bool)
-	// Debounce is the quiet time the watcher waits for after a change.
+	// Debounce is the quiet time the watcher waits for after a change it
+	// does not apply at once: a write in place, or content that does not
+	// parse (the manifest replaced whole by content that parses is applied
+	// at once).
 	Debounce time.Duration
 	Timing   Timing
 }
@@ -66,6 +69,12 @@ type Session struct {
 	// control socket's, so that a manifest read earlier is never applied
 	// after one read later.
 	reloading sync.Mutex
+	// applied is the number of the watcher's content applied last
+	// (watch.Content.Seq); guarded by reloading.
+	applied uint64
+	// file and path name the manifest as it was loaded first, for parsing
+	// the content the watcher reads; set before the watcher starts.
+	file, path string
 	// reloads holds Reload's request until Run takes it; requests made
 	// meanwhile merge into it.
 	reloads chan struct{}
@@ -188,17 +197,28 @@ func (s *Session) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// Watch at once: the watcher takes the manifest as it is now for what
-	// was loaded, so the sooner it starts, the less a change can slip by.
+	// Watch at once, and apply what the watcher read: it compares later
+	// content with that, so a change made since the load is applied now,
+	// and one made after is seen.
 	var events <-chan watch.Event
 	var watchErrs <-chan error
 	var watcher *watch.Watcher
 	if m.Path != "" {
-		if watcher, err = watch.New(m.Path, s.opts.Debounce); err != nil {
+		s.file, s.path = m.File, m.Path
+		watcher, err = watch.New(m.Path, watch.Options{Debounce: s.opts.Debounce, Complete: s.parses})
+		if err != nil {
 			s.log.Warn("not watching the manifest", "error", err)
 		} else {
 			defer watcher.Close()
 			events, watchErrs = watcher.Events(), watcher.Errors()
+			if content, err := watcher.Read(); err == nil {
+				if m2, c2, err := s.parse(content.Data); err == nil {
+					m, c, s.applied = m2, c2, content.Seq
+				}
+				// Else it changed since the load, to content that does
+				// not parse: the load stands, and the next change that
+				// parses is applied.
+			}
 		}
 	}
 	sockPath, err := socketPath(s.runtimeDir, controlSocket)
@@ -249,8 +269,8 @@ func (s *Session) Run(ctx context.Context) error {
 				events = nil
 				continue
 			}
-			if ev.Manifest {
-				s.reloadNow(false)
+			if ev.Manifest != nil {
+				s.reloadNow(false, ev.Manifest)
 			}
 			for _, name := range ev.Sources {
 				s.rebuild(name)
@@ -262,7 +282,7 @@ func (s *Session) Run(ctx context.Context) error {
 			}
 			s.log.Warn("watching files", "error", err)
 		case <-s.reloads:
-			s.reloadNow(true)
+			s.reloadNow(true, nil)
 		}
 	}
 }
@@ -307,12 +327,12 @@ func (s *Session) Hurry() {
 	}
 }
 
-// reloadNow reads the manifest again and applies it, then watches the
-// sources of the servers it has; it returns once removed and changed
-// servers have stopped. retryFailed restarts failed servers even when their
-// configuration did not change.
-func (s *Session) reloadNow(retryFailed bool) {
-	s.reload(retryFailed)
+// reloadNow reads the manifest again (or takes content, as the watcher
+// read it) and applies it, then watches the sources of the servers it has;
+// it returns once removed and changed servers have stopped. retryFailed
+// restarts failed servers even when their configuration did not change.
+func (s *Session) reloadNow(retryFailed bool, content *watch.Content) {
+	s.reload(retryFailed, content)
 	s.mu.Lock()
 	w, closing := s.watcher, s.closing
 	s.mu.Unlock()
@@ -321,11 +341,34 @@ func (s *Session) reloadNow(retryFailed bool) {
 	}
 }
 
-// reload reads the manifest again and applies it: see Reload.
-func (s *Session) reload(retryFailed bool) {
+// reload reads the manifest again and applies it: see Reload. content,
+// when not nil, is the manifest as the watcher read it; without it, the
+// manifest is read through the watcher when there is one, so that the
+// watcher compares later changes with what was applied.
+func (s *Session) reload(retryFailed bool, content *watch.Content) {
 	s.reloading.Lock()
 	defer s.reloading.Unlock()
-	m, c, err := s.load()
+	s.mu.Lock()
+	w := s.watcher
+	s.mu.Unlock()
+	var m *manifest.Manifest
+	var c *manifest.Context
+	var err error
+	switch {
+	case content == nil && w != nil:
+		if content, err = w.Read(); err != nil {
+			break
+		}
+		fallthrough
+	case content != nil:
+		if content.Seq < s.applied {
+			return // a later content was applied already
+		}
+		s.applied = content.Seq
+		m, c, err = s.parse(content.Data)
+	default:
+		m, c, err = s.load()
+	}
 	now := time.Now().UTC()
 	s.mu.Lock()
 	s.lastLoad = ReloadStatus{At: &now, OK: err == nil}
@@ -340,6 +383,28 @@ func (s *Session) reload(retryFailed bool) {
 	}
 	s.apply(m, c, retryFailed)
 	s.log.Info("reloaded", "manifest", m.File)
+}
+
+// parse reads the manifest from content the watcher read, as Load would
+// from the file, and resolves the workspace context.
+func (s *Session) parse(data []byte) (*manifest.Manifest, *manifest.Context, error) {
+	m, err := manifest.Parse(data, s.file, filepath.Dir(s.path))
+	if err != nil {
+		return nil, nil, err
+	}
+	m.Path = s.path
+	c, err := m.Context(s.opts.Context)
+	if err != nil {
+		return nil, nil, err
+	}
+	return m, c, nil
+}
+
+// parses tells the watcher whether content is a manifest that applies:
+// then a manifest replaced whole by it is applied at once.
+func (s *Session) parses(data []byte) bool {
+	_, _, err := s.parse(data)
+	return err == nil
 }
 
 // apply makes the running servers match m: removed servers stop, added ones

@@ -75,7 +75,10 @@ func Self(t testing.TB) string {
 // $MCPGEN_TESTSERVER_BANNER_LOG, the server waits until that log holds it
 // before it serves, so that a test knows the banner was read before the
 // server became ready. $MCPGEN_TESTSERVER_LAST_WORDS is a line that crash
-// writes to stderr before it exits.
+// writes to stderr before it exits. $MCPGEN_TESTSERVER_EOF_NOTE names a
+// file (a FIFO, say) that the server writes its pid to, on a line, as soon
+// as its stdin ends: how a benchmark knows when the launcher told it to
+// stop.
 func serve(mode string) {
 	if banner := os.Getenv("MCPGEN_TESTSERVER_BANNER"); banner != "" {
 		fmt.Fprintln(os.Stderr, banner)
@@ -117,6 +120,7 @@ func serve(mode string) {
 	for {
 		msg, err := r.Read()
 		if err != nil {
+			noteEOF()
 			break
 		}
 		switch {
@@ -150,6 +154,20 @@ func serve(mode string) {
 	if mode == "noterm" {
 		select {}
 	}
+}
+
+// noteEOF writes the pid to $MCPGEN_TESTSERVER_EOF_NOTE, if set.
+func noteEOF() {
+	path := os.Getenv("MCPGEN_TESTSERVER_EOF_NOTE")
+	if path == "" {
+		return
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return
+	}
+	fmt.Fprintf(f, "%d\n", os.Getpid())
+	f.Close()
 }
 
 type wireServer struct {
