@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"sync"
@@ -37,6 +38,9 @@ type controlAnswer struct {
 	Error  string  `json:"error,omitempty"`
 	Status *Status `json:"status,omitempty"`
 	Stdio  bool    `json:"stdio,omitempty"` // the launcher takes the stdio offered
+	// Exiting, on a refused connect, says that the launcher exits for
+	// idleness: a new launcher is to be started once it has.
+	Exiting bool `json:"exiting,omitempty"`
 	// Starting, on a wait or a restart, names the servers still starting
 	// when the wait's bound passed.
 	Starting []string `json:"starting,omitempty"`
@@ -113,6 +117,12 @@ func (s *Session) control(ctx context.Context, conn net.Conn) {
 		answer(conn, controlAnswer{OK: true, Status: s.Status(), Starting: starting})
 		conn.Close()
 	case "connect":
+		if !s.openClient() {
+			answer(conn, refuseExiting(s.opts.Workspace))
+			conn.Close()
+			return
+		}
+		defer s.closeClient()
 		h, err := s.hubOf(req.Server)
 		if err != nil {
 			answer(conn, controlAnswer{Error: err.Error()})
@@ -199,10 +209,17 @@ func checkPeer(conn net.Conn) error {
 	return nil
 }
 
-// NotRunningError says that a workspace has no launcher.
-type NotRunningError struct{ Workspace string }
+// NotRunningError says that a workspace has no launcher: none runs, or
+// the one that runs is exiting (idle), and takes no more clients.
+type NotRunningError struct {
+	Workspace string
+	Exiting   bool
+}
 
 func (e *NotRunningError) Error() string {
+	if e.Exiting {
+		return fmt.Sprintf("workspace %q: %s", e.Workspace, exitingMessage)
+	}
 	return fmt.Sprintf("no launcher is running for workspace %q (start one with mcpgen launch --workspace %s)", e.Workspace, e.Workspace)
 }
 
@@ -219,7 +236,7 @@ func dialControl(ctx context.Context, workspace string, req controlRequest, answ
 		return nil, nil, err
 	}
 	if !exists {
-		return nil, nil, &NotRunningError{workspace}
+		return nil, nil, &NotRunningError{Workspace: workspace}
 	}
 	path, err := socketPath(dir, controlSocket)
 	if err != nil {
@@ -229,7 +246,7 @@ func dialControl(ctx context.Context, workspace string, req controlRequest, answ
 	conn, err := d.DialContext(ctx, "unix", path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED) {
-			return nil, nil, &NotRunningError{workspace}
+			return nil, nil, &NotRunningError{Workspace: workspace}
 		}
 		return nil, nil, err
 	}
@@ -250,6 +267,11 @@ func dialControl(ctx context.Context, workspace string, req controlRequest, answ
 		conn.Close()
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()
+		}
+		if _, serr := os.Stat(path); errors.Is(serr, fs.ErrNotExist) {
+			// It closed the connection unanswered, and its socket is
+			// gone: it exits (idle) and this connection was on its way.
+			return nil, nil, &NotRunningError{Workspace: workspace, Exiting: true}
 		}
 		return nil, nil, fmt.Errorf("the launcher of workspace %q did not answer: %v", workspace, err)
 	}
@@ -391,6 +413,9 @@ func ConnectStdio(ctx context.Context, workspace, server string, in, out *os.Fil
 	}
 	if !a.OK {
 		conn.Close()
+		if a.Exiting {
+			return nil, false, &NotRunningError{Workspace: workspace, Exiting: true}
+		}
 		return nil, false, errors.New(a.Error)
 	}
 	if !offer || !a.Stdio {

@@ -50,6 +50,21 @@ type Options struct {
 	// at once).
 	Debounce time.Duration
 	Timing   Timing
+	// IdleExit, when positive, is how long the launcher waits with no
+	// client and no running server before it exits, whatever the
+	// manifest's [session] idle_exit says; negative: it never exits so.
+	// Zero: as the manifest says (never, when it says nothing).
+	IdleExit time.Duration
+
+	hooks testHooks // tests' ways into the moments where races are decided
+}
+
+// testHooks let tests act at the moments where races are decided; each is
+// nil outside tests.
+type testHooks struct {
+	idleStop func(server string) // a quiet server's idle timer fired, before the stop is decided
+	idleExit func()              // the idle-exit timer fired, before the exit is decided
+	exiting  func()              // the exit is decided, before the socket goes
 }
 
 // A Session is one workspace's launcher: it holds the workspace's lock,
@@ -87,9 +102,10 @@ type Session struct {
 	servers  map[string]*supervisor
 	logs     map[string]*logfile.File
 	lastLoad ReloadStatus
-	building map[string]bool // servers being rebuilt after a source change
-	again    map[string]bool // ... whose sources changed again meanwhile
-	closing  bool            // shutdown has begun: nothing starts any more
+	catalogs map[string][32]byte // a sum of each server's catalog as kept last (keepCatalog)
+	building map[string]bool     // servers being rebuilt after a source change
+	again    map[string]bool     // ... whose sources changed again meanwhile
+	closing  bool                // shutdown has begun: nothing starts any more
 	sessCtx  context.Context
 	watcher  *watch.Watcher // nil when the manifest is not a file, or cannot be watched
 	hurried  bool           // Hurry was called
@@ -104,7 +120,8 @@ type Session struct {
 	ended chan struct{}
 	// up is closed once Run has started the servers and answers on its
 	// control socket.
-	up chan struct{}
+	up   chan struct{}
+	exit sessionExit // the idle exit (exit.go)
 }
 
 // controlSocket is the name of the session's socket in its runtime dir.
@@ -128,12 +145,14 @@ func NewSession(opts Options) *Session {
 		log:      opts.Log,
 		servers:  make(map[string]*supervisor),
 		logs:     make(map[string]*logfile.File),
+		catalogs: make(map[string][32]byte),
 		building: make(map[string]bool),
 		again:    make(map[string]bool),
 		reloads:  make(chan struct{}, 1),
 		settle:   make(chan struct{}),
 		ended:    make(chan struct{}),
 		up:       make(chan struct{}),
+		exit:     sessionExit{kick: make(chan struct{}, 1)},
 	}
 }
 
@@ -248,6 +267,8 @@ func (s *Session) Run(ctx context.Context) error {
 
 	served := make(chan struct{})
 	go func() { defer close(served); s.serveControl(ctx, ln) }()
+	idled := make(chan struct{})
+	go func() { defer close(idled); s.watchIdleExit(ctx, sockPath, stopRun) }()
 	close(s.up)
 
 	if watcher != nil {
@@ -262,6 +283,7 @@ func (s *Session) Run(ctx context.Context) error {
 			s.shutdown(hurry)
 			ln.Close()
 			<-served
+			<-idled
 			s.log.Info("session stopped", "workspace", s.opts.Workspace)
 			return nil
 		case ev, ok := <-events:
@@ -417,7 +439,7 @@ func (s *Session) apply(m *manifest.Manifest, c *manifest.Context, retryFailed b
 		}
 	}
 	s.mu.Lock()
-	if s.closing {
+	if s.closing || s.exit.exiting {
 		s.mu.Unlock() // a reload that raced the shutdown: start nothing
 		return
 	}
@@ -462,6 +484,13 @@ func (s *Session) apply(m *manifest.Manifest, c *manifest.Context, retryFailed b
 	}
 	wg.Wait()
 	for _, v := range start {
+		if cfg := v.config(); cfg.server.Lazy {
+			// Its catalog, if one was kept: it answers until the server
+			// runs.
+			if cat := s.cachedCatalog(v.name, cfg.catKey); cat != nil {
+				v.hub.Preload(cat.init, cat.tools)
+			}
+		}
 		go v.run()
 	}
 	s.changed()
@@ -473,6 +502,7 @@ func (s *Session) configure(m *manifest.Manifest, c *manifest.Context, srv *mani
 	cfg := &serverConfig{server: srv, m: m}
 	cfg.spec, cfg.err = serverSpec(m, srv, c, s.opts.Self, s.opts.Env)
 	cfg.key = restartKey(srv, cfg.spec, cfg.err)
+	cfg.catKey = catalogKey(m, srv, c, cfg.spec, s.opts.Env, cfg.err)
 	return cfg
 }
 
@@ -675,6 +705,7 @@ func (s *Session) changed() {
 	s.mu.Lock()
 	close(s.settle)
 	s.settle = make(chan struct{})
+	s.kickExitLocked()
 	s.mu.Unlock()
 	if s.opts.Changed != nil {
 		s.opts.Changed()
@@ -775,7 +806,7 @@ func (s *Session) restartServer(ctx context.Context, name string) ([]string, err
 		return nil, err
 	}
 	s.log.Info("restart requested (mcpgen restart)", "server", name)
-	v.restart(v.config())
+	v.restartNow(v.config())
 	return s.waitSettled(ctx, []string{name}), nil
 }
 
@@ -833,6 +864,7 @@ func (s *Session) Status() *Status {
 		st.Servers = append(st.Servers, v.status())
 	}
 	sort.Slice(st.Servers, func(i, j int) bool { return order[st.Servers[i].Name] < order[st.Servers[j].Name] })
+	s.idleExitStatus(st)
 	return st
 }
 

@@ -10,14 +10,19 @@ import (
 
 // Status is what `mcpgen status` shows: the session and each server.
 type Status struct {
-	Workspace string         `json:"workspace"`
-	Pid       int            `json:"pid"`
-	Manifest  string         `json:"manifest"`
-	Dir       string         `json:"dir"`
-	User      string         `json:"user"` // USER_ID, as the servers get it
-	StartedAt time.Time      `json:"started_at"`
-	Reload    ReloadStatus   `json:"reload"`
-	Servers   []ServerStatus `json:"servers"`
+	Workspace string       `json:"workspace"`
+	Pid       int          `json:"pid"`
+	Manifest  string       `json:"manifest"`
+	Dir       string       `json:"dir"`
+	User      string       `json:"user"` // USER_ID, as the servers get it
+	StartedAt time.Time    `json:"started_at"`
+	Reload    ReloadStatus `json:"reload"`
+	// IdleExit is how long the launcher waits with no client and no
+	// running server before it exits ("" when it does not); IdleExitAt is
+	// when it will if nothing changes.
+	IdleExit   string         `json:"idle_exit,omitempty"`
+	IdleExitAt *time.Time     `json:"idle_exit_at,omitempty"`
+	Servers    []ServerStatus `json:"servers"`
 }
 
 // ReloadStatus is the outcome of the last load of the manifest: the one at
@@ -30,17 +35,23 @@ type ReloadStatus struct {
 
 // ServerStatus is one server of the session.
 type ServerStatus struct {
-	Name      string        `json:"name"`
-	Kind      string        `json:"kind"`
-	State     State         `json:"state"`
-	Pid       int           `json:"pid"`
-	Restarts  int           `json:"restarts"`
-	Tools     []string      `json:"tools"`
-	StartedAt *time.Time    `json:"started_at"`
-	RetryAt   *time.Time    `json:"retry_at,omitempty"`
-	LastError string        `json:"last_error"`
-	Log       string        `json:"log"`
-	Clients   ClientsStatus `json:"clients"`
+	Name      string     `json:"name"`
+	Kind      string     `json:"kind"`
+	State     State      `json:"state"`
+	Pid       int        `json:"pid"`
+	Restarts  int        `json:"restarts"`
+	Tools     []string   `json:"tools"`
+	StartedAt *time.Time `json:"started_at"`
+	RetryAt   *time.Time `json:"retry_at,omitempty"`
+	// Start is eager or lazy, as the manifest says; IdleTimeout its
+	// idle_timeout ("" when none), and IdleStopAt when the server will be
+	// stopped for idleness if no client comes.
+	Start       string        `json:"start"`
+	IdleTimeout string        `json:"idle_timeout,omitempty"`
+	IdleStopAt  *time.Time    `json:"idle_stop_at,omitempty"`
+	LastError   string        `json:"last_error"`
+	Log         string        `json:"log"`
+	Clients     ClientsStatus `json:"clients"`
 }
 
 // ClientsStatus lists the clients connected to a server.

@@ -21,6 +21,7 @@ import (
 type State string
 
 const (
+	Idle     State = "idle"     // no process: starts when a request needs it (lazy, or stopped for idleness)
 	Starting State = "starting" // spawned, not ready yet
 	Ready    State = "ready"    // initialized and listed its tools
 	Backoff  State = "backoff"  // crashed; waiting before the next start
@@ -85,6 +86,7 @@ type serverConfig struct {
 	spec   *proc.Spec // nil when err is set
 	err    error      // why the server cannot be started: no retry can fix it
 	key    string     // what a restart depends on: when it changes, restart
+	catKey string     // the key of its catalog in the cache (catalogKey)
 }
 
 // A supervisor keeps one server running: it starts the process, makes it
@@ -109,13 +111,18 @@ type supervisor struct {
 	startedAt time.Time
 	lastError string
 	retryAt   time.Time
+	idle      supervisorIdle // lazy start and idle stop (idle.go)
 }
 
 type supervisorCmd struct {
 	stop  bool
 	hurry context.Context // for stop: when done, skip the grace periods
 	cfg   *serverConfig   // for restart: the new configuration
+	start bool            // for restart: start an idle server too (mcpgen restart)
 	ack   chan struct{}   // closed once handled
+	// idle, from the supervisor itself, stops the process for idleness:
+	// the server is idle then, until this is closed.
+	idle <-chan struct{}
 }
 
 func newSupervisor(s *Session, cfg *serverConfig, h *hub.Hub) *supervisor {
@@ -131,6 +138,7 @@ func newSupervisor(s *Session, cfg *serverConfig, h *hub.Hub) *supervisor {
 		done:     make(chan struct{}),
 		cfg:      cfg,
 		state:    Starting,
+		idle:     supervisorIdle{pokes: make(chan struct{}, 1)},
 	}
 }
 
@@ -140,6 +148,16 @@ func (v *supervisor) restart(cfg *serverConfig) {
 	ack := make(chan struct{})
 	select {
 	case v.cmds <- supervisorCmd{cfg: cfg, ack: ack}:
+		<-ack
+	case <-v.done:
+	}
+}
+
+// restartNow is restart for mcpgen restart: an idle server starts too.
+func (v *supervisor) restartNow(cfg *serverConfig) {
+	ack := make(chan struct{})
+	select {
+	case v.cmds <- supervisorCmd{cfg: cfg, start: true, ack: ack}:
 		<-ack
 	case <-v.done:
 	}
@@ -155,21 +173,50 @@ func (v *supervisor) stop(hurry context.Context) {
 	<-v.done
 }
 
-// run is the supervisor's life: start, watch, restart, until stopped.
+// run is the supervisor's life: start, watch, restart, until stopped. A
+// lazy server starts idle, and any server is idle after a stop for
+// idleness: then it starts when a request needs it.
 func (v *supervisor) run() {
 	defer close(v.done)
 	var crashes []time.Time
 	attempt := 0
+	var demand <-chan struct{} // while idle: closed when a request needs the server
+	if v.config().server.Lazy {
+		demand = v.hub.Idle()
+	}
 	for {
+		woken := demand != nil
+		if woken {
+			cmd := v.sleep(demand)
+			switch {
+			case cmd != nil && cmd.stop:
+				v.setState(Stopped, "")
+				return
+			case cmd != nil:
+				attempt, crashes = 0, nil
+				if !v.restartIdle(cmd) {
+					continue // still idle, with the new configuration
+				}
+			}
+			demand = nil
+		}
 		cmd, crash := v.runOnce()
 		switch {
 		case cmd != nil && cmd.stop:
 			v.setState(Stopped, "")
 			return
+		case cmd != nil && cmd.idle != nil:
+			attempt, crashes = 0, nil
+			demand = cmd.idle
+			continue
 		case cmd != nil:
 			attempt, crashes = 0, nil
 			v.restartFor(cmd, true)
 			continue
+		}
+		if woken && !crash.ready {
+			// The requests that started it learn why it did not.
+			v.hub.StartFailed(crash.err)
 		}
 
 		// A crash, or a start that failed.
@@ -192,6 +239,12 @@ func (v *supervisor) run() {
 				return
 			}
 			attempt, crashes = 0, nil
+			continue
+		}
+		if woken && !crash.ready {
+			// Started for a request, and not ready: idle again, without a
+			// backoff; the next request tries again.
+			demand = v.idleAfter(crash.err)
 			continue
 		}
 		// Counted here, where a restart is decided: a crash that gives up
@@ -277,12 +330,14 @@ func (v *supervisor) adopt(cfg *serverConfig) {
 	v.mu.Lock()
 	v.cfg = cfg
 	v.mu.Unlock()
+	v.poke() // its idle_timeout may have changed
 }
 
 // crashInfo says how a run ended when no command ended it.
 type crashInfo struct {
 	err    error
 	stable bool // it had run long enough to reset the backoff
+	ready  bool // it had been ready
 }
 
 // runOnce starts the server, makes it ready and watches it until it
@@ -384,6 +439,7 @@ func (v *supervisor) runOnce() (*supervisorCmd, crashInfo) {
 		return v.commandOr(crashInfo{err: withStderr(err, child, tail)})
 	}
 	v.hub.Attach(up, init, tools)
+	v.session.keepCatalog(v.name, cfg.catKey, &catalog{init, tools})
 	names := v.hub.Tools()
 	// What it wrote until now (a banner, say) is a healthy server's: only
 	// what it writes from here on can say why it ends.
@@ -405,7 +461,7 @@ func (v *supervisor) runOnce() (*supervisorCmd, crashInfo) {
 	why = err
 	child.Kill() // the group: what the crashed server left behind
 	<-up.Done()
-	return nil, crashInfo{err: withStderr(err, child, tail), stable: time.Since(child.Started) >= v.timing.StableAfter}
+	return nil, crashInfo{err: withStderr(err, child, tail), stable: time.Since(child.Started) >= v.timing.StableAfter, ready: true}
 }
 
 // end stops the process for a command: gracefully (stdin, SIGTERM, SIGKILL),
@@ -440,6 +496,8 @@ func (v *supervisor) commandOr(c crashInfo) (*supervisorCmd, crashInfo) {
 func (v *supervisor) watch(child *proc.Process, up *hub.Upstream) (*supervisorCmd, error) {
 	ping := time.NewTicker(v.timing.PingInterval)
 	defer ping.Stop()
+	idle := v.watchIdle()
+	defer idle.stop()
 	pong := make(chan error, 1)
 	pinging, misses := false, 0
 	for {
@@ -454,6 +512,10 @@ func (v *supervisor) watch(child *proc.Process, up *hub.Upstream) (*supervisorCm
 			return nil, up.Err()
 		case cmd := <-v.cmds:
 			return &cmd, nil
+		case since := <-idle.c:
+			if cmd := v.idleStop(up, since); cmd != nil {
+				return cmd, nil
+			}
 		case <-ping.C:
 			if pinging {
 				continue
@@ -585,5 +647,13 @@ func (v *supervisor) status() ServerStatus {
 		t := v.retryAt.UTC()
 		st.RetryAt = &t
 	}
+	st.Start = "eager"
+	if v.cfg.server.Lazy {
+		st.Start = "lazy"
+	}
+	if d := v.cfg.server.IdleTimeout; d > 0 {
+		st.IdleTimeout = d.String()
+	}
+	st.IdleStopAt = v.idleStopAtLocked()
 	return st
 }

@@ -155,6 +155,10 @@ func (c *client) request(ctx context.Context, msg *mcp.Message) {
 		c.reply(msg.ID, json.RawMessage(`{}`), nil)
 		return
 	}
+	if result, ok := c.hub.fromCatalog(msg.Method); ok {
+		c.reply(msg.ID, result, nil) // an idle server stays so
+		return
+	}
 	f := &forward{clientID: msg.ID}
 	c.mu.Lock()
 	if _, dup := c.inflight[msg.ID]; dup {
@@ -196,7 +200,7 @@ func (c *client) initialize(ctx context.Context, msg *mcp.Message) {
 		c.reply(msg.ID, nil, mcp.NewError(mcp.CodeInvalidParams, "initialize: %v", err))
 		return
 	}
-	_, init, err := c.hub.ready(ctx)
+	init, err := c.hub.initResult(ctx)
 	if err != nil {
 		c.reply(msg.ID, nil, asWireError(err))
 		return

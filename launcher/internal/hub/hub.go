@@ -54,6 +54,7 @@ type Hub struct {
 	progress  map[string]*progressRoute // by the token the server sees
 	nextID    int64                     // ids the hub gives out: routed requests, progress tokens
 	listing   bool                      // a re-list after list_changed is under way
+	idle      idleState                 // lazy start and idle stop (lazy.go)
 }
 
 // A routedRequest is a server's request that a client answers.
@@ -210,15 +211,20 @@ func (h *Hub) clientList() []*client {
 func (h *Hub) ready(ctx context.Context) (*Upstream, *mcp.InitializeResult, error) {
 	timer := time.NewTimer(readyWait)
 	defer timer.Stop()
+	w := h.await() // an idle server starts: this request needs it
+	defer w.done()
 	for {
 		h.mu.Lock()
 		up, init, failure, wake, closed := h.up, h.init, h.failure, h.wake, h.closed
+		startErr := w.failedLocked()
 		h.mu.Unlock()
 		switch {
 		case up != nil && !up.refuses():
 			return up, init, nil
 		case closed || failure != nil:
 			return nil, nil, mcp.NewError(CodeUnavailable, "%v", failure)
+		case startErr != nil:
+			return nil, nil, mcp.NewError(CodeUnavailable, "server %q did not start: %v", h.name, startErr)
 		}
 		select {
 		case <-wake:
@@ -441,10 +447,12 @@ func (h *Hub) Serve(ctx context.Context, conn io.ReadWriteCloser) {
 		return
 	}
 	h.clients[c] = struct{}{}
+	h.clientsChangedLocked(false)
 	h.mu.Unlock()
 	c.run(ctx)
 	h.mu.Lock()
 	delete(h.clients, c)
+	h.clientsChangedLocked(true)
 	var orphans []*routedRequest
 	for id, r := range h.routed {
 		if r.client == c {

@@ -78,7 +78,9 @@ func Self(t testing.TB) string {
 // writes to stderr before it exits. $MCPGEN_TESTSERVER_EOF_NOTE names a
 // file (a FIFO, say) that the server writes its pid to, on a line, as soon
 // as its stdin ends: how a benchmark knows when the launcher told it to
-// stop.
+// stop. With $MCPGEN_TESTSERVER_EXIT_AFTER, it then waits (WaitLong at
+// most) until that file exists before it exits: how a test holds a stop
+// half done.
 func serve(mode string) {
 	if banner := os.Getenv("MCPGEN_TESTSERVER_BANNER"); banner != "" {
 		fmt.Fprintln(os.Stderr, banner)
@@ -151,6 +153,13 @@ func serve(mode string) {
 		}
 	}
 	s.wg.Wait() // answer what was read, then exit
+	if path := os.Getenv("MCPGEN_TESTSERVER_EXIT_AFTER"); path != "" {
+		for deadline := time.Now().Add(WaitLong); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			if _, err := os.Stat(path); err == nil {
+				break
+			}
+		}
+	}
 	if mode == "noterm" {
 		select {}
 	}
@@ -162,7 +171,9 @@ func noteEOF() {
 	if path == "" {
 		return
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	// Not blocking: a FIFO that nobody reads any more (its test ended)
+	// fails the open at once instead of holding the exit.
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return
 	}
