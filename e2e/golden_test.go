@@ -1,3 +1,5 @@
+//go:build unix
+
 package e2e
 
 import (
@@ -36,6 +38,10 @@ var goldenCases = map[string]struct {
 	"codex-workspace-env.toml":          {nil, codexServers},
 	"claude-workspace-env.json":         {nil, claudeServers},
 	"claude-desktop-workspace-env.json": {[]string{"--desktop"}, desktopServers},
+	// A project's config: parsed here in a copy, with no manifest to run;
+	// team_test.go starts every server of one in a clone.
+	"codex-project.toml":  {nil, codexServers},
+	"claude-project.json": {nil, claudeServers},
 }
 
 // TestGoldensAcceptedByRealClients gives every golden file to the real

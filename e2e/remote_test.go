@@ -1,3 +1,5 @@
+//go:build unix
+
 package e2e
 
 // The remote tests reach the reference server-everything, started in its

@@ -1,3 +1,5 @@
+//go:build unix
+
 package e2e
 
 // The share tests run the real mcpgen binary as a workspace launcher and

@@ -1,3 +1,5 @@
+//go:build unix
+
 package e2e
 
 // The validators: what the real Codex and Claude Code make of a config file.
@@ -215,7 +217,8 @@ func validateCodexFile(base string, env, flags []string, file string, names ...s
 	tr.print(res.stdout)
 	tr.print(codexNoise(res.stderr))
 	var listed []struct {
-		Name string `json:"name"`
+		Name    string `json:"name"`
+		Enabled bool   `json:"enabled"`
 	}
 	if res.err != nil {
 		tr.problem("codex mcp list: %v", res.err)
@@ -225,9 +228,12 @@ func validateCodexFile(base string, env, flags []string, file string, names ...s
 		tr.problem("codex mcp list --json: %v", err)
 		return tr.result(nil)
 	}
-	var servers []string
+	var servers, enabled []string
 	for _, s := range listed {
 		servers = append(servers, s.Name)
+		if s.Enabled {
+			enabled = append(enabled, s.Name)
+		}
 	}
 
 	for _, name := range names {
@@ -245,7 +251,19 @@ func validateCodexFile(base string, env, flags []string, file string, names ...s
 
 	if f.health {
 		tr.step("health: codex app-server, mcpServerStatus/list")
-		status, err := c.codexStatus(codex)
+		// A project's layer is read only for a session in the project:
+		// without a thread, the app-server reports the user layer alone,
+		// and a project config would pass without a server started.
+		status, err := c.codexStatus(codex, trust != "")
+		reported := map[string]bool{}
+		for _, s := range status {
+			reported[s.Name] = true
+		}
+		for _, name := range enabled {
+			if !reported[name] {
+				tr.problems = append(tr.problems, fmt.Sprintf("server %s is configured but Codex's live status does not report it", name))
+			}
+		}
 		for _, s := range status {
 			if s.ok() {
 				fmt.Fprintf(&tr.out, "OK %s tools=[%s]\n", s.Name, strings.Join(slices.Sorted(maps.Keys(s.Tools)), " "))
@@ -335,7 +353,7 @@ type rpcMessage struct {
 // codexStatus asks a real codex app-server, over its JSON-RPC on stdio, for
 // the live status of every configured server: Codex starts the stdio ones
 // and connects to the others. Every page of the list is read.
-func (c client) codexStatus(codex string) ([]serverStatus, error) {
+func (c client) codexStatus(codex string, inThread bool) ([]serverStatus, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), clientWait)
 	defer cancel()
 	cmd := c.command(true, codex, "app-server", "--strict-config")
@@ -452,11 +470,26 @@ func (c client) codexStatus(codex string) ([]serverStatus, error) {
 	}
 	var all []serverStatus
 	params := map[string]any{"detail": "toolsAndAuthOnly"}
+	if inThread {
+		raw, err := call(2, "thread/start", map[string]any{"cwd": c.dir, "ephemeral": true})
+		if err != nil {
+			return nil, err
+		}
+		var thread struct {
+			Thread struct {
+				ID string `json:"id"`
+			} `json:"thread"`
+		}
+		if err := json.Unmarshal(raw, &thread); err != nil || thread.Thread.ID == "" {
+			return nil, fmt.Errorf("thread/start in %s: no thread id (%v): %s", c.dir, err, raw)
+		}
+		params["threadId"] = thread.Thread.ID
+	}
 	for page := int64(0); ; page++ {
 		if page == 100 {
 			return all, errors.New("mcpServerStatus/list: more than 100 pages")
 		}
-		raw, err := call(2+page, "mcpServerStatus/list", params)
+		raw, err := call(3+page, "mcpServerStatus/list", params)
 		if err != nil {
 			return all, err
 		}

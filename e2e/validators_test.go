@@ -1,3 +1,5 @@
+//go:build unix
+
 package e2e
 
 import (
@@ -66,6 +68,9 @@ func TestValidateCodex(t *testing.T) {
 		{name: "unknown flag", config: everything, flags: []string{"--desktop"}, wantErr: `unknown validator flag "--desktop"`},
 		{name: "health, server-everything", config: everything, flags: []string{"--health"}, servers: []string{"everything"}, tools: []string{"echo", "get-sum"}},
 		{name: "health, a server that exits", config: everything + "[mcp_servers.exits]\ncommand = \"false\"\n", flags: []string{"--health"}, wantErr: "server exits did not start in Codex"},
+		{name: "health, project layer", config: everything, flags: []string{"--project", "--health"}, servers: []string{"everything"}, tools: []string{"echo", "get-sum"}},
+		{name: "health, project layer, a server that exits", config: everything + "[mcp_servers.exits]\ncommand = \"false\"\n", flags: []string{"--project", "--health"}, wantErr: "server exits did not start in Codex"},
+		{name: "health, committed project", flags: []string{"--in-project", project, "--health"}, servers: []string{"everything"}, tools: []string{"echo", "get-sum"}},
 		{name: "health, a server that never answers", config: fmt.Sprintf("[mcp_servers.hangs]\ncommand = %q\nargs = [%q, %q, %q]\nstartup_timeout_sec = 3\n", hangCmd, hangArgs[0], hangArgs[1], hangArgs[2]), flags: []string{"--health"}, wantErr: "server hangs did not start in Codex"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -8,8 +8,6 @@ import (
 	"io/fs"
 	"net"
 	"os"
-	"sync"
-	"syscall"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -129,11 +127,11 @@ func (s *Session) control(ctx context.Context, conn net.Conn) {
 			conn.Close()
 			return
 		}
-		if err := answer(conn, controlAnswer{OK: true, Stdio: req.Stdio}); err != nil {
+		if err := answer(conn, controlAnswer{OK: true, Stdio: req.Stdio && canPassStdio}); err != nil {
 			conn.Close()
 			return
 		}
-		if !req.Stdio {
+		if !req.Stdio || !canPassStdio {
 			h.Serve(ctx, conn)
 			return
 		}
@@ -182,33 +180,6 @@ func readLine(r io.Reader, max int) ([]byte, error) {
 	return nil, errors.New("request line too long")
 }
 
-// checkPeer accepts only processes of this user: the runtime dir is
-// private already (0700), and this holds even if someone loosened it.
-func checkPeer(conn net.Conn) error {
-	uc, ok := conn.(*net.UnixConn)
-	if !ok {
-		return errors.New("not a unix socket")
-	}
-	raw, err := uc.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var cred *syscall.Ucred
-	var credErr error
-	if err := raw.Control(func(fd uintptr) {
-		cred, credErr = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
-	}); err != nil {
-		return err
-	}
-	if credErr != nil {
-		return credErr
-	}
-	if int(cred.Uid) != os.Getuid() {
-		return fmt.Errorf("peer pid %d runs as uid %d, not %d", cred.Pid, cred.Uid, os.Getuid())
-	}
-	return nil
-}
-
 // NotRunningError says that a workspace has no launcher: none runs, or
 // the one that runs is exiting (idle), and takes no more clients.
 type NotRunningError struct {
@@ -245,7 +216,7 @@ func dialControl(ctx context.Context, workspace string, req controlRequest, answ
 	d := net.Dialer{Timeout: dialWait}
 	conn, err := d.DialContext(ctx, "unix", path)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED) {
+		if noListener(err) {
 			return nil, nil, &NotRunningError{Workspace: workspace}
 		}
 		return nil, nil, err
@@ -406,7 +377,7 @@ func connect(workspace, server string) (net.Conn, error) {
 // the hub is done with them (passed is true). Otherwise (passed is false)
 // the connection carries the MCP messages, as with Connect.
 func ConnectStdio(ctx context.Context, workspace, server string, in, out *os.File) (conn net.Conn, passed bool, err error) {
-	offer := in != nil && out != nil
+	offer := in != nil && out != nil && canPassStdio
 	conn, a, err := dialControl(ctx, workspace, controlRequest{Op: "connect", Server: server, Stdio: offer}, statusWait)
 	if err != nil {
 		return nil, false, err
@@ -421,77 +392,9 @@ func ConnectStdio(ctx context.Context, workspace, server string, in, out *os.Fil
 	if !offer || !a.Stdio {
 		return conn, false, nil // an older launcher: bridge
 	}
-	rights := syscall.UnixRights(int(in.Fd()), int(out.Fd()))
-	if _, _, err := conn.(*net.UnixConn).WriteMsgUnix([]byte{0}, rights, nil); err != nil {
+	if err := sendStdio(conn, in, out); err != nil {
 		conn.Close()
 		return nil, false, fmt.Errorf("handing stdio to the launcher: %w", err)
 	}
 	return conn, true, nil
-}
-
-// PassableStdio reports whether f can be handed to the launcher: a pipe or
-// a socket. A terminal or a file is bridged instead, since the launcher
-// makes what it takes non-blocking.
-func PassableStdio(f *os.File) bool {
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&(os.ModeNamedPipe|os.ModeSocket) != 0
-}
-
-// receiveStdio takes the stdin and stdout that a client hands over.
-func receiveStdio(conn net.Conn) (*stdioConn, error) {
-	uc, ok := conn.(*net.UnixConn)
-	if !ok {
-		return nil, errors.New("not a unix socket")
-	}
-	_ = uc.SetReadDeadline(time.Now().Add(10 * time.Second))
-	defer uc.SetReadDeadline(time.Time{})
-	buf := make([]byte, 1)
-	oob := make([]byte, syscall.CmsgSpace(2*4))
-	_, oobn, _, _, err := uc.ReadMsgUnix(buf, oob)
-	if err != nil {
-		return nil, fmt.Errorf("receiving stdio: %w", err)
-	}
-	msgs, err := syscall.ParseSocketControlMessage(oob[:oobn])
-	if err != nil {
-		return nil, fmt.Errorf("receiving stdio: %w", err)
-	}
-	var fds []int
-	for i := range msgs {
-		got, err := syscall.ParseUnixRights(&msgs[i])
-		if err == nil {
-			fds = append(fds, got...)
-		}
-	}
-	if len(fds) != 2 {
-		for _, fd := range fds {
-			syscall.Close(fd)
-		}
-		return nil, fmt.Errorf("receiving stdio: %d descriptors, want 2", len(fds))
-	}
-	// Non-blocking, so that the runtime's poller waits on them and Close
-	// interrupts a read.
-	for _, fd := range fds {
-		syscall.CloseOnExec(fd)
-		_ = syscall.SetNonblock(fd, true)
-	}
-	return &stdioConn{r: os.NewFile(uintptr(fds[0]), "agent stdin"), w: os.NewFile(uintptr(fds[1]), "agent stdout")}, nil
-}
-
-// stdioConn is an agent's stdin and stdout, as one connection.
-type stdioConn struct {
-	r, w *os.File
-	once sync.Once
-}
-
-func (c *stdioConn) Read(p []byte) (int, error)  { return c.r.Read(p) }
-func (c *stdioConn) Write(p []byte) (int, error) { return c.w.Write(p) }
-
-func (c *stdioConn) SetWriteDeadline(t time.Time) error { return c.w.SetWriteDeadline(t) }
-
-func (c *stdioConn) Close() error {
-	c.once.Do(func() {
-		c.r.Close()
-		c.w.Close()
-	})
-	return nil
 }

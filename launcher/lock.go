@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"time"
 )
 
@@ -18,15 +17,42 @@ const lockFile = "lock"
 // A sessionLock makes its holder the one launcher of a workspace. It is an
 // flock on runtimeDir/lock, held through an open descriptor for the
 // session's life, so the kernel releases it when the launcher dies however
-// it dies (kill -9 included): there is no stale lock to clean up. The
-// descriptor is close-on-exec, so the servers the launcher starts never
-// hold the lock on its behalf.
+// it dies (kill -9 included): there is no stale lock to clean up (on
+// Windows it is a LockFileEx lock, which the system releases in the same
+// way: lock_windows.go). The descriptor is close-on-exec, so the servers
+// the launcher starts never hold the lock on its behalf.
 //
 // The lock file is never removed: a file removed while another launcher has
 // it open but not yet locked would let two launchers lock two different
-// files of the same name.
+// files of the same name. Nor may anyone else remove it: the runtime dir
+// may be in /tmp (macOS's default, and Linux's without XDG_RUNTIME_DIR),
+// whose cleaners (macOS's periodic clean-tmps, systemd-tmpfiles) delete
+// files untouched for some days, and a session lives longer. So the lock
+// touches its file every lockTouch, in a goroutine that Unlock ends.
 type sessionLock struct {
-	f *os.File
+	f    *os.File
+	stop chan struct{} // closed by Unlock: ends the toucher
+	done chan struct{} // closed when the toucher has ended
+}
+
+// lockTouch is how often a held lock touches its file: far below the days
+// that /tmp cleaners wait.
+var lockTouch = time.Hour
+
+// touch sets the lock file's access and modification times to now, every
+// lockTouch, until stop is closed.
+func (l *sessionLock) touch(path string) {
+	defer close(l.done)
+	t := time.NewTicker(lockTouch)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.stop:
+			return
+		case now := <-t.C:
+			_ = os.Chtimes(path, now, now)
+		}
+	}
 }
 
 // A lockedError is a workspace whose lock another launcher holds.
@@ -49,11 +75,11 @@ func (e *lockedError) Error() string {
 // it, the error is a *lockedError.
 func lock(runtimeDir string) (*sessionLock, error) {
 	path := filepath.Join(runtimeDir, lockFile)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|oNoFollow, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("session lock: %w", err)
 	}
-	pid, held, err := tryLock(f, syscall.LOCK_EX)
+	pid, held, err := tryLock(f, true)
 	if err != nil || held {
 		f.Close()
 		if err != nil {
@@ -74,7 +100,9 @@ func lock(runtimeDir string) (*sessionLock, error) {
 		f.Close()
 		return nil, fmt.Errorf("session lock: %w", err)
 	}
-	return &sessionLock{f: f}, nil
+	l := &sessionLock{f: f, stop: make(chan struct{}), done: make(chan struct{})}
+	go l.touch(path)
+	return l, nil
 }
 
 // Unlock releases the lock and clears the pid it holds. Call it once, after
@@ -83,6 +111,8 @@ func (l *sessionLock) Unlock() error {
 	if l == nil || l.f == nil {
 		return nil
 	}
+	close(l.stop)
+	<-l.done
 	terr := l.f.Truncate(0)
 	cerr := l.f.Close() // releases the flock
 	l.f = nil
@@ -101,12 +131,12 @@ func (l *sessionLock) Unlock() error {
 // a launcher starting at that instant retries rather than fail (see
 // tryLock).
 func Holder(runtimeDir string) (pid int, running bool) {
-	f, err := os.OpenFile(filepath.Join(runtimeDir, lockFile), os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, err := os.OpenFile(filepath.Join(runtimeDir, lockFile), os.O_RDONLY|oNoFollow, 0)
 	if err != nil {
 		return 0, false // no lock file: no launcher ever ran here
 	}
 	defer f.Close() // drops the shared lock, if we took it
-	pid, held, err := tryLock(f, syscall.LOCK_SH)
+	pid, held, err := tryLock(f, false)
 	if err != nil {
 		return 0, false
 	}
@@ -122,16 +152,16 @@ const (
 	lockRetryDelay = 10 * time.Millisecond
 )
 
-// tryLock takes an flock of kind how on f without blocking. When another
-// holds it, it returns held and the holder's pid, read from f.
-func tryLock(f *os.File, how int) (pid int, held bool, err error) {
+// tryLock takes the lock of f without blocking: exclusive, or shared. When
+// another holds it, it returns held and the holder's pid, read from f.
+func tryLock(f *os.File, exclusive bool) (pid int, held bool, err error) {
 	for attempt := 0; ; attempt++ {
-		err := flock(f, how|syscall.LOCK_NB)
+		err := lockNB(f, exclusive)
 		if err == nil {
 			return 0, false, nil
 		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
-			return 0, false, &os.PathError{Op: "flock", Path: f.Name(), Err: err}
+		if !errors.Is(err, errLocked) {
+			return 0, false, &os.PathError{Op: "lock", Path: f.Name(), Err: err}
 		}
 		pid = readLockPid(f)
 		if (pid > 0 && alive(pid)) || attempt == lockRetries {
@@ -139,20 +169,6 @@ func tryLock(f *os.File, how int) (pid int, held bool, err error) {
 		}
 		time.Sleep(lockRetryDelay)
 	}
-}
-
-// flock calls flock(2) through the descriptor without f.Fd, which would put
-// it in blocking mode.
-func flock(f *os.File, how int) error {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var ferr error
-	if err := rc.Control(func(fd uintptr) { ferr = syscall.Flock(int(fd), how) }); err != nil {
-		return err
-	}
-	return ferr
 }
 
 // readLockPid reads the pid on the first line of a lock file, or 0.
@@ -168,11 +184,4 @@ func readLockPid(f *os.File) int {
 		return 0
 	}
 	return pid
-}
-
-// alive reports whether a process with this pid exists (EPERM: it exists,
-// but is another user's).
-func alive(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
 }

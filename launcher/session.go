@@ -249,7 +249,7 @@ func (s *Session) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("control socket: %w", err)
 	}
-	if err := os.Chmod(sockPath, 0o600); err != nil {
+	if err := privateSocket(sockPath); err != nil {
 		ln.Close()
 		return err
 	}

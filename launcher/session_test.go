@@ -1,3 +1,5 @@
+//go:build unix
+
 package launcher
 
 import (
@@ -69,16 +71,6 @@ func testServerTOML(t testing.TB, name, mode string, env ...string) string {
 	}
 	return fmt.Sprintf("[servers.%s]\ncommand = %s\nargs = [\"-test.run=^$\"]\nenv = { %s }\n\n",
 		name, tomlString(self(t)), strings.Join(vars, ", "))
-}
-
-func writeFile(t testing.TB, path, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // A testSession is a Session running in the background, stopped (and

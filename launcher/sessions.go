@@ -40,7 +40,7 @@ func RunningSessions() ([]Running, error) {
 			continue
 		}
 		wsDir := filepath.Join(dir, ws)
-		if checkPrivate(wsDir, os.Getuid()) != nil {
+		if checkPrivateDir(wsDir) != nil {
 			continue
 		}
 		if pid, running := Holder(wsDir); running {

@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/mcpgen/mcpgen/launcher/internal/testserver"
@@ -19,3 +20,13 @@ const (
 	waitLong  = testserver.WaitLong
 	waitQuiet = testserver.WaitQuiet
 )
+
+func writeFile(t testing.TB, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -93,6 +93,11 @@ type ContextOptions struct {
 	User        string // --user
 	Getenv      Lookup // the environment; nil: the process's
 	Cwd         string // the current directory; empty: the process's
+	// Project says that the context is written into a project's config,
+	// committed and used in other clones: ContextTemplate then writes
+	// WORKSPACE_DIR only when it is given as an absolute path, not one
+	// made absolute against this checkout (see ContextTemplate).
+	Project bool
 }
 
 // Context resolves the workspace context: WORKSPACE_ID from the options,
@@ -344,4 +349,17 @@ func (m *Manifest) ResolvePath(p string) string {
 		return p
 	}
 	return filepath.Join(m.Dir, p)
+}
+
+// NamesDir reports whether the manifest's workspace.dir, resolved for the
+// context o describes, is dir: whether the manifest itself chose it. The
+// files server serves / or a home directory only then, not when it comes
+// from where an agent happened to start.
+func (m *Manifest) NamesDir(o ContextOptions, dir string) bool {
+	if len(m.Workspace.Dir) == 0 {
+		return false
+	}
+	o.Dir = ""
+	c, err := m.Context(o)
+	return err == nil && filepath.Clean(c.WorkspaceDir) == filepath.Clean(dir)
 }

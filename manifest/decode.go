@@ -15,14 +15,21 @@ type decoder struct {
 	pos      positions
 	errs     Errors
 	warnings Errors
+	// varNames are the names of [workspace.vars], known before the
+	// servers are decoded: a server's context may name them.
+	varNames []string
 }
 
-func (d *decoder) errorAt(at Position, path []string, format string, args ...any) {
-	d.errs = append(d.errs, d.newError(at, path, format, args...))
+// errorAt records a problem and returns it, for the caller to add a
+// suggestion to.
+func (d *decoder) errorAt(at Position, path []string, format string, args ...any) *Error {
+	e := d.newError(at, path, format, args...)
+	d.errs = append(d.errs, e)
+	return e
 }
 
 func (d *decoder) newError(at Position, path []string, format string, args ...any) *Error {
-	e := &Error{File: d.file, Pos: at, Msg: fmt.Sprintf(format, args...)}
+	e := &Error{File: d.file, Pos: at, Path: dotted(path), Msg: fmt.Sprintf(format, args...)}
 	if len(path) >= 2 && path[0] == "servers" {
 		e.Server, e.Key = path[1], dotted(path[2:])
 	} else {
@@ -39,13 +46,13 @@ func (d *decoder) valueWarning(path []string, format string, args ...any) {
 }
 
 // keyError reports a problem with a key itself (unknown, not allowed here).
-func (d *decoder) keyError(path []string, format string, args ...any) {
-	d.errorAt(d.pos.key(path), path, format, args...)
+func (d *decoder) keyError(path []string, format string, args ...any) *Error {
+	return d.errorAt(d.pos.key(path), path, format, args...)
 }
 
 // valueError reports a problem with a key's value.
-func (d *decoder) valueError(path []string, format string, args ...any) {
-	d.errorAt(d.pos.value(path), path, format, args...)
+func (d *decoder) valueError(path []string, format string, args ...any) *Error {
+	return d.errorAt(d.pos.value(path), path, format, args...)
 }
 
 // name is how messages refer to the key at path: relative to its server.
@@ -126,7 +133,8 @@ func (d *decoder) strs(path []string, v any) ([]string, bool) {
 	a, ok := v.([]any)
 	if !ok {
 		if s, isStr := v.(string); isStr {
-			d.valueError(path, "%q must be an array of strings: write [%q]", name(path), s)
+			fix := tomlArray([]string{s})
+			d.valueError(path, "%q must be an array of strings: write %s", name(path), fix).Suggestion = fix
 		} else {
 			d.valueError(path, "%q must be an array of strings, not %s", name(path), describe(v))
 		}
@@ -152,18 +160,6 @@ func (d *decoder) template(path []string, s string) Template {
 	return t
 }
 
-func (d *decoder) templates(path []string, v any) []Template {
-	ss, ok := d.strs(path, v)
-	if !ok {
-		return nil
-	}
-	out := make([]Template, len(ss))
-	for i, s := range ss {
-		out[i] = d.template(child(path, indexKey(i)), s)
-	}
-	return out
-}
-
 // vars decodes a table of string templates, such as env or headers.
 func (d *decoder) vars(path []string, v any, valid *regexp.Regexp, what string) []Var {
 	t, ok := d.table(path, v)
@@ -179,12 +175,16 @@ func (d *decoder) vars(path []string, v any, valid *regexp.Regexp, what string) 
 		}
 		s, ok := t[k].(string)
 		if !ok {
-			hint := ""
+			fix := ""
 			switch x := t[k].(type) {
 			case int64, float64, bool:
-				hint = fmt.Sprintf(" (write \"%v\")", x)
+				fix = fmt.Sprintf("\"%v\"", x)
 			}
-			d.valueError(p, "%q must be a string, not %s%s", name(p), describe(t[k]), hint)
+			hint := ""
+			if fix != "" {
+				hint = " (write " + fix + ")"
+			}
+			d.valueError(p, "%q must be a string, not %s%s", name(p), describe(t[k]), hint).Suggestion = fix
 			continue
 		}
 		out = append(out, Var{Name: k, Value: d.template(p, s)})
@@ -196,7 +196,8 @@ func (d *decoder) duration(path []string, v any) time.Duration {
 	s, ok := v.(string)
 	if !ok {
 		if n, isInt := v.(int64); isInt {
-			d.valueError(path, "%q must be a duration such as \"%ds\"", name(path), n)
+			fix := fmt.Sprintf("\"%ds\"", n)
+			d.valueError(path, "%q must be a duration such as %s", name(path), fix).Suggestion = fix
 		} else {
 			d.valueError(path, "%q must be a duration such as \"30s\" or \"2m\", not %s", name(path), describe(v))
 		}
@@ -210,6 +211,168 @@ func (d *decoder) duration(path []string, v any) time.Duration {
 	return dur
 }
 
-func (d *decoder) unknownKey(path []string, known []string) {
-	d.keyError(path, "unknown key %q%s", path[len(path)-1], suggest(path[len(path)-1], known))
+func (d *decoder) unknownKey(path []string, known []string) *Error {
+	k := path[len(path)-1]
+	e := d.keyError(path, "unknown key %q%s", k, suggest(k, known))
+	e.Suggestion = closestOr(k, known)
+	return e
+}
+
+// decodeKeys decodes every key of the table t, written at path, into x
+// through table: a key that the table does not list is unknown. A key
+// without a decode function is the caller's.
+func decodeKeys[T any](d *decoder, table keyTable[T], path []string, t map[string]any, x T) {
+	for _, k := range d.sortedKeys(path, t) {
+		p := child(path, k)
+		spec, ok := table.find(k)
+		switch {
+		case !ok:
+			d.unknownKey(p, table.names())
+		case spec.decode != nil:
+			spec.decode(d, p, t[k], x)
+		}
+	}
+}
+
+// argvStrings decodes an argv: a command and its arguments, one element
+// each. Written as one string ("git status"), the suggestion splits it as
+// a shell would, or runs it through one when it uses what only a shell
+// does (a pipe, a redirection); command says that the first element is the
+// program (run, build), so that a shell is the fix.
+func (d *decoder) argvStrings(path []string, v any, command bool) ([]string, bool) {
+	if s, isStr := v.(string); isStr {
+		words, simple := splitCommand(s)
+		var msg, fix string
+		switch {
+		case !simple && command:
+			fix = tomlArray([]string{"sh", "-c", s})
+			msg = "%q must be an array of strings, run without a shell: to use one, write %s"
+		case len(words) > 1:
+			fix = tomlArray(words)
+			msg = "%q must be an array of strings, one per argument (no shell splits them): write %s"
+		default:
+			fix = tomlArray([]string{s})
+			msg = "%q must be an array of strings: write %s"
+		}
+		d.valueError(path, msg, name(path), fix).Suggestion = fix
+		return nil, false
+	}
+	return d.strs(path, v)
+}
+
+// argv decodes an argv whose elements may hold ${VAR}. nonEmpty: it names
+// a program, so it needs one.
+func (d *decoder) argv(path []string, v any, nonEmpty bool) []Template {
+	ss, ok := d.argvStrings(path, v, nonEmpty)
+	if !ok {
+		return nil
+	}
+	if nonEmpty && (len(ss) == 0 || strings.TrimSpace(ss[0]) == "") {
+		d.valueError(path, "%q is empty: give the command as an argv, e.g. [\"git\", \"status\"]", name(path))
+	}
+	out := make([]Template, len(ss))
+	for i, s := range ss {
+		out[i] = d.template(child(path, indexKey(i)), s)
+	}
+	return out
+}
+
+// command checks a server's command: one program, not a command line.
+func (d *decoder) command(path []string, s string) {
+	if strings.TrimSpace(s) == "" {
+		d.valueError(path, "\"command\" is empty: name the program to run")
+		return
+	}
+	if !strings.ContainsAny(s, " \t\n") {
+		return // the common case, and cheap: one word
+	}
+	words, _ := splitCommand(s)
+	if len(words) < 2 || strings.ContainsAny(words[0], `/\`) || strings.Contains(s, "${") {
+		return // a path may hold spaces
+	}
+	fix := fmt.Sprintf("command = %s, args = %s", tomlString(words[0]), tomlArray(words[1:]))
+	d.valueError(path, "\"command\" names one program, run without a shell, not a command line: write command = %s and put %s at the start of args", tomlString(words[0]), tomlArray(words[1:])).Suggestion = fix
+}
+
+// splitCommand splits a command line at blanks, as a shell splits a
+// simple one: with '...' and "..." quoting and \ escapes. simple is false
+// when the line uses what only a shell does: a pipe, a list, a
+// redirection, a substitution, a $VARIABLE or a glob outside quotes.
+func splitCommand(s string) (words []string, simple bool) {
+	simple = true
+	var cur strings.Builder
+	inWord := false
+	var quote rune
+	rs := []rune(s)
+	for i := 0; i < len(rs); i++ {
+		r := rs[i]
+		switch {
+		case quote != 0:
+			if r == quote {
+				quote = 0
+			} else if r == '\\' && quote == '"' && i+1 < len(rs) {
+				i++
+				cur.WriteRune(rs[i])
+			} else {
+				cur.WriteRune(r)
+			}
+		case r == '\'' || r == '"':
+			quote, inWord = r, true
+		case r == '\\' && i+1 < len(rs):
+			i++
+			cur.WriteRune(rs[i])
+			inWord = true
+		case r == ' ' || r == '\t' || r == '\n':
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		default:
+			if strings.ContainsRune("|&;<>`*?()", r) || r == '$' && (i+1 >= len(rs) || rs[i+1] != '{') {
+				simple = false
+			}
+			cur.WriteRune(r)
+			inWord = true
+		}
+	}
+	if quote != 0 {
+		simple = false
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	return words, simple
+}
+
+// tomlArray writes strings as a TOML array: ["git", "status"].
+func tomlArray(ss []string) string {
+	quoted := make([]string, len(ss))
+	for i, s := range ss {
+		quoted[i] = tomlString(s)
+	}
+	return "[" + strings.Join(quoted, ", ") + "]"
+}
+
+// tomlString writes s as a TOML basic string.
+func tomlString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\u%04X`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
 }

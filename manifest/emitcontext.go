@@ -23,6 +23,10 @@ type ContextTemplate struct {
 	// Vars holds every context variable: WORKSPACE_ID, WORKSPACE_DIR and
 	// USER_ID (with a workspace id), then [workspace.vars], in that order.
 	Vars []Var
+	// DirLeft says that WORKSPACE_DIR stays ${WORKSPACE_DIR} although the
+	// workspace id is written: in a project's config it would have named
+	// this checkout (ContextOptions.Project).
+	DirLeft bool
 }
 
 // Literal reports whether the context is written for one workspace
@@ -53,7 +57,7 @@ func (c *ContextTemplate) FromEnv() []Var {
 	}
 	var vars []Var
 	for _, v := range c.Vars {
-		if !v.Value.IsLiteral() {
+		if !v.Value.IsLiteral() && !(c.DirLeft && v.Name == VarWorkspaceDir) {
 			vars = append(vars, v)
 		}
 	}
@@ -115,6 +119,9 @@ func (m *Manifest) ContextTemplate(o ContextOptions) (*ContextTemplate, error) {
 		dir, err := m.dirTemplate(o, resolve)
 		if err != nil {
 			return nil, err
+		}
+		if o.Project && !m.absoluteDir(o) {
+			dir, c.DirLeft = Template{{Ref: VarWorkspaceDir}}, true
 		}
 		c.Vars = append(c.Vars, Var{VarWorkspaceDir, dir})
 		known[VarWorkspaceDir] = true
@@ -195,6 +202,21 @@ func (m *Manifest) dirTemplate(o ContextOptions, resolve func(Template, ...strin
 		dir = slices.Concat(Template{{Text: prefix + first.Text}}, dir[1:])
 	}
 	return dir, nil
+}
+
+// absoluteDir reports whether WORKSPACE_DIR is given as an absolute path,
+// which holds in every clone: --dir /srv/ws, a workspace.dir such as
+// "/srv/${WORKSPACE_ID}" or "${HOME}/ws". The current directory, and a
+// workspace.dir relative to the manifest, become this checkout's path.
+func (m *Manifest) absoluteDir(o ContextOptions) bool {
+	switch {
+	case o.Dir != "":
+		return filepath.IsAbs(o.Dir)
+	case len(m.Workspace.Dir) > 0:
+		first := m.Workspace.Dir[0]
+		return first.Ref != "" || filepath.IsAbs(first.Text)
+	}
+	return false
 }
 
 // IsAgentContext reports whether name is one of the three variables of

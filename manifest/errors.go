@@ -14,7 +14,14 @@ type Error struct {
 	Pos    Position
 	Server string // empty when the problem is not inside a server
 	Key    string // dotted key, relative to the server when Server is set
-	Msg    string
+	// Path is the key's full dotted path from the top of the manifest,
+	// such as servers.git.tools.log.run, for tools (validate --json).
+	Path string
+	Msg  string
+	// Suggestion is what to write instead, when there is one clear fix:
+	// a key's right name ("command"), a value (["git", "status"]). Msg
+	// says it too; tools read it here.
+	Suggestion string
 	// Warning marks something valid that is likely a mistake or a risk:
 	// the manifest loads, and Manifest.Warnings lists it.
 	Warning bool
@@ -26,11 +33,17 @@ func (e *Error) Error() string {
 	if e.Warning {
 		b.WriteString("warning: ")
 	}
-	if e.Server != "" {
-		fmt.Fprintf(&b, "server %q: ", e.Server)
-	}
-	b.WriteString(e.Msg)
+	b.WriteString(e.Message())
 	return b.String()
+}
+
+// Message is the problem without its place: what Error says after
+// "file:line:col: ".
+func (e *Error) Message() string {
+	if e.Server != "" {
+		return fmt.Sprintf("server %q: %s", e.Server, e.Msg)
+	}
+	return e.Msg
 }
 
 // Errors is every problem found in a manifest, in file order. Load reports
@@ -58,6 +71,12 @@ func suggest(word string, candidates []string) string {
 		return fmt.Sprintf(" (did you mean %q?)", c)
 	}
 	return ""
+}
+
+// closestOr returns the candidate that suggest would name, or "".
+func closestOr(word string, candidates []string) string {
+	c, _ := closest(word, candidates)
+	return c
 }
 
 // closest returns the candidate nearest to word when it is near enough to be

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strings"
 
 	"github.com/pelletier/go-toml/v2"
 )
@@ -29,7 +28,49 @@ func Load(path string) (*Manifest, error) {
 		return nil, err
 	}
 	m.Path = abs
+	m.canonical = abs
+	if dir, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
+		m.canonical = filepath.Join(dir, filepath.Base(abs))
+	}
 	return m, nil
+}
+
+// A NotFoundError says that Find found no manifest.
+type NotFoundError struct {
+	Name string // what was looked for: mcpgen.toml, or a relative path
+	Dir  string // where the search started
+}
+
+func (e *NotFoundError) Error() string {
+	return fmt.Sprintf("no %s in %s or above", e.Name, e.Dir)
+}
+
+// Find looks for the manifest name (a relative path, such as mcpgen.toml
+// or deploy/mcpgen.toml) in dir, then in each directory above it, as git
+// looks for .git, and returns the first it finds, or a *NotFoundError. An
+// absolute name is only checked. Agents start project servers in the
+// project's directory or below it, so the manifest that a committed
+// config names by a relative path is found from wherever they run. Like
+// GIT_CEILING_DIRECTORIES, ceilings are directories that the search does
+// not go up into: it stops below them.
+func Find(dir, name string, ceilings ...string) (string, error) {
+	if filepath.IsAbs(name) {
+		if _, err := os.Stat(name); err != nil {
+			return "", err
+		}
+		return name, nil
+	}
+	for d := filepath.Clean(dir); ; {
+		p := filepath.Join(d, name)
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+			return p, nil
+		}
+		up := filepath.Dir(d)
+		if up == d || slices.ContainsFunc(ceilings, func(c string) bool { return c != "" && filepath.Clean(c) == up }) {
+			return "", &NotFoundError{Name: name, Dir: dir}
+		}
+		d = up
+	}
 }
 
 // Parse decodes and validates manifest data; file names it in errors and dir
@@ -84,53 +125,17 @@ var (
 
 func (d *decoder) manifest(raw map[string]any) *Manifest {
 	m := &Manifest{Version: 1, Gateway: Gateway{Prefix: GatewayPrefixConflicts}}
-	var varNames []string
-	for _, k := range d.sortedKeys(nil, raw) {
-		p := []string{k}
-		switch k {
-		case "version":
-			switch n := raw[k].(type) {
-			case int64:
-				if n != 1 {
-					d.valueError(p, "unsupported version %v: this mcpgen reads version 1", n)
-				}
-			default:
-				d.valueError(p, "\"version\" must be the integer 1, not %s", describe(n))
-			}
-		case "name":
-			if s, ok := d.str(p, raw[k]); ok {
-				if !ownerName.MatchString(s) {
-					d.valueError(p, "\"name\" %q is not valid: use 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit", s)
-				}
-				m.Name = s
-			}
-		case "prefix":
-			if s, ok := d.str(p, raw[k]); ok {
-				if !prefixName.MatchString(s) {
-					d.valueError(p, "\"prefix\" %q is not valid: use 1 to 32 letters, digits, _ or -, such as \"acme-\"", s)
-				}
-				m.Prefix = s
-			}
-		case "session":
-			m.Session = d.session(p, raw[k])
-		case "gateway":
-			m.Gateway = d.gateway(p, raw[k])
-		case "workspace":
-			m.Workspace = d.workspace(p, raw[k])
-			for _, v := range m.Workspace.Vars {
-				varNames = append(varNames, v.Name)
-			}
-		case "servers":
-			// below, once the workspace variables are known
-		default:
-			d.unknownKey(p, topKeys)
-		}
+	decodeKeys(d, topKeys, nil, raw, m)
+	// The servers once the workspace variables are known: a server's
+	// context may name them.
+	for _, v := range m.Workspace.Vars {
+		d.varNames = append(d.varNames, v.Name)
 	}
 	if v, ok := raw["servers"]; ok {
 		p := []string{"servers"}
 		if t, ok := d.table(p, v); ok {
 			for _, n := range d.sortedKeys(p, t) {
-				if s := d.server(child(p, n), t[n], varNames); s != nil {
+				if s := d.server(child(p, n), t[n]); s != nil {
 					m.Servers = append(m.Servers, s)
 				}
 			}
@@ -138,87 +143,38 @@ func (d *decoder) manifest(raw map[string]any) *Manifest {
 	}
 	if m.Prefix != "" {
 		for _, s := range m.Servers {
-			if len(m.Prefix)+len(s.Name) > 64 {
-				d.keyError([]string{"servers", s.Name}, "with prefix %q the entry name %q is longer than 64 characters: shorten the name or the prefix", m.Prefix, m.Prefix+s.Name)
+			entry := m.Prefix + s.Name
+			switch {
+			case len(entry) > 64:
+				d.keyError([]string{"servers", s.Name}, "with prefix %q the entry name %q is longer than 64 characters: shorten the name or the prefix", m.Prefix, entry)
+			case slices.Contains(ReservedNames, entry):
+				d.keyError([]string{"servers", s.Name}, "with prefix %q the entry name is %q, which Claude Code reserves: choose another name or prefix", m.Prefix, entry)
 			}
 		}
 	}
 	return m
 }
 
-// topKeys are the keys of the manifest's top level.
-var topKeys = []string{"version", "name", "prefix", "workspace", "session", "gateway", "servers"}
-
 func (d *decoder) session(path []string, v any) Session {
 	var s Session
-	t, ok := d.table(path, v)
-	if !ok {
-		return s
-	}
-	for _, k := range d.sortedKeys(path, t) {
-		p := child(path, k)
-		switch k {
-		case "idle_exit":
-			s.IdleExit = d.duration(p, t[k])
-		default:
-			d.unknownKey(p, []string{"idle_exit"})
-		}
+	if t, ok := d.table(path, v); ok {
+		decodeKeys(d, sessionKeys, path, t, &s)
 	}
 	return s
 }
 
-var gatewayPrefixes = []string{GatewayPrefixConflicts, GatewayPrefixAlways}
-
 func (d *decoder) gateway(path []string, v any) Gateway {
 	g := Gateway{Prefix: GatewayPrefixConflicts}
-	t, ok := d.table(path, v)
-	if !ok {
-		return g
-	}
-	for _, k := range d.sortedKeys(path, t) {
-		p := child(path, k)
-		switch k {
-		case "prefix":
-			if s, ok := d.str(p, t[k]); ok {
-				if !slices.Contains(gatewayPrefixes, s) {
-					d.valueError(p, "unknown prefix mode %q%s; use %s", s, suggest(s, gatewayPrefixes), strings.Join(gatewayPrefixes, " or "))
-				}
-				g.Prefix = s
-			}
-		default:
-			d.unknownKey(p, []string{"prefix"})
-		}
+	if t, ok := d.table(path, v); ok {
+		decodeKeys(d, gatewayKeys, path, t, &g)
 	}
 	return g
 }
 
 func (d *decoder) workspace(path []string, v any) Workspace {
 	var w Workspace
-	t, ok := d.table(path, v)
-	if !ok {
-		return w
-	}
-	for _, k := range d.sortedKeys(path, t) {
-		p := child(path, k)
-		switch k {
-		case "dir":
-			if s, ok := d.str(p, t[k]); ok {
-				w.Dir = d.template(p, s)
-			}
-		case "user":
-			if s, ok := d.str(p, t[k]); ok {
-				w.User = d.template(p, s)
-			}
-		case "vars":
-			w.Vars = d.vars(p, t[k], varName, "variable name (letters, digits and _, not starting with a digit)")
-			for _, v := range w.Vars {
-				if v.Name == VarWorkspaceID || v.Name == VarWorkspaceDir || v.Name == VarUserID {
-					d.keyError(child(p, v.Name), "%q is set by mcpgen itself; choose another name", v.Name)
-				}
-			}
-		default:
-			d.unknownKey(p, []string{"dir", "user", "vars"})
-		}
+	if t, ok := d.table(path, v); ok {
+		decodeKeys(d, workspaceKeys, path, t, &w)
 	}
 	return w
 }

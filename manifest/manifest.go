@@ -75,6 +75,8 @@ type Manifest struct {
 	Warnings Errors
 
 	pos positions
+	// canonical is Path with the symlinks of its directory resolved.
+	canonical string
 }
 
 // Session is the [session] table: how a launcher of this manifest behaves.
@@ -108,11 +110,24 @@ func (m *Manifest) Server(name string) *Server {
 
 // OwnerID is the stable id that marks the entries this manifest writes into
 // configs that several manifests share: its name when it has one, else
-// its absolute path ("demo" for the embedded demo).
+// its canonical path ("demo" for the embedded demo).
 func (m *Manifest) OwnerID() string {
-	switch {
-	case m.Name != "":
+	if m.Name != "" {
 		return m.Name
+	}
+	return m.CanonicalPath()
+}
+
+// CanonicalPath is the manifest's path with the symlinks of its directory
+// resolved, so that one manifest has one path however it is reached (a
+// symlinked checkout, macOS's /tmp and /private/tmp); "demo" for the
+// embedded demo. The file's own name is kept: a manifest that is itself
+// a symlink, as a Kubernetes ConfigMap mounts it, keeps its id when the
+// link moves to a new version.
+func (m *Manifest) CanonicalPath() string {
+	switch {
+	case m.canonical != "":
+		return m.canonical
 	case m.Path != "":
 		return m.Path
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -172,6 +173,23 @@ timout = "1s"
 			`m.toml:3:12: server "f": "protect": patterns are relative to the manifest's directory and stay inside it`,
 			`m.toml:6:30: server "g": "allow_dash" applies to string arguments; "n" is an integer`,
 			`m.toml:9:1: server "c": "protect" is not allowed with "command"`}},
+		{"typo in kind key hides nothing", "[servers.git]\ncomand = \"git\"\nargs = \"status --short\"\ncwd = 1\nheaders = { A = \"b\" }\n", []string{
+			`m.toml:2:1: server "git": unknown key "comand" (did you mean "command"?)`,
+			`m.toml:3:8: server "git": "args" must be an array of strings, one per argument (no shell splits them): write ["status", "--short"]`,
+			`m.toml:4:7: server "git": "cwd" must be a string, not an integer`,
+			`m.toml:5:1: server "git": "headers" is not allowed with "command"`}},
+		{"no kind, keys of one kind", "[servers.x]\nargs = [\"a\"]\nenv = { A = 1 }\n", []string{
+			`m.toml:1:10: server "x": no kind: set one of "command" (a stdio process), "builtin", "tools" (declared tools) or "url" (remote); "args" suggests "command"`,
+			`m.toml:3:13: server "x": "env.A" must be a string, not an integer (write "1")`}},
+		{"a command line where an argv goes", "[servers.g.tools.st]\nrun = \"git status\"\n[servers.g.tools.lg]\nrun = \"git log | head -5\"\n[servers.g.tools.q]\nrun = \"grep 'a b' x\"\n[servers.b]\ncommand = \"a\"\nbuild = \"make\"\n", []string{
+			`m.toml:2:7: server "g": "tools.st.run" must be an array of strings, one per argument (no shell splits them): write ["git", "status"]`,
+			`m.toml:4:7: server "g": "tools.lg.run" must be an array of strings, run without a shell: to use one, write ["sh", "-c", "git log | head -5"]`,
+			`m.toml:6:7: server "g": "tools.q.run" must be an array of strings, one per argument (no shell splits them): write ["grep", "a b", "x"]`,
+			`m.toml:9:9: server "b": "build" must be an array of strings: write ["make"]`}},
+		{"a command line as the command", "[servers.m]\ncommand = \"npx -y @modelcontextprotocol/server-memory\"\n[servers.p]\ncommand = \"/opt/My Tools/bin/x\"\n", []string{
+			`m.toml:2:11: server "m": "command" names one program, run without a shell, not a command line: write command = "npx" and put ["-y", "@modelcontextprotocol/server-memory"] at the start of args`}},
+		{"prefix makes a reserved name", "prefix = \"work\"\n[servers.space]\ncommand = \"a\"\n", []string{
+			`m.toml:2:10: server "space": with prefix "work" the entry name is "workspace", which Claude Code reserves: choose another name or prefix`}},
 		{"watch glob", "[servers.x]\ncommand = \"a\"\nwatch = [\"../x\", \"a/[b\"]\n", []string{
 			`m.toml:3:10: server "x": "watch": patterns are relative to the manifest's directory and stay inside it`,
 			`m.toml:3:18: server "x": "watch": malformed pattern (use *, ?, [a-z] within a name and ** for any directories)`}},
@@ -271,8 +289,170 @@ func TestErrorFields(t *testing.T) {
 	if !errors.As(err, &errs) || len(errs) != 1 {
 		t.Fatalf("got %v", err)
 	}
-	if e := errs[0]; e.Server != "git" || e.Key != "env.A" || e.Pos != (Position{3, 13}) {
-		t.Errorf("got server %q key %q pos %v", e.Server, e.Key, e.Pos)
+	if e := errs[0]; e.Server != "git" || e.Key != "env.A" || e.Path != "servers.git.env.A" || e.Pos != (Position{3, 13}) || e.Suggestion != `"1"` {
+		t.Errorf("got server %q key %q path %q pos %v suggestion %q", e.Server, e.Key, e.Path, e.Pos, e.Suggestion)
+	}
+}
+
+// TestSuggestions checks the fix that tools read (validate --json), by
+// the manifest that needs it.
+func TestSuggestions(t *testing.T) {
+	tests := []struct {
+		in, path, want string
+	}{
+		{"[servers.git]\ncomand = \"git\"\n", "servers.git.comand", "command"},
+		{"[servers.g.tools.s]\nrun = \"git status\"\n", "servers.g.tools.s.run", `["git", "status"]`},
+		{"[servers.g.tools.s]\nrun = \"ls *.go\"\n", "servers.g.tools.s.run", `["sh", "-c", "ls *.go"]`},
+		{"[servers.x]\ncommand = \"a\"\nstartup_timeout = 30\n", "servers.x.startup_timeout", `"30s"`},
+		{"[servers.f]\nbuiltin = \"file\"\n", "servers.f.builtin", "files"},
+		{"[servers.x]\nargs = [\"a\"]\n", "servers.x", "command"},
+		{"verison = 1\n", "verison", "version"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			_, err := Parse([]byte(tt.in), "m.toml", "/")
+			var errs Errors
+			if !errors.As(err, &errs) {
+				t.Fatalf("got %v, want Errors", err)
+			}
+			for _, e := range errs {
+				if e.Path == tt.path {
+					if e.Suggestion != tt.want {
+						t.Errorf("suggestion at %s: got %q, want %q", tt.path, e.Suggestion, tt.want)
+					}
+					return
+				}
+			}
+			t.Errorf("no error at %s: got %v", tt.path, err)
+		})
+	}
+}
+
+func TestSplitCommand(t *testing.T) {
+	tests := []struct {
+		in     string
+		want   []string
+		simple bool
+	}{
+		{"git status", []string{"git", "status"}, true},
+		{`git log --format="%h %s"`, []string{"git", "log", "--format=%h %s"}, true},
+		{`echo 'a  b' c\ d`, []string{"echo", "a  b", "c d"}, true},
+		{"echo ${WORKSPACE_DIR}", []string{"echo", "${WORKSPACE_DIR}"}, true},
+		{"git log | head", []string{"git", "log", "|", "head"}, false},
+		{"echo $HOME", []string{"echo", "$HOME"}, false},
+		{"ls *.go", []string{"ls", "*.go"}, false},
+		{`echo "unterminated`, []string{"echo", "unterminated"}, false},
+		{"", nil, true},
+	}
+	for _, tt := range tests {
+		got, simple := splitCommand(tt.in)
+		if !slices.Equal(got, tt.want) || simple != tt.simple {
+			t.Errorf("splitCommand(%q): got %q, %v; want %q, %v", tt.in, got, simple, tt.want, tt.simple)
+		}
+	}
+}
+
+// TestFind finds the manifest as git finds .git: in the directory, else
+// in the nearest one above that holds it.
+func TestFind(t *testing.T) {
+	root := t.TempDir()
+	for _, f := range []string{"a/mcpgen.toml", "a/b/c/d/x", "a/deploy/tools.toml", "a/b/mcpgen.toml/x"} {
+		p := filepath.Join(root, f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		dir, name, want string
+	}{
+		{"a", "mcpgen.toml", "a/mcpgen.toml"},
+		{"a/b/c/d", "mcpgen.toml", "a/mcpgen.toml"}, // a/b/mcpgen.toml is a directory
+		{"a/b/c", "deploy/tools.toml", "a/deploy/tools.toml"},
+		{"a/deploy", "deploy/tools.toml", "a/deploy/tools.toml"},
+		{".", "mcpgen.toml", ""},
+	}
+	for _, tt := range tests {
+		got, err := Find(filepath.Join(root, tt.dir), tt.name)
+		switch {
+		case tt.want == "":
+			var nf *NotFoundError
+			if !errors.As(err, &nf) || nf.Error() != "no mcpgen.toml in "+root+" or above" {
+				t.Errorf("Find(%s, %s): got %q, %v; want a NotFoundError", tt.dir, tt.name, got, err)
+			}
+		case err != nil || got != filepath.Join(root, tt.want):
+			t.Errorf("Find(%s, %s): got %q, %v; want %s", tt.dir, tt.name, got, err, tt.want)
+		}
+	}
+	// A ceiling: the search does not go up into it.
+	if got, err := Find(filepath.Join(root, "a/b/c/d"), "mcpgen.toml", filepath.Join(root, "a")); err == nil {
+		t.Errorf("Find below the ceiling a: got %s, want a NotFoundError", got)
+	}
+	if got, err := Find(filepath.Join(root, "a/b/c/d"), "mcpgen.toml", root); err != nil || got != filepath.Join(root, "a/mcpgen.toml") {
+		t.Errorf("Find below the ceiling %s: got %q, %v; want a/mcpgen.toml", root, got, err)
+	}
+}
+
+// TestOwnerID: the name when there is one, else the path with the
+// symlinks of its directory resolved, but not the file's own link.
+func TestOwnerID(t *testing.T) {
+	root := t.TempDir()
+	real := filepath.Join(root, "real")
+	if err := os.MkdirAll(filepath.Join(real, "v2"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(real, "v2", "mcpgen.toml"), []byte("version = 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join("v2", "mcpgen.toml"), filepath.Join(real, "mcpgen.toml")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, filepath.Join(root, "link")); err != nil {
+		t.Fatal(err)
+	}
+	realRoot, err := filepath.EvalSymlinks(real)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{filepath.Join(real, "mcpgen.toml"), filepath.Join(root, "link", "mcpgen.toml")} {
+		m, err := Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := m.OwnerID(), filepath.Join(realRoot, "mcpgen.toml"); got != want {
+			t.Errorf("Load(%s).OwnerID(): got %s, want %s", path, got, want)
+		}
+	}
+	m, err := Parse([]byte("name = \"acme\"\n"), "m.toml", "/")
+	if err != nil || m.OwnerID() != "acme" {
+		t.Errorf("a named manifest: got %q, %v; want acme", m.OwnerID(), err)
+	}
+	if m, _ := Parse([]byte("version = 1\n"), "demo", "/"); m.OwnerID() != "demo" {
+		t.Errorf("the demo: got %q, want demo", m.OwnerID())
+	}
+}
+
+// TestNamesDir: only a workspace.dir of the manifest names a directory.
+func TestNamesDir(t *testing.T) {
+	tests := []struct {
+		manifest, dir string
+		want          bool
+	}{
+		{"[workspace]\ndir = \"/\"\n", "/", true},
+		{"[workspace]\ndir = \"/srv/${WORKSPACE_ID}\"\n", "/srv/ws", true},
+		{"[workspace]\ndir = \"/srv/${WORKSPACE_ID}\"\n", "/", false},
+		{"version = 1\n", "/", false},
+	}
+	for _, tt := range tests {
+		m, err := Parse([]byte(tt.manifest), "m.toml", "/m")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := m.NamesDir(ContextOptions{WorkspaceID: "ws", Dir: tt.dir, Cwd: "/"}, tt.dir); got != tt.want {
+			t.Errorf("%q names %s: got %v, want %v", tt.manifest, tt.dir, got, tt.want)
+		}
 	}
 }
 

@@ -9,18 +9,7 @@ import (
 	"strings"
 )
 
-// The keys a server table may hold, by kind.
-var (
-	kindKeys    = []string{"command", "builtin", "tools", "url"}
-	commonKeys  = []string{"description", "enabled", "providers", "env", "cwd", "startup_timeout", "tool_timeout", "context", "enabled_tools", "disabled_tools", "start", "idle_timeout", "memory_max", "cpu_max"}
-	stdioOnly   = []string{"env", "cwd", "context", "memory_max", "cpu_max"}
-	keysOfKind  = map[Kind][]string{KindCommand: {"command", "args", "build", "watch"}, KindBuiltin: {"builtin", "read_only", "protect"}, KindDeclared: {"tools"}, KindRemote: {"url", "headers", "bearer_token_env"}}
-	serverKeys  = slices.Concat(commonKeys, keysOfKind[KindCommand], keysOfKind[KindBuiltin], keysOfKind[KindDeclared], keysOfKind[KindRemote])
-	kindOfKey   = map[string]Kind{"command": KindCommand, "builtin": KindBuiltin, "tools": KindDeclared, "url": KindRemote}
-	builtinKeys = map[string][]string{"files": {"read_only", "protect"}}
-)
-
-func (d *decoder) server(path []string, v any, varNames []string) *Server {
+func (d *decoder) server(path []string, v any) *Server {
 	n := path[1]
 	switch {
 	case !serverName.MatchString(n):
@@ -38,149 +27,93 @@ func (d *decoder) server(path []string, v any, varNames []string) *Server {
 	keys := d.sortedKeys(path, t)
 
 	// The kind first: it decides which other keys are allowed.
-	var kindKey string
-	typo := false
+	kindKey, guessed := d.kind(path, t, keys)
+	if kindKey == "" {
+		return nil
+	}
+	kindSpec, _ := serverKeys.find(kindKey)
+	s.Kind = kindSpec.kinds[0]
+
 	for _, k := range keys {
-		if !slices.Contains(serverKeys, k) {
-			d.unknownKey(child(path, k), serverKeys)
-			if c, ok := closest(k, serverKeys); ok && slices.Contains(kindKeys, c) {
-				typo = true // "no kind" would only repeat this error
+		p := child(path, k)
+		spec, known := serverKeys.find(k)
+		if !known || spec.kind && k != kindKey {
+			continue // reported by kind
+		}
+		if !spec.allows(s.Kind) {
+			d.keyError(p, "%q is not allowed with %q", k, kindKey)
+			continue
+		}
+		spec.decode(d, p, t[k], s)
+	}
+	if _, set := t["protect"]; !set && s.Kind == KindBuiltin && s.Builtin == "files" {
+		s.Protect = slices.Clone(DefaultProtect)
+	}
+	d.checkServer(path, s, t)
+	if guessed {
+		// Checked as the kind it most likely is, so that one misspelled
+		// key does not hide the others' problems; not a server.
+		return nil
+	}
+	return s
+}
+
+// kind finds the key that makes the server's kind, reporting unknown keys
+// and a second kind. When there is none, it reports that and returns the
+// kind key the server most likely meant, guessed, so that the other keys
+// are still checked: the one a misspelled key stands for ("comand"), else
+// the one the keys of a single kind point to (args: command).
+func (d *decoder) kind(path []string, t map[string]any, keys []string) (kindKey string, guessed bool) {
+	typo := ""
+	for _, k := range keys {
+		spec, known := serverKeys.find(k)
+		if !known {
+			names := serverKeys.names()
+			d.unknownKey(child(path, k), names)
+			if c, ok := closest(k, names); ok && typo == "" {
+				if cs, _ := serverKeys.find(c); cs.kind {
+					typo = c
+				}
 			}
 			continue
 		}
-		kk, isKind := kindOfKey[k]
-		if !isKind {
+		if !spec.kind {
 			continue
 		}
 		if kindKey != "" {
 			d.keyError(child(path, k), "%q cannot be used with %q: a server is exactly one kind (command, builtin, tools or url)", k, kindKey)
 			continue
 		}
-		kindKey, s.Kind = k, kk
+		kindKey = k
 	}
-	if kindKey == "" {
-		if !typo {
-			d.keyError(path, "no kind: set one of \"command\" (a stdio process), \"builtin\", \"tools\" (declared tools) or \"url\" (remote)")
-		}
-		return nil
+	if kindKey != "" {
+		return kindKey, false
 	}
-
+	if typo != "" {
+		return typo, true // the unknown key's error says it
+	}
+	e := d.keyError(path, "no kind: set one of \"command\" (a stdio process), \"builtin\", \"tools\" (declared tools) or \"url\" (remote)")
 	for _, k := range keys {
-		p := child(path, k)
-		val := t[k]
-		if !slices.Contains(serverKeys, k) || k != kindKey && slices.Contains(kindKeys, k) {
-			continue // reported above
-		}
-		allowed := slices.Contains(keysOfKind[s.Kind], k) || slices.Contains(commonKeys, k) && !(s.Kind == KindRemote && slices.Contains(stdioOnly, k))
-		if !allowed {
-			d.keyError(p, "%q is not allowed with %q", k, kindKey)
-			continue
-		}
-		switch k {
-		case "description":
-			s.Description, _ = d.str(p, val)
-		case "enabled":
-			s.Enabled, _ = d.boolean(p, val)
-		case "providers":
-			s.Providers = d.providers(p, val)
-		case "env":
-			s.Env = d.vars(p, val, varName, "environment variable name (letters, digits and _, not starting with a digit)")
-		case "cwd":
-			if str, ok := d.str(p, val); ok {
-				s.Cwd = d.template(p, str)
-			}
-		case "startup_timeout":
-			s.StartupTimeout = d.duration(p, val)
-		case "tool_timeout":
-			s.ToolTimeout = d.duration(p, val)
-		case "context":
-			s.Context = d.contextSelect(p, val, varNames)
-		case "enabled_tools":
-			s.EnabledTools = d.toolNames(p, val)
-			if s.EnabledTools == nil {
-				s.EnabledTools = []string{}
-			}
-		case "disabled_tools":
-			s.DisabledTools = d.toolNames(p, val)
-		case "start":
-			if str, ok := d.str(p, val); ok {
-				switch str {
-				case "eager":
-				case "lazy":
-					s.Lazy = true
-				default:
-					d.valueError(p, "\"start\" must be \"eager\" or \"lazy\", not %q", str)
+		spec, known := serverKeys.find(k)
+		if known && len(spec.kinds) == 1 {
+			for _, ks := range serverKeys {
+				if ks.kind && ks.kinds[0] == spec.kinds[0] {
+					e.Msg += fmt.Sprintf("; %q suggests %q", k, ks.name)
+					e.Suggestion = ks.name
+					return ks.name, true
 				}
-			}
-		case "idle_timeout":
-			s.IdleTimeout = d.duration(p, val)
-		case "memory_max":
-			s.MemoryMax = d.memory(p, val)
-		case "cpu_max":
-			s.CPUMax = d.cpus(p, val)
-		case "protect":
-			s.Protect = d.globs(p, val)
-			if s.Protect == nil {
-				s.Protect = []string{}
-			}
-		case "command":
-			if str, ok := d.str(p, val); ok {
-				if strings.TrimSpace(str) == "" {
-					d.valueError(p, "\"command\" is empty: name the program to run")
-				}
-				s.Command = d.template(p, str)
-			}
-		case "args":
-			s.Args = d.templates(p, val)
-		case "build":
-			if argv, ok := d.strs(p, val); ok {
-				if len(argv) == 0 || argv[0] == "" {
-					d.valueError(p, "\"build\" is empty: give the build command as an argv, e.g. [\"go\", \"build\", \"-o\", \"bin/x\", \".\"]")
-				}
-				s.Build = argv
-			}
-		case "watch":
-			s.Watch = d.globs(p, val)
-		case "builtin":
-			if str, ok := d.str(p, val); ok {
-				if !slices.Contains(Builtins, str) {
-					d.valueError(p, "unknown builtin %q%s; mcpgen has: %s", str, suggest(str, Builtins), strings.Join(Builtins, ", "))
-				}
-				s.Builtin = str
-			}
-		case "read_only":
-			s.ReadOnly, _ = d.boolean(p, val)
-		case "tools":
-			s.Tools = d.tools(p, val)
-		case "url":
-			if str, ok := d.str(p, val); ok {
-				s.URL = d.template(p, str)
-				d.checkURL(p, s.URL)
-			}
-		case "headers":
-			s.Headers = d.vars(p, val, headerName, "HTTP header name")
-		case "bearer_token_env":
-			if str, ok := d.str(p, val); ok {
-				if !varName.MatchString(str) {
-					d.valueError(p, "\"bearer_token_env\" names the variable that holds the token, e.g. \"DOCS_TOKEN\"; %q is not a variable name", str)
-				}
-				s.BearerTokenEnv = str
 			}
 		}
 	}
-	if _, set := t["protect"]; !set && s.Kind == KindBuiltin && s.Builtin == "files" {
-		s.Protect = slices.Clone(DefaultProtect)
-	}
-	d.checkServer(path, s, t)
-	return s
+	return "", false
 }
 
 // checkServer applies the rules that involve more than one key.
 func (d *decoder) checkServer(path []string, s *Server, t map[string]any) {
 	if s.Kind == KindBuiltin && slices.Contains(Builtins, s.Builtin) {
-		for _, k := range keysOfKind[KindBuiltin][1:] {
-			if _, set := t[k]; set && !slices.Contains(builtinKeys[s.Builtin], k) {
-				d.keyError(child(path, k), "%q is not an option of builtin %q", k, s.Builtin)
+		for _, spec := range serverKeys {
+			if _, set := t[spec.name]; set && spec.builtin != "" && spec.builtin != s.Builtin {
+				d.keyError(child(path, spec.name), "%q is not an option of builtin %q", spec.name, s.Builtin)
 			}
 		}
 	}
@@ -196,7 +129,7 @@ func (d *decoder) checkServer(path []string, s *Server, t map[string]any) {
 			}
 			for i, n := range names {
 				if !slices.Contains(declared, n) {
-					d.valueError(child(child(path, key), indexKey(i)), "%q: the server declares no tool %q%s", key, n, suggest(n, declared))
+					d.valueError(child(child(path, key), indexKey(i)), "%q: the server declares no tool %q%s", key, n, suggest(n, declared)).Suggestion = closestOr(n, declared)
 				}
 			}
 		}
@@ -220,7 +153,7 @@ func (d *decoder) providers(path []string, v any) []string {
 	}
 	for i, p := range ps {
 		if !slices.Contains(Providers, p) {
-			d.valueError(child(path, indexKey(i)), "unknown provider %q%s; use %s", p, suggest(p, Providers), strings.Join(Providers, ", "))
+			d.valueError(child(path, indexKey(i)), "unknown provider %q%s; use %s", p, suggest(p, Providers), strings.Join(Providers, ", ")).Suggestion = closestOr(p, Providers)
 		}
 	}
 	return ps
@@ -240,7 +173,7 @@ func (d *decoder) contextSelect(path []string, v any, varNames []string) Context
 	for i, e := range names {
 		s, isStr := e.(string)
 		if !isStr || !slices.Contains(known, s) {
-			d.valueError(child(path, indexKey(i)), "%v is not a context variable%s; the context is %s", e, suggest(fmt.Sprint(e), known), strings.Join(known, ", "))
+			d.valueError(child(path, indexKey(i)), "%v is not a context variable%s; the context is %s", e, suggest(fmt.Sprint(e), known), strings.Join(known, ", ")).Suggestion = closestOr(fmt.Sprint(e), known)
 			continue
 		}
 		only = append(only, s)

@@ -33,25 +33,7 @@ func (d *decoder) tool(path []string, v any) *Tool {
 		return nil
 	}
 	tool := &Tool{Name: n, Pos: d.pos.key(path)}
-	known := []string{"description", "run", "args", "timeout"}
-	for _, k := range d.sortedKeys(path, t) {
-		p := child(path, k)
-		switch k {
-		case "description":
-			tool.Description, _ = d.str(p, t[k])
-		case "run":
-			tool.Run = d.templates(p, t[k])
-			if _, ok := t[k].([]any); ok && (len(tool.Run) == 0 || tool.Run[0].String() == "") {
-				d.valueError(p, "\"run\" is empty: give the command as an argv, e.g. [\"git\", \"status\"]")
-			}
-		case "args":
-			tool.Args = d.args(p, t[k])
-		case "timeout":
-			tool.Timeout = d.duration(p, t[k])
-		default:
-			d.unknownKey(p, known)
-		}
-	}
+	decodeKeys(d, toolKeys, path, t, tool)
 	if _, ok := t["run"]; !ok {
 		d.keyError(path, "tool %q has no \"run\": give the command to run as an argv", n)
 	}
@@ -87,8 +69,6 @@ func usesArg(run []Template, name string) bool {
 	return false
 }
 
-var argTypes = []string{TypeString, TypeInteger, TypeNumber, TypeBoolean}
-
 func (d *decoder) args(path []string, v any) []*Arg {
 	t, ok := d.table(path, v)
 	if !ok {
@@ -115,45 +95,20 @@ func (d *decoder) arg(path []string, v any) *Arg {
 	}
 	a := &Arg{Name: path[len(path)-1], Type: TypeString}
 	if tv, ok := t["type"]; ok {
-		if s, ok := d.str(child(path, "type"), tv); ok {
+		p := child(path, "type")
+		if s, ok := d.str(p, tv); ok {
 			if !slices.Contains(argTypes, s) {
-				d.valueError(child(path, "type"), "unknown type %q%s; use %s", s, suggest(s, argTypes), strings.Join(argTypes, ", "))
+				d.valueError(p, "unknown type %q%s; use %s", s, suggest(s, argTypes), strings.Join(argTypes, ", ")).Suggestion = closestOr(s, argTypes)
 				return nil
 			}
 			a.Type = s
 		}
 	}
+	decodeKeys(d, argKeys, path, t, a)
 	required, hasRequired := true, false
-	for _, k := range d.sortedKeys(path, t) {
-		p := child(path, k)
-		switch k {
-		case "type":
-		case "description":
-			a.Description, _ = d.str(p, t[k])
-		case "default":
-			a.Default, _ = d.argValue(p, a.Type, t[k])
-		case "required":
-			required, _ = d.boolean(p, t[k])
-			hasRequired = true
-		case "allow_dash":
-			a.AllowDash, _ = d.boolean(p, t[k])
-			if a.Type != TypeString {
-				d.keyError(p, "\"allow_dash\" applies to string arguments; %q is %s", a.Name, withArticle(a.Type))
-			}
-		case "enum":
-			vals, ok := t[k].([]any)
-			if !ok || len(vals) == 0 {
-				d.valueError(p, "\"enum\" must be a non-empty array of allowed values")
-				continue
-			}
-			for i, e := range vals {
-				if x, ok := d.argValue(child(p, indexKey(i)), a.Type, e); ok {
-					a.Enum = append(a.Enum, x)
-				}
-			}
-		default:
-			d.unknownKey(p, []string{"type", "description", "default", "required", "enum", "allow_dash"})
-		}
+	if rv, ok := t["required"]; ok {
+		required, _ = d.boolean(child(path, "required"), rv)
+		hasRequired = true
 	}
 	a.Required = required && a.Default == nil
 	if hasRequired && required && a.Default != nil {

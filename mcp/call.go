@@ -12,9 +12,10 @@ import (
 
 // This file holds our requests to the peer, and what else we send it.
 
-// ErrNotSent is wrapped by the error of a Go or a Call that the Conn refused
-// because it had ended: the request never reached the peer, so it may go to
-// another one (a proxy sends it to the server's next process).
+// ErrNotSent is wrapped by the error of a Go or a Call whose request never
+// reached the peer: the Conn had ended, had stopped sending (StopSending), or
+// the request's write failed. Such a request may go to another peer (a proxy
+// sends it to the server's next process).
 var ErrNotSent = errors.New("request not sent")
 
 // An AsyncCall is a request sent by Conn.Go. Its outcome, the raw result or
@@ -43,9 +44,11 @@ type AsyncCall struct {
 // the Conn. It may run before Go returns.
 //
 // Go fails, and nothing is delivered, when params cannot be marshalled,
-// when ctx is done, and when the Conn has ended: that error wraps ErrNotSent
-// and ErrClosed. When the write fails, the Conn ends, and the call gets that
-// error like every pending one.
+// when ctx is done, when the Conn has ended (that error wraps ErrNotSent and
+// ErrClosed), after StopSending, and when the request's own write fails: it
+// never reached the peer, so its error wraps ErrNotSent too, and the caller
+// may send it elsewhere (the Conn ends then, unless sending had stopped, and
+// the other pending calls get that error).
 func (c *Conn) Go(ctx context.Context, method string, params any, then func(result json.RawMessage, err error)) (*AsyncCall, error) {
 	raw, err := marshalParams(params)
 	if err != nil {
@@ -56,19 +59,39 @@ func (c *Conn) Go(ctx context.Context, method string, params any, then func(resu
 	}
 	a := &AsyncCall{conn: c, then: then, done: make(chan struct{})}
 	c.mu.Lock()
-	if c.err != nil {
+	if c.err != nil || c.unsent != nil {
 		err := c.err
+		if err == nil {
+			err = c.unsent
+		} else {
+			err = fmt.Errorf("%w: %w", ErrNotSent, err)
+		}
 		c.mu.Unlock()
-		return nil, fmt.Errorf("%s: %w: %w", method, ErrNotSent, err)
+		return nil, fmt.Errorf("%s: %w", method, err)
 	}
 	c.nextID++
 	a.id = Int64ID(c.nextID)
 	c.calls[a.id] = a
 	c.mu.Unlock()
 
-	// A failed write ends the Conn, which fails the call with every other
-	// pending one: its outcome is delivered, so Go returns it.
-	_ = c.write(&Message{ID: a.id, Method: method, Params: raw})
+	if werr := c.w.Write(&Message{ID: a.id, Method: method, Params: raw}); werr != nil {
+		// Take the call back before the Conn ends and fails the pending
+		// ones, unless the end got to it first: then it has its outcome.
+		c.mu.Lock()
+		mine := c.calls[a.id] == a
+		if mine {
+			delete(c.calls, a.id)
+		}
+		c.mu.Unlock()
+		err := c.writeFailed(werr)
+		if !mine {
+			return a, nil
+		}
+		if !errors.Is(err, ErrNotSent) {
+			err = fmt.Errorf("%w: %w", ErrNotSent, err)
+		}
+		return nil, fmt.Errorf("%s: %w", method, err)
+	}
 	return a, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -383,5 +384,113 @@ func (l *lineRecorder) next(t *testing.T) string {
 	case <-t.Context().Done():
 		t.Fatal("the client got nothing")
 		return ""
+	}
+}
+
+// A heldWriter holds each write until the test lets it go: to a writer
+// below, or failing with the error given.
+type heldWriter struct {
+	w       io.Writer
+	entered chan struct{}
+	release chan error
+}
+
+func newHeldWriter(w io.Writer) *heldWriter {
+	return &heldWriter{w: w, entered: make(chan struct{}, 1), release: make(chan error, 1)}
+}
+
+func (h *heldWriter) Write(p []byte) (int, error) {
+	h.entered <- struct{}{}
+	if err := <-h.release; err != nil {
+		return 0, err
+	}
+	return h.w.Write(p)
+}
+
+// TestConnStopSending plays a server being stopped by a proxy: it stops
+// sending, then closes the server's stdin. A call sent before still gets
+// its answer; nothing is written after, and a write cut short by the close
+// neither ends the Conn nor passes for sent.
+func TestConnStopSending(t *testing.T) {
+	checkGoroutines(t)
+	peer, r, w := newFakePeer(t)
+	held := newHeldWriter(w)
+	handled := make(chan string, 10)
+	c := startConn(t, r, held, ConnOptions{
+		Handler: HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+			handled <- req.Method
+			return nil, nil
+		}),
+		Inline: func(string) bool { return true }, // answered in order, on the read loop
+	})
+	col := newCollector()
+	held.release <- nil
+	sent := goCall(t, c, col, "tools/call", nil)
+	<-held.entered
+	peer.recv()
+
+	// A notification whose write is under way as sending stops, and the
+	// stdin closes under it.
+	notified := make(chan error, 1)
+	go func() { notified <- c.Notify(t.Context(), "notifications/progress", nil) }()
+	<-held.entered
+	c.StopSending(errors.New("the server is stopping"))
+	held.release <- os.ErrClosed
+	if err := <-notified; !errors.Is(err, ErrNotSent) || c.Err() != nil {
+		t.Errorf("a write cut short by the close: Notify = %v, Conn.Err = %v; want ErrNotSent, and the Conn still up", err, c.Err())
+	}
+
+	// Nothing is sent any more: a request is refused as not sent, with the
+	// cause; the peer's request is handled, its answer dropped.
+	_, err := c.Go(t.Context(), "tools/call", nil, func(json.RawMessage, error) { t.Error("a refused call delivered an outcome") })
+	if !errors.Is(err, ErrNotSent) || errors.Is(err, ErrClosed) || !strings.Contains(err.Error(), "the server is stopping") {
+		t.Errorf("Go after StopSending = %v, want ErrNotSent with the cause", err)
+	}
+	peer.send(`{"jsonrpc":"2.0","id":"s1","method":"ping"}`)
+	if m := <-handled; m != "ping" {
+		t.Errorf("handled %s, want ping", m)
+	}
+
+	// The call sent before is still answered.
+	peer.send(`{"jsonrpc":"2.0","id":` + sent.ID().String() + `,"result":{"ok":true}}`)
+	if id := col.wait(t); id != sent.ID() {
+		t.Fatalf("outcome for %s, want %s", id, sent.ID())
+	}
+	if got := col.outcomes(sent.ID()); len(got) != 1 || got[0].err != nil || got[0].result != `{"ok":true}` {
+		t.Errorf("the call sent before StopSending got %+v, want its result", got)
+	}
+	select {
+	case <-held.entered:
+		t.Error("the Conn wrote after StopSending")
+	default:
+	}
+}
+
+// TestConnGoWriteFails: a request whose own write fails never reached the
+// peer: Go says so (ErrNotSent, so that a proxy sends it elsewhere) and
+// delivers nothing, while the Conn ends and the calls pending fail.
+func TestConnGoWriteFails(t *testing.T) {
+	checkGoroutines(t)
+	peer, r, w := newFakePeer(t)
+	held := newHeldWriter(w)
+	ended := make(chan error, 1)
+	c := startConn(t, r, held, ConnOptions{OnEnd: func(err error) { ended <- err }})
+	col := newCollector()
+	held.release <- nil
+	pending := goCall(t, c, col, "tools/call", nil)
+	<-held.entered
+	peer.recv()
+
+	held.release <- errors.New("write |1: broken pipe")
+	_, err := c.Go(t.Context(), "tools/call", nil, func(json.RawMessage, error) { t.Error("a request never sent delivered an outcome") })
+	if !errors.Is(err, ErrNotSent) || !errors.Is(err, ErrClosed) {
+		t.Errorf("Go whose write fails = %v, want ErrNotSent and ErrClosed", err)
+	}
+	if err := <-ended; !errors.Is(err, ErrClosed) {
+		t.Errorf("OnEnd got %v, want ErrClosed", err)
+	}
+	col.wait(t)
+	if got := col.outcomes(pending.ID()); len(got) != 1 || !errors.Is(got[0].err, ErrClosed) || errors.Is(got[0].err, ErrNotSent) {
+		t.Errorf("the call pending got %+v, want ErrClosed once (it was sent)", got)
 	}
 }

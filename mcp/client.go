@@ -37,9 +37,11 @@ type ClientOptions struct {
 }
 
 // A Client is the client end of a connection to an MCP server, typically a
-// child process's stdout (r) and stdin (w).
+// child process's stdout (r) and stdin (w): mcpgen tools, the launcher's
+// handshake with its servers (over a Conn of its own, see ClientOn), and
+// the tests.
 //
-// The Client reads in a goroutine of its own, started by NewClient. It ends
+// A Client from NewClient reads in a goroutine of its own. It ends
 // when the server closes its output (the process exited), when reading
 // fails, when ctx is done, or after Close; Done is closed then, and Err says
 // why.
@@ -55,11 +57,38 @@ type Client struct {
 // writes to w. ctx bounds the life of the whole client, not of one call:
 // when it is done the client stops, as with Close.
 func NewClient(ctx context.Context, r io.Reader, w io.Writer, opts ClientOptions) *Client {
+	c := newClient(opts)
+	c.handler = opts.Handler
+	c.conn = NewConn(r, w, ConnOptions{
+		Handler:        HandlerFunc(c.handle),
+		Inline:         func(method string) bool { return method == "ping" },
+		OnNotification: opts.OnNotification,
+		Logger:         opts.Logger,
+	})
+	// The read loop belongs to the Client and ends as Done says; Err
+	// reports its outcome.
+	go func() { _ = c.conn.Run(ctx) }()
+	return c
+}
+
+// ClientOn returns a Client that makes its requests on conn, a Conn that
+// the caller configured and runs: the handshake and the typed calls of a
+// Client for a connection that carries more, such as a proxy's connection
+// to a server, on which it also forwards other peers' requests (Conn.Go).
+// Of opts, only Info, Capabilities and Timeout apply: conn's own options
+// answer the server's requests (ping included) and take its notifications.
+// Close closes conn.
+func ClientOn(conn *Conn, opts ClientOptions) *Client {
+	c := newClient(opts)
+	c.conn = conn
+	return c
+}
+
+func newClient(opts ClientOptions) *Client {
 	c := &Client{
 		info:    opts.Info,
 		caps:    opts.Capabilities,
 		timeout: opts.Timeout,
-		handler: opts.Handler,
 	}
 	if c.info.Name == "" {
 		c.info = Implementation{Name: "mcpgen", Version: "devel"}
@@ -70,15 +99,6 @@ func NewClient(ctx context.Context, r io.Reader, w io.Writer, opts ClientOptions
 	if c.timeout == 0 {
 		c.timeout = DefaultTimeout
 	}
-	c.conn = NewConn(r, w, ConnOptions{
-		Handler:        HandlerFunc(c.handle),
-		Inline:         func(method string) bool { return method == "ping" },
-		OnNotification: opts.OnNotification,
-		Logger:         opts.Logger,
-	})
-	// The read loop belongs to the Client and ends as Done says; Err
-	// reports its outcome.
-	go func() { _ = c.conn.Run(ctx) }()
 	return c
 }
 

@@ -108,6 +108,11 @@ type Conn struct {
 	cancelHandlers context.CancelFunc
 	ending         bool  // OnEnd has been called, or is being called
 	err            error // why no call can be answered any more; wraps ErrClosed
+	unsent         error // why nothing is sent any more (StopSending); wraps ErrNotSent
+
+	// sendStopped is set, under mu, when unsent is: writes check it
+	// without the lock.
+	sendStopped atomic.Bool
 
 	// slotFree wakes a read loop that waits for room (see admit): a
 	// request finished, or one that waited was cancelled.
@@ -399,15 +404,58 @@ func (c *Conn) notification(ctx context.Context, msg *Message) {
 	}
 }
 
-// write sends m. A write error means the peer is gone: calls fail from then on.
+// write sends m. A write error means the peer is gone: calls fail from then
+// on. After StopSending it writes nothing (see there).
 func (c *Conn) write(m *Message) error {
+	if c.sendStopped.Load() {
+		return c.Unsent()
+	}
 	if werr := c.w.Write(m); werr != nil {
-		err := fmt.Errorf("%w: write: %w", ErrClosed, werr)
-		c.fail(err)
-		if first := c.Err(); first != nil {
-			return first
-		}
-		return err // the end is being reported: OnEnd is running
+		return c.writeFailed(werr)
 	}
 	return nil
+}
+
+// writeFailed ends the Conn after a failed write, unless sending had
+// stopped: then the writer was closed on purpose, and the peer may still
+// answer what it read.
+func (c *Conn) writeFailed(werr error) error {
+	if unsent := c.Unsent(); unsent != nil {
+		return fmt.Errorf("%w (write: %w)", unsent, werr)
+	}
+	err := fmt.Errorf("%w: write: %w", ErrClosed, werr)
+	c.fail(err)
+	if first := c.Err(); first != nil {
+		return first
+	}
+	return err // the end is being reported: OnEnd is running
+}
+
+// StopSending makes the Conn send nothing more while it goes on reading: Go
+// and Call fail with an error that wraps ErrNotSent and cause; Notify, Send,
+// the notification of Cancel and the answers to the peer's requests are
+// dropped; the responses to calls already sent are still delivered. A proxy
+// calls it before it closes a server's stdin to stop the server, which may
+// still answer what it read: a write that races with that close fails
+// without ending the Conn, and a request whose write it cuts short is
+// refused as not sent, so that it can go to the server's next process. The
+// first cause wins.
+func (c *Conn) StopSending(cause error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.unsent == nil {
+		c.unsent = fmt.Errorf("%w: %w", ErrNotSent, cause)
+		c.sendStopped.Store(true)
+	}
+}
+
+// Unsent returns why the Conn sends nothing any more (an error wrapping
+// ErrNotSent), or nil while it sends; see StopSending.
+func (c *Conn) Unsent() error {
+	if !c.sendStopped.Load() {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.unsent
 }

@@ -197,13 +197,16 @@ const (
 	ReasonHandWritten = "written by hand"
 	// ReasonEdited: mcpgen wrote the server, and someone changed it since.
 	ReasonEdited = "edited by hand since mcpgen wrote it"
+	// ReasonOtherManifest: another manifest wrote the server (Conflict.Owner).
+	ReasonOtherManifest = "written by another manifest"
 )
 
 // Conflict is a server that a merge would have to overwrite or delete although a person
-// wrote or changed it.
+// wrote or changed it, or another manifest owns it.
 type Conflict struct {
 	Name   string
-	Reason string // ReasonHandWritten or ReasonEdited
+	Reason string // ReasonHandWritten, ReasonEdited or ReasonOtherManifest
+	Owner  string // with ReasonOtherManifest: the manifest that owns the server
 	Line   int    // where the server starts in the file; 0 if unknown
 }
 
@@ -216,6 +219,7 @@ type ConflictError struct {
 // Error lists the conflicts, each with its line, and says how to resolve them.
 func (e *ConflictError) Error() string {
 	var b strings.Builder
+	byHand, others := 0, 0
 	for i, c := range e.Conflicts {
 		if i > 0 {
 			b.WriteString("; ")
@@ -223,14 +227,55 @@ func (e *ConflictError) Error() string {
 		if c.Line > 0 {
 			fmt.Fprintf(&b, "%d: ", c.Line)
 		}
+		if c.Reason == ReasonOtherManifest {
+			fmt.Fprintf(&b, "server %q belongs to another manifest, %s", c.Name, c.Owner)
+			others++
+			continue
+		}
 		fmt.Fprintf(&b, "server %q was %s", c.Name, c.Reason)
+		byHand++
 	}
-	if len(e.Conflicts) == 1 {
+	const apart = `to keep both manifests' servers, set a prefix in this one (prefix = "acme-") or write its servers into the project's own config (--scope project)`
+	switch {
+	case others == 0 && byHand == 1:
 		b.WriteString(": to keep the change, copy it into the manifest or rename the server there; to discard it, re-run with --force")
-	} else {
+	case others == 0:
 		b.WriteString(": to keep the changes, copy them into the manifest or rename the servers there; to discard them, re-run with --force")
+	case byHand == 0:
+		b.WriteString(": " + apart + "; to take them over, re-run with --force")
+	default:
+		b.WriteString(": to keep the changes by hand, copy them into the manifest or rename the servers there; " + apart + "; to discard the changes and take the servers over, re-run with --force")
 	}
 	return b.String()
+}
+
+// Owned is an entry of a config that mcpgen wrote, and the manifest that
+// owns it: "" for an entry written by an mcpgen that recorded no owner.
+type Owned struct {
+	Name  string
+	Owner string
+}
+
+// Ownership decides how a merge treats the entries that mcpgen wrote: those
+// of the manifest merging (Owner, or one of its Aliases) it replaces and
+// removes; those of another manifest it keeps, and refuses to overwrite;
+// those written by an mcpgen that recorded no owner (legacy) it takes over
+// when the manifest has a server of that name, and keeps otherwise: it
+// cannot tell whose they are, and removing is what cannot be undone.
+type Ownership struct {
+	Owner   string
+	Aliases []string
+}
+
+// Mine reports whether an entry marked with owner belongs to the manifest.
+func (o Ownership) Mine(owner string) bool {
+	return owner == o.Owner || slices.Contains(o.Aliases, owner)
+}
+
+// Legacy reports whether an entry marked with owner was written without
+// one, by an older mcpgen, for a manifest that has an owner.
+func (o Ownership) Legacy(owner string) bool {
+	return owner == "" && !o.Mine(owner)
 }
 
 // CheckEntryName checks the name of an entry to merge: not empty, valid

@@ -12,6 +12,32 @@ import (
 	"github.com/mcpgen/mcpgen/manifest"
 )
 
+// Scope is where a config lives, which decides what its entries may name.
+type Scope int
+
+const (
+	// ScopeUser is a config of the user's that every project shares
+	// (~/.codex/config.toml, ~/.claude.json, Claude Desktop's): entries
+	// name the mcpgen binary and the manifest by absolute path, since
+	// agents start them from anywhere, and their names take the
+	// manifest's prefix, so that two projects' servers of one name can
+	// live side by side.
+	ScopeUser Scope = iota
+	// ScopeProject is a config committed with the project (.mcp.json,
+	// .codex/config.toml): it names no path of the checkout, so that it
+	// works in every clone. Entries run mcpgen from PATH, which finds the
+	// manifest from where the agent starts the server: agents start
+	// project servers in the project's directory or below it. Names stay
+	// as the manifest has them: one manifest writes the file, and a
+	// prefix would only rename the tools that the project's prompts and
+	// approvals know.
+	ScopeProject
+)
+
+// DefaultManifest is the manifest's name that mcpgen looks for when it is
+// given none.
+const DefaultManifest = "mcpgen.toml"
+
 // Options say how to prepare entries.
 type Options struct {
 	// Context is the workspace context as it may be written: literal for
@@ -25,6 +51,73 @@ type Options struct {
 	// Launcher makes stdio servers go through `mcpgen connect`, so that
 	// every agent of the workspace shares the launcher's processes.
 	Launcher bool
+	// Scope is where the config lives: ScopeUser (the zero value) or
+	// ScopeProject.
+	Scope Scope
+	// Root is, for a project config, the directory where agents that read
+	// it run: the file's own directory (the project's, for .codex/). The
+	// manifest is named relative to it.
+	Root string
+}
+
+// EntryName is the name of s's entry in the config: the manifest's prefix
+// and s's name in a user config, s's name in a project's.
+func (o Options) EntryName(m *manifest.Manifest, s *manifest.Server) string {
+	if o.Scope == ScopeUser {
+		return m.Prefix + s.Name
+	}
+	return s.Name
+}
+
+// ManifestFlags are the flags that make `mcpgen serve` and `connect`
+// started by the config read m: --manifest and its absolute path in a
+// user config; in a project's, nothing when m is the mcpgen.toml of the
+// root (found by walking up from where the agent runs), else its path
+// relative to the root, which mcpgen looks for from there and above too.
+// --demo for the embedded demo.
+func ManifestFlags(m *manifest.Manifest, o Options) []string {
+	if m.Path == "" || o.Scope == ScopeUser {
+		return m.Flags()
+	}
+	rel := relativeManifest(m, o)
+	if rel == DefaultManifest {
+		return nil
+	}
+	return []string{"--manifest", rel}
+}
+
+// relativeManifest is m's path relative to the project's root, with
+// forward slashes, which every OS reads.
+func relativeManifest(m *manifest.Manifest, o Options) string {
+	root := o.Root
+	if r, err := filepath.EvalSymlinks(root); err == nil {
+		root = r
+	}
+	rel, err := filepath.Rel(root, m.CanonicalPath())
+	if err != nil {
+		rel = filepath.Base(m.Path) // on another volume: found from the root or above, if at all
+	}
+	return filepath.ToSlash(rel)
+}
+
+// Owner returns the id that marks the entries m writes into the config, and
+// the other ids that mean m too. In a user config the id is m's name, else
+// its canonical path, and that path is an alias (it marked m's entries
+// before m had a name). A project's config names no path of the checkout:
+// the id is m's name, else its path relative to the root.
+func Owner(m *manifest.Manifest, o Options) (owner string, aliases []string) {
+	if o.Scope == ScopeUser || m.Path == "" {
+		owner = m.OwnerID()
+		if p := m.CanonicalPath(); p != owner {
+			aliases = append(aliases, p)
+		}
+		return owner, aliases
+	}
+	rel := relativeManifest(m, o)
+	if m.Name == "" {
+		return rel, nil
+	}
+	return m.Name, []string{rel}
 }
 
 // WithContext returns o with its Context set: the portable context of m
@@ -65,7 +158,15 @@ type Entry struct {
 	URL            manifest.Template
 	Headers        []manifest.Var
 	BearerTokenEnv string
+
+	inCheckout bool
 }
+
+// InCheckout reports whether a native entry names a path of the manifest's
+// directory (a relative command or cwd, made absolute against it), which a
+// project's config must not: such an entry goes through serve, which
+// resolves the path where the agent runs.
+func (e *Entry) InCheckout() bool { return e.inCheckout }
 
 // Native prepares s as written in the manifest, with the context applied.
 // The provider then decides whether it can express the result, and falls
@@ -83,7 +184,9 @@ func Native(m *manifest.Manifest, s *manifest.Server, o Options) *Entry {
 	}
 	e.Command = s.Command.Substitute(subst)
 	if p, ok := e.Command.Literal(); ok {
-		e.Command = literal(m.ResolvePath(p))
+		abs := m.ResolvePath(p)
+		e.inCheckout = abs != p
+		e.Command = literal(abs)
 	}
 	for _, a := range s.Args {
 		e.Args = append(e.Args, a.Substitute(subst))
@@ -92,6 +195,7 @@ func Native(m *manifest.Manifest, s *manifest.Server, o Options) *Entry {
 		e.Cwd = s.Cwd.Substitute(subst)
 		if dir, ok := e.Cwd.Literal(); ok && !filepath.IsAbs(dir) {
 			e.Cwd = literal(filepath.Join(m.Dir, dir))
+			e.inCheckout = true
 		}
 	}
 	e.Env = contextEnv(m, s, o, subst)
@@ -110,7 +214,7 @@ func Native(m *manifest.Manifest, s *manifest.Server, o Options) *Entry {
 // for serve to resolve itself. It names the secrets it needs.
 func Serve(m *manifest.Manifest, s *manifest.Server, o Options) *Entry {
 	e := &Entry{Server: s, Serve: true, Command: literal(o.Mcpgen)}
-	for _, a := range slices.Concat([]string{"serve"}, m.Flags(), []string{s.Name}) {
+	for _, a := range slices.Concat([]string{"serve"}, ManifestFlags(m, o), []string{s.Name}) {
 		e.Args = append(e.Args, literal(a))
 	}
 	for _, name := range []string{manifest.VarWorkspaceID, manifest.VarWorkspaceDir, manifest.VarUserID} {
@@ -154,7 +258,7 @@ func Connect(m *manifest.Manifest, s *manifest.Server, o Options) *Entry {
 			}
 		}
 	}
-	for _, a := range slices.Concat(args, m.Flags(), []string{s.Name}) {
+	for _, a := range slices.Concat(args, ManifestFlags(m, o), []string{s.Name}) {
 		e.Args = append(e.Args, literal(a))
 	}
 	e.Passthrough = slices.Clone(LauncherEnv)
@@ -240,4 +344,20 @@ func literal(s string) manifest.Template {
 
 func reference(name string) manifest.Template {
 	return manifest.Template{{Ref: name}}
+}
+
+// EmbedsAgentContext reports whether t holds WORKSPACE_ID, WORKSPACE_DIR or
+// USER_ID, left for the agent, inside a longer value and without a
+// default: "${WORKSPACE_DIR}/.memory.json". An agent that does not set the
+// variable would make that "/.memory.json", a path at the root of the file
+// system, so such a value goes through serve, which resolves the
+// variable's default (the manifest's workspace.dir, else the directory
+// where the agent runs).
+func EmbedsAgentContext(t manifest.Template) bool {
+	if len(t) < 2 {
+		return false
+	}
+	return slices.ContainsFunc(t, func(s manifest.Segment) bool {
+		return s.Ref != "" && !s.HasDefault && manifest.IsAgentContext(s.Ref)
+	})
 }

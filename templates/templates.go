@@ -34,6 +34,7 @@ type ScaffoldData struct {
 	Name       string // the server's name in the manifest
 	Dir        string // its directory, relative to the manifest
 	Module     string // its Go module path
+	Exe        string // the suffix of the built program's name: ".exe" for Windows
 	SDKVersion string
 	Entry      string // its manifest entry, for the README
 }

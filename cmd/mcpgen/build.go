@@ -63,7 +63,7 @@ type buildReport struct {
 }
 
 func (a *app) build(ctx context.Context, names []string, o buildOptions) error {
-	m, err := a.loadManifest(true)
+	m, err := a.loadManifest()
 	if err != nil {
 		return err
 	}

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -201,8 +200,8 @@ func (l *startedLauncher) exited() bool {
 	}
 }
 
-// startLauncher starts `mcpgen launch` detached from the agent: its own
-// session (no terminal signals), stdio to /dev/null, events in its log.
+// startLauncher starts `mcpgen launch` detached from the agent (see
+// startDetached): no stdin, its output and events in its logs.
 func (a *app) startLauncher(o connectOptions, m *manifest.Manifest) (*startedLauncher, error) {
 	self, err := os.Executable()
 	if err != nil {
@@ -227,10 +226,12 @@ func (a *app) startLauncher(o connectOptions, m *manifest.Manifest) (*startedLau
 		return nil, err
 	}
 	defer logf.Close()
-	cmd := exec.Command(self, args...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
+	cmd, err := startDetached(func() *exec.Cmd {
+		c := exec.Command(self, args...)
+		c.Stdout, c.Stderr = logf, logf
+		return c
+	})
+	if err != nil {
 		return nil, fmt.Errorf("starting a launcher: %w", err)
 	}
 	fmt.Fprintf(a.stderr, "mcpgen: started a launcher for workspace %q (pid %d; events in %s)\n", o.workspace, cmd.Process.Pid, logf.Name())
@@ -242,17 +243,4 @@ func (a *app) startLauncher(o connectOptions, m *manifest.Manifest) (*startedLau
 		close(l.done)
 	}()
 	return l, nil
-}
-
-// lockFile takes an exclusive lock on path, waiting for it.
-func lockFile(path string) (func(), error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() { f.Close() }, nil
 }

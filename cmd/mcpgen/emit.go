@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 
@@ -42,12 +41,25 @@ func (a *app) emitCommand() *cobra.Command {
 Claude Desktop.
 
 By default it prints them. With -o FILE or --write it merges them into the
-file: only the entries mcpgen wrote are replaced, servers that left the
-manifest are removed, everything else in the file is kept (in TOML, byte
-for byte, comments and Codex's own approval tables included). The write is
+file: only the entries of this manifest are replaced, its servers that left
+it are removed, everything else in the file is kept (in TOML, byte for
+byte, comments and Codex's own approval tables included). The write is
 atomic, the replaced content is kept in FILE.bak, and nothing is written
 when nothing changed. An entry written by hand under a manifest server's
-name, and a file whose mode makes it read-only, are errors unless --force.
+name, or owned by another manifest, and a file whose mode makes it
+read-only, are errors unless --force.
+
+Scopes. A user config (~/.codex/config.toml, ~/.claude.json, Claude
+Desktop's) holds the servers of every project: its entries name the mcpgen
+binary and the manifest by absolute path, and take the manifest's prefix;
+each one records the manifest that owns it (its name, else its path), so
+that several manifests share the file. A project's config (.mcp.json,
+.codex/config.toml), committed and cloned, names no path of the checkout:
+its entries run mcpgen from PATH, which finds the manifest from where the
+agent starts the server, as git finds .git. --write writes Codex's user
+config and Claude's project config unless --scope says otherwise; -o of a
+.mcp.json or a .codex/config.toml writes a project's config, of any other
+file a user config; printing writes a user config.
 
 Without --workspace the output is portable: WORKSPACE_ID, WORKSPACE_DIR and
 USER_ID are left for the agent's environment to provide. With --workspace
@@ -58,23 +70,27 @@ from it (USER_ID from $USER by default, workspace.user = "${GITHUB_TOKEN}",
 a [workspace.vars] value "${OPENAI_API_KEY}") stays a reference that the
 agent resolves, or goes through mcpgen serve or connect, which resolve it
 when the server starts; --dir and --user write theirs. Other ${VAR}s are
-secrets: they stay references in every mode.
+secrets: they stay references in every mode. In a project's config, a
+WORKSPACE_DIR that would be this checkout's path is left to serve.
 
 With --launcher, stdio servers run as mcpgen connect NAME: every agent of
 the workspace shares the processes of its launcher (mcpgen launch), which
-connect starts when none runs. The workspace is --workspace, or the
-agent's MCPGEN_WORKSPACE.
+connect starts when none runs. The workspace is --workspace, or else the
+agent's MCPGEN_WORKSPACE: run the agent under mcpgen launch --workspace ID
+-- AGENT, which sets it.
 
 --write targets:
   codex           $CODEX_HOME/config.toml (default ~/.codex/config.toml);
-                  --scope project: ./.codex/config.toml
-  claude          ./.mcp.json; --scope user: ~/.claude.json
+                  --scope project: the project's .codex/config.toml (in
+                  the manifest's directory)
+  claude          the project's .mcp.json; --scope user: ~/.claude.json
   claude-desktop  Claude Desktop's claude_desktop_config.json`,
 		Example: `  mcpgen emit --provider codex
   mcpgen emit --provider codex --workspace ws-42 --write
   mcpgen emit --provider codex --launcher            # agents share the launcher's servers
   mcpgen emit --provider claude -o .mcp.json
   mcpgen emit --provider claude --write --check      # in CI: exit 1 when .mcp.json is out of date
+  mcpgen emit --provider codex --write --scope project  # .codex/config.toml, committed with the project
   mcpgen emit --provider claude-desktop --workspace ws-42 --write --diff`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -88,11 +104,11 @@ agent's MCPGEN_WORKSPACE.
 	f.StringVar(&o.user, "user", "", "USER_ID (default: the manifest's workspace.user, else $USER)")
 	f.StringVarP(&o.output, "output", "o", "", "merge into `FILE` instead of printing")
 	f.BoolVar(&o.write, "write", false, "merge into the provider's own config file")
-	f.StringVar(&o.scope, "scope", "", "with --write: user or project (default: user for codex, project for claude)")
+	f.StringVar(&o.scope, "scope", "", "user (a config every project shares: absolute paths, prefixed names) or project (committed with the project: no path of the checkout); default: --write user for codex, project for claude; -o project for .mcp.json and .codex/config.toml; stdout user")
 	f.BoolVar(&o.check, "check", false, "write nothing; exit 1 with a diff when the file is out of date")
 	f.BoolVar(&o.diff, "diff", false, "write nothing; show what would change")
 	f.BoolVar(&o.force, "force", false, "replace entries written or edited by hand, and a read-only file (the old file is kept in FILE.bak)")
-	f.StringVar(&o.mcpgenPath, "mcpgen-path", "", "the mcpgen binary that entries run (default: this one)")
+	f.StringVar(&o.mcpgenPath, "mcpgen-path", "", "the mcpgen that entries run (default: this binary in a user config, mcpgen from PATH in a project's)")
 	f.BoolVar(&o.launcher, "launcher", false, "stdio servers go through mcpgen connect: every agent of the workspace shares the launcher's processes")
 	_ = cmd.MarkFlagRequired("provider")
 	_ = cmd.RegisterFlagCompletionFunc("provider", cobra.FixedCompletions(providerNames, cobra.ShellCompDirectiveNoFileComp))
@@ -106,24 +122,40 @@ func (a *app) emit(o emitOptions) error {
 	if err := o.checkFlags(); err != nil {
 		return err
 	}
-	m, err := a.loadManifest(true)
+	load := a.loadManifest
+	if o.output == "" && !o.write {
+		load = a.loadManifestOrDemo // printing writes nothing: the demo may show
+	}
+	m, err := load()
 	if err != nil {
 		return err
 	}
-	po := providers.Options{Mcpgen: a.mcpgenPath(o.mcpgenPath), Launcher: o.launcher}
+	place, err := o.placement(m)
+	if err != nil {
+		return err
+	}
+	po := providers.Options{Launcher: o.launcher, Scope: place.scope, Root: place.root}
+	if place.scope == providers.ScopeProject {
+		po.Mcpgen = a.mcpgenOnPath(o.mcpgenPath)
+	} else {
+		po.Mcpgen = a.mcpgenPath(o.mcpgenPath)
+	}
 	// The context as templates, not values: no value of mcpgen's
 	// environment is read, so none can be written (only the flags and the
 	// manifest's own text are).
-	po.Context, err = m.ContextTemplate(manifest.ContextOptions{WorkspaceID: o.workspace, Dir: o.dir, User: o.user})
+	po.Context, err = m.ContextTemplate(manifest.ContextOptions{WorkspaceID: o.workspace, Dir: o.dir, User: o.user, Project: place.scope == providers.ScopeProject})
 	if err != nil {
 		return err
 	}
 	a.noteFromEnv(po.Context)
-
-	target, private, err := o.target()
-	if err != nil {
-		return err
+	if po.Context.DirLeft {
+		fmt.Fprintf(a.stderr, "mcpgen: WORKSPACE_DIR is not written: in a project's config it would name this checkout; the agent's WORKSPACE_DIR, else mcpgen serve (the manifest's workspace.dir, else where the agent runs) gives it (pass --dir with an absolute path to write one)\n")
 	}
+	if o.launcher && o.workspace == "" {
+		fmt.Fprintf(a.stderr, "mcpgen: these entries run mcpgen connect without a workspace: run the agent under `mcpgen launch --workspace ID -- AGENT` (or with MCPGEN_WORKSPACE set), else connect fails; --workspace writes one\n")
+	}
+
+	target := place.target
 	var old []byte
 	if target != "" {
 		target, err = resolveLinks(target)
@@ -167,7 +199,7 @@ func (a *app) emit(o emitOptions) error {
 		}
 	}
 	mode := os.FileMode(0o644)
-	if private {
+	if place.private {
 		mode = 0o600
 	}
 	if bytes.HasPrefix(old, providers.UTF8BOM) && !bytes.HasPrefix(out, providers.UTF8BOM) {
@@ -182,15 +214,65 @@ func (a *app) emit(o emitOptions) error {
 		fmt.Fprintf(a.stderr, " (previous content in %s)", backup)
 	}
 	fmt.Fprintln(a.stderr)
-	if o.provider == codex.Name && o.scope == "project" {
-		// Codex keys projects by absolute path.
+	a.noteOthers(o.provider, out, m, po)
+	if o.provider == codex.Name && place.scope == providers.ScopeProject && o.write {
+		// Codex keys projects by absolute path, in the user's own config.
 		userConfig := "~/.codex/config.toml"
 		if dir := os.Getenv("CODEX_HOME"); dir != "" {
 			userConfig = filepath.Join(dir, "config.toml")
 		}
-		fmt.Fprintf(a.stderr, "note: Codex reads %s only in a trusted project: add [projects.%q] trust_level = \"trusted\" to %s\n", target, absPath(filepath.Dir(filepath.Dir(target))), userConfig)
+		fmt.Fprintf(a.stderr, "note: Codex reads %s only in a trusted project: add [projects.%q] trust_level = \"trusted\" to %s (in every clone: Codex trusts a project by its path)\n", target, codexProject(place.root), userConfig)
 	}
 	return nil
+}
+
+// noteOthers says what the merged file keeps that is not this manifest's:
+// the servers of other manifests (so that "wrote 1 server" is not read as
+// "the file holds 1 server"), and the entries of an older mcpgen that
+// recorded no owner, which only their own manifest can remove.
+func (a *app) noteOthers(provider string, out []byte, m *manifest.Manifest, po providers.Options) {
+	owners := claude.Owners
+	if provider == codex.Name {
+		owners = codex.Owners
+	}
+	owned, err := owners(out)
+	if err != nil {
+		return
+	}
+	own := providers.Ownership{}
+	own.Owner, own.Aliases = providers.Owner(m, po)
+	var others, legacy []string
+	for _, e := range owned {
+		switch {
+		case own.Mine(e.Owner):
+		case e.Owner == "":
+			legacy = append(legacy, e.Name)
+		default:
+			others = append(others, e.Name)
+		}
+	}
+	if len(others) > 0 {
+		fmt.Fprintf(a.stderr, "kept %d server%s of other manifests: %s\n", len(others), plural(len(others)), strings.Join(others, ", "))
+	}
+	if len(legacy) > 0 {
+		fmt.Fprintf(a.stderr, "note: kept %s, written by an mcpgen that recorded no owner: the manifest that has %s takes %s over when it emits; remove by hand what no manifest has\n", strings.Join(legacy, ", "), map[bool]string{true: "it", false: "them"}[len(legacy) == 1], map[bool]string{true: "it", false: "them"}[len(legacy) == 1])
+	}
+}
+
+// codexProject is the directory that Codex trusts for a project config
+// under root: the root of its git work tree, as Codex finds a project,
+// else root itself.
+func codexProject(root string) string {
+	for d := root; ; {
+		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		up := filepath.Dir(d)
+		if up == d {
+			return root
+		}
+		d = up
+	}
 }
 
 // noteFromEnv says which context variables emit --workspace leaves as
@@ -232,8 +314,6 @@ func (o *emitOptions) checkFlags() error {
 		return usageError("unknown provider %q: use %s", o.provider, strings.Join(providerNames, ", "))
 	case o.workspace == "" && (o.dir != "" || o.user != ""):
 		return usageError("--dir and --user set the context that --workspace writes: pass --workspace ID too")
-	case o.scope != "" && !o.write:
-		return usageError("--scope goes with --write")
 	case o.scope != "" && o.scope != "user" && o.scope != "project":
 		return usageError("unknown scope %q: use user or project", o.scope)
 	case o.scope != "" && o.provider == claude.Desktop:
@@ -258,7 +338,9 @@ func (a *app) render(m *manifest.Manifest, o emitOptions, po providers.Options, 
 		if err != nil {
 			return nil, 0, err
 		}
-		out, err := codex.Merge(old, entries, codex.MergeOptions{Force: o.force})
+		mo := codex.MergeOptions{Force: o.force}
+		mo.Owner, mo.Aliases = providers.Owner(m, po)
+		out, err := codex.Merge(old, entries, mo)
 		return out, len(entries), err
 	default:
 		entries, warnings, err := claude.Render(m, o.provider, po)
@@ -268,67 +350,156 @@ func (a *app) render(m *manifest.Manifest, o emitOptions, po providers.Options, 
 		if err != nil {
 			return nil, 0, err
 		}
-		out, err := claude.Merge(old, entries, claude.MergeOptions{Force: o.force})
+		mo := claude.MergeOptions{Force: o.force}
+		mo.Owner, mo.Aliases = providers.Owner(m, po)
+		out, err := claude.Merge(old, entries, mo)
 		return out, len(entries), err
 	}
 }
 
-// target returns the file to merge into ("" for stdout) and whether it is a
-// private file of the user's home, created with mode 0600.
-func (o *emitOptions) target() (path string, private bool, err error) {
-	if o.output != "" {
-		return o.output, false, nil
+// placement is where emit's output goes, and what it may name.
+type placement struct {
+	target  string // the file to merge into; "" for stdout
+	private bool   // a file of the user's home, created with mode 0600
+	scope   providers.Scope
+	root    string // for a project's config: where its agents run
+}
+
+// placement decides the file and its scope. --write goes to the provider's
+// own file for --scope, else the provider's usual scope (Codex: the user's
+// config, Claude Code: the project's .mcp.json); a project's file is in
+// the manifest's directory, where agents that read it run. -o FILE is a
+// project's config when it is where agents read one (.mcp.json,
+// .codex/config.toml) and not one of the user's own files, else a user
+// config; stdout is a user config; --scope says otherwise.
+func (o *emitOptions) placement(m *manifest.Manifest) (placement, error) {
+	var p placement
+	project := m.Dir
+	if project == "" {
+		project = "."
 	}
-	if !o.write {
-		return "", false, nil
+	switch {
+	case o.write:
+		scope := o.scope
+		if scope == "" {
+			scope = "user"
+			if o.provider == claude.Code {
+				scope = "project"
+			}
+		}
+		if scope == "project" {
+			p.scope, p.root = providers.ScopeProject, project
+			if o.provider == codex.Name {
+				p.target = filepath.Join(project, ".codex", "config.toml")
+			} else {
+				p.target = filepath.Join(project, ".mcp.json")
+			}
+			p.target = relToWd(p.target)
+			return p, nil
+		}
+		target, err := o.userConfig()
+		if err != nil {
+			return p, err
+		}
+		p.target, p.private = target, true
+		return p, nil
+	case o.output != "":
+		p.target = o.output
+		abs, err := filepath.Abs(o.output)
+		if err != nil {
+			return p, err
+		}
+		dir := filepath.Dir(abs)
+		codexDir := o.provider == codex.Name && filepath.Base(dir) == ".codex" && filepath.Base(abs) == "config.toml"
+		if codexDir {
+			dir = filepath.Dir(dir)
+		}
+		projectFile := codexDir || o.provider == claude.Code && filepath.Base(abs) == ".mcp.json"
+		if user, err := o.userConfig(); err == nil && sameFile(user, abs) {
+			projectFile = false // ~/.codex/config.toml with a manifest in ~
+		}
+		if o.scope == "project" || o.scope == "" && projectFile {
+			p.scope, p.root = providers.ScopeProject, dir
+		}
+		return p, nil
 	}
+	if o.scope == "project" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return p, err
+		}
+		p.scope, p.root = providers.ScopeProject, wd
+	}
+	return p, nil
+}
+
+// userConfig is the provider's config file in the user's home (or where
+// CODEX_HOME and CLAUDE_CONFIG_DIR move it).
+func (o *emitOptions) userConfig() (string, error) {
 	home, err := os.UserHomeDir()
-	if err != nil && !(o.provider != claude.Desktop && o.scope == "project") {
-		return "", false, fmt.Errorf("finding the home directory: %w (use -o FILE)", err)
+	if err != nil {
+		return "", fmt.Errorf("finding the home directory: %w (use -o FILE)", err)
 	}
 	switch o.provider {
 	case codex.Name:
-		if o.scope == "project" {
-			return filepath.Join(".codex", "config.toml"), false, nil
-		}
 		dir := os.Getenv("CODEX_HOME")
 		if dir == "" {
-			return filepath.Join(home, ".codex", "config.toml"), true, nil
+			return filepath.Join(home, ".codex", "config.toml"), nil
 		}
 		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-			return "", false, fmt.Errorf("CODEX_HOME=%s is not a directory: Codex requires it to exist; create it or unset CODEX_HOME", dir)
+			return "", fmt.Errorf("CODEX_HOME=%s is not a directory: Codex requires it to exist; create it or unset CODEX_HOME", dir)
 		}
-		return filepath.Join(dir, "config.toml"), true, nil
+		return filepath.Join(dir, "config.toml"), nil
 	case claude.Code:
-		if o.scope == "user" {
-			if dir := os.Getenv("CLAUDE_CONFIG_DIR"); dir != "" {
-				return filepath.Join(dir, ".claude.json"), true, nil
-			}
-			return filepath.Join(home, ".claude.json"), true, nil
+		if dir := os.Getenv("CLAUDE_CONFIG_DIR"); dir != "" {
+			return filepath.Join(dir, ".claude.json"), nil
 		}
-		return ".mcp.json", false, nil
+		return filepath.Join(home, ".claude.json"), nil
 	default:
-		return claudeDesktopConfig(home), true, nil
+		return hostDesktopConfig(home, os.Getenv), nil
 	}
 }
 
-// claudeDesktopConfig is where Claude Desktop keeps its config on this OS.
-func claudeDesktopConfig(home string) string {
-	switch runtime.GOOS {
-	case "darwin":
-		return filepath.Join(home, "Library", "Application Support", "Claude", "claude_desktop_config.json")
-	case "windows":
-		if appData := os.Getenv("APPDATA"); appData != "" {
-			return filepath.Join(appData, "Claude", "claude_desktop_config.json")
+// sameFile reports whether two paths name one file, symlinks resolved; a
+// file that does not exist yet is compared by its path.
+func sameFile(a, b string) bool {
+	canon := func(p string) string {
+		if abs, err := filepath.Abs(p); err == nil {
+			p = abs
 		}
-		return filepath.Join(home, "AppData", "Roaming", "Claude", "claude_desktop_config.json")
-	default:
-		dir := os.Getenv("XDG_CONFIG_HOME")
-		if dir == "" {
-			dir = filepath.Join(home, ".config")
+		if dir, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+			p = filepath.Join(dir, filepath.Base(p))
 		}
-		return filepath.Join(dir, "Claude", "claude_desktop_config.json")
+		return p
 	}
+	return canon(a) == canon(b)
+}
+
+// relToWd names path relative to the current directory when it is inside
+// it (".mcp.json"), as messages have always named it, else as it is.
+func relToWd(path string) string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return path
+	}
+	if rel, err := filepath.Rel(wd, path); err == nil && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return path
+}
+
+// mcpgenOnPath returns the program that the entries of a project's config
+// run: --mcpgen-path, else "mcpgen", which every machine finds on its PATH;
+// the path of this binary would hold only on this one. It says so when
+// there is no mcpgen on this PATH.
+func (a *app) mcpgenOnPath(flag string) string {
+	if flag != "" {
+		return flag
+	}
+	if _, err := exec.LookPath("mcpgen"); err != nil {
+		fmt.Fprintln(a.stderr, "mcpgen: a project's config runs mcpgen from PATH, and there is none on this one: install it (go install github.com/mcpgen/mcpgen/cmd/mcpgen@latest) where the agents run")
+	}
+	return "mcpgen"
 }
 
 // mcpgenPath returns the program that `mcpgen serve` entries run: --mcpgen-path,

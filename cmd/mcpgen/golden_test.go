@@ -30,7 +30,17 @@ var goldenCases = []struct {
 	{"codex-workspace-env.toml", []string{"--provider", "codex", "--workspace", "ws-42"}, ""},
 	{"claude-workspace-env.json", []string{"--provider", "claude", "--workspace", "ws-42"}, ""},
 	{"claude-desktop-workspace-env.json", []string{"--provider", "claude-desktop", "--workspace", "ws-42"}, ""},
+	// A project's config, emitted in a copy of the manifest's directory:
+	// no path of the checkout, mcpgen from PATH, the manifest found from
+	// where the agent runs, relative commands through mcpgen serve. The
+	// same bytes wherever the project is.
+	{"codex-project.toml", []string{"--provider", "codex", "--scope", "project"}, projectCase},
+	{"claude-project.json", []string{"--provider", "claude", "--scope", "project"}, projectCase},
 }
+
+// projectCase, as a golden case's existing file, runs emit in a copy of
+// testdata/golden (the project), without --manifest and --mcpgen-path.
+const projectCase = "(project)"
 
 // goldenDirToken stands for the absolute path of testdata/golden in golden
 // files, so that they do not depend on where the repository is.
@@ -49,13 +59,16 @@ func maskFingerprints(b []byte) []byte {
 
 // checkUpToDate runs the same emit with --check on a file holding what it
 // produced: it must find the file up to date.
-func checkUpToDate(t *testing.T, dir string, args []string, out []byte) {
+func checkUpToDate(t *testing.T, dir string, args []string, out []byte, project bool) {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "emitted")
+	if project {
+		file = filepath.Join(dir, "emitted") // dir is the project's copy
+	}
 	if err := os.WriteFile(file, out, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	args = append([]string{"emit", "--manifest", filepath.Join(dir, "mcpgen.toml"), "--mcpgen-path", "/usr/local/bin/mcpgen", "-o", file, "--check"}, args...)
+	args = append(append(goldenArgs(dir, project), "-o", file, "--check"), args...)
 	var o, e bytes.Buffer
 	if code := run(args, strings.NewReader(""), &o, &e); code != 0 {
 		t.Errorf("mcpgen %s: exit %d, want 0: emit does not recognise its own output\n%s%s", strings.Join(args, " "), code, o.String(), e.String())
@@ -70,10 +83,15 @@ func TestGolden(t *testing.T) {
 	t.Setenv("USER", "tester")
 	for _, tc := range goldenCases {
 		t.Run(tc.golden, func(t *testing.T) {
+			project := tc.existing == projectCase
 			raw, stderr := emitGolden(t, dir, tc.args, tc.existing)
-			checkUpToDate(t, dir, tc.args, raw)
+			if project {
+				checkUpToDate(t, projectCopy(t, dir), tc.args, raw, true)
+			} else {
+				checkUpToDate(t, dir, tc.args, raw, false)
+			}
 			got := bytes.ReplaceAll(raw, []byte(dir), []byte(goldenDirToken))
-			path := filepath.Join("testdata/golden/want", tc.golden)
+			path := filepath.Join(dir, "want", tc.golden) // absolute: a project case changes directory
 			if *update {
 				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 					t.Fatal(err)
@@ -94,13 +112,43 @@ func TestGolden(t *testing.T) {
 	}
 }
 
+// goldenArgs are the arguments of every golden emit: the golden manifest and
+// a fixed mcpgen, or, for a project, nothing but the working directory:
+// the manifest is the project's mcpgen.toml, and mcpgen the one on PATH.
+func goldenArgs(dir string, project bool) []string {
+	if project {
+		return []string{"emit"}
+	}
+	return []string{"emit", "--manifest", filepath.Join(dir, "mcpgen.toml"), "--mcpgen-path", "/usr/local/bin/mcpgen"}
+}
+
+// projectCopy copies the golden manifest into a new directory, the
+// project, and makes it the working directory for the rest of the test.
+func projectCopy(t *testing.T, dir string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "mcpgen.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	proj := t.TempDir()
+	if err := os.WriteFile(filepath.Join(proj, "mcpgen.toml"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(proj)
+	return proj
+}
+
 // emitGolden runs mcpgen emit for a golden case and returns the file it
 // produced (stdout, or the merged copy of existing).
 func emitGolden(t *testing.T, dir string, args []string, existing string) (out []byte, stderr string) {
 	t.Helper()
-	args = append([]string{"emit", "--manifest", filepath.Join(dir, "mcpgen.toml"), "--mcpgen-path", "/usr/local/bin/mcpgen"}, args...)
+	project := existing == projectCase
+	if project {
+		dir = projectCopy(t, dir)
+	}
+	args = append(goldenArgs(dir, project), args...)
 	var target string
-	if existing != "" {
+	if existing != "" && !project {
 		data, err := os.ReadFile(filepath.Join(dir, existing))
 		if err != nil {
 			t.Fatal(err)

@@ -8,8 +8,23 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpgen/mcpgen/manifest"
 	"github.com/mcpgen/mcpgen/templates"
 )
+
+// noteShadowed says when the new manifest hides another one above it:
+// commands find the nearest, as git finds the nearest .git.
+func (a *app) noteShadowed(path string) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return
+	}
+	above, err := manifest.Find(filepath.Dir(filepath.Dir(abs)), filepath.Base(abs), ceilings()...)
+	if err != nil {
+		return
+	}
+	fmt.Fprintf(a.stderr, "note: %s is above it: commands run in %s and below now read the new one\n", above, filepath.Dir(abs))
+}
 
 func (a *app) initCommand() *cobra.Command {
 	return &cobra.Command{
@@ -47,6 +62,7 @@ never overwrites an existing file.`,
 				return err
 			}
 			fmt.Fprintf(a.stderr, "wrote %s: check it with mcpgen validate, then mcpgen emit --provider codex|claude\n", path)
+			a.noteShadowed(path)
 			return nil
 		},
 	}

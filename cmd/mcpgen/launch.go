@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/mcpgen/mcpgen/internal/proc"
 	"github.com/mcpgen/mcpgen/launcher"
 	"github.com/mcpgen/mcpgen/manifest"
 )
@@ -101,7 +102,7 @@ func (a *app) launch(o launchOptions, agent []string) error {
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	signal.Notify(sigs, launchSignals...)
 	defer signal.Stop(sigs)
 
 	// An agent for a workspace that has a launcher runs with that one.
@@ -112,7 +113,7 @@ func (a *app) launch(o launchOptions, agent []string) error {
 	}
 	// Load once now, so that a bad manifest fails the command before
 	// anything starts; reloads read it again.
-	if _, err := a.loadManifest(true); err != nil {
+	if _, err := a.loadManifest(); err != nil {
 		return err
 	}
 	self, err := os.Executable()
@@ -243,7 +244,7 @@ func (a *app) launch(o launchOptions, agent []string) error {
 			stopNow("mcpgen stop", hurry)
 		case sig := <-sigs:
 			switch {
-			case sig == syscall.SIGHUP:
+			case isReloadSignal(sig):
 				session.Reload() // retries failed servers too
 			case agentProc != nil:
 				// The agent runs the terminal: Ctrl-C is the agent's to
@@ -294,7 +295,7 @@ func (a *app) attach(ctx context.Context, o launchOptions, agent []string, pid i
 		case r = <-settled:
 			waiting = false
 		case sig := <-sigs:
-			if sig != syscall.SIGHUP {
+			if !isReloadSignal(sig) {
 				cancel()
 				return fmt.Errorf("interrupted before %s started", agent[0])
 			}
@@ -316,12 +317,12 @@ func (a *app) attach(ctx context.Context, o launchOptions, agent []string, pid i
 		case status := <-done:
 			return exitCode(status)
 		case sig := <-sigs:
-			switch sig {
-			case syscall.SIGHUP:
+			switch {
+			case isReloadSignal(sig):
 				if _, err := launcher.RequestReload(ctx, o.workspace); err != nil {
 					fmt.Fprintf(a.stderr, "mcpgen: reload: %v\n", err)
 				}
-			case syscall.SIGTERM:
+			case sig == syscall.SIGTERM:
 				_ = proc.Signal(syscall.SIGTERM)
 			}
 			// Ctrl-C is the agent's, which got it from the terminal too.
@@ -364,7 +365,12 @@ func (a *app) startAgent(workspace string, st *launcher.Status, argv []string, d
 		manifest.VarWorkspaceDir+"="+st.Dir,
 		manifest.VarUserID+"="+st.User,
 	)
-	if err := cmd.Start(); err != nil {
+	// On Windows, an agent installed by npm is a batch file (codex.cmd).
+	err := proc.Prepare(cmd)
+	if err == nil {
+		err = cmd.Start()
+	}
+	if err != nil {
 		return nil, fmt.Errorf("starting %s: %w", argv[0], err)
 	}
 	go func() {
@@ -413,7 +419,7 @@ func (a *app) loadManifestQuiet() (*manifest.Manifest, error) {
 	stderr := a.stderr
 	a.stderr = io.Discard
 	defer func() { a.stderr = stderr }()
-	return a.loadManifest(true)
+	return a.loadManifest()
 }
 
 // isTerminal reports whether w is a terminal, which the live table needs.
@@ -447,7 +453,7 @@ func (t *liveTable) changed() {
 }
 
 // liveHint ends the table.
-const liveHint = "Ctrl-C (or mcpgen stop) stops the session; SIGHUP (or mcpgen reload) reloads the manifest."
+const liveHint = "Ctrl-C (or mcpgen stop) stops the session; " + reloadHint + " reloads the manifest."
 
 func (t *liveTable) loop() {
 	tick := time.NewTicker(time.Second) // uptimes move

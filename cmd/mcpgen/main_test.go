@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -54,6 +54,9 @@ func TestScripts(t *testing.T) {
 			env.Setenv("CLAUDE_CONFIG_DIR", "")
 			env.Setenv("XDG_CONFIG_HOME", "")
 			env.Setenv("USER", "tester")
+			// The search for mcpgen.toml stops at $WORK: a stray one in
+			// the temporary directory must not change what scripts see.
+			env.Setenv("MCPGEN_CEILING_DIRECTORIES", filepath.Dir(env.WorkDir))
 			// The go command, for mcpgen new and the servers that scripts
 			// build, uses the caches and proxy of the one running the
 			// tests: the home above is empty.
@@ -94,11 +97,11 @@ func cmdFileinfo(ts *testscript.TestScript, neg bool, args []string) {
 	for _, name := range args {
 		fi, err := os.Stat(ts.MkAbs(name))
 		ts.Check(err)
-		st, ok := fi.Sys().(*syscall.Stat_t)
+		ino, ok := inode(fi)
 		if !ok {
 			ts.Fatalf("fileinfo: no inode for %s on this system", name)
 		}
-		fmt.Fprintf(ts.Stdout(), "%s inode=%d size=%d mode=%v mtime=%s\n", name, st.Ino, fi.Size(), fi.Mode(), fi.ModTime().Format(time.RFC3339Nano))
+		fmt.Fprintf(ts.Stdout(), "%s inode=%d size=%d mode=%v mtime=%s\n", name, ino, fi.Size(), fi.Mode(), fi.ModTime().Format(time.RFC3339Nano))
 	}
 }
 

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -51,14 +50,11 @@ func (a *app) scaffold(ctx context.Context, name, module string) error {
 	if !newName.MatchString(name) || slices.Contains(manifest.ReservedNames, name) {
 		return usageError("%q cannot name a server and its directory: use letters, digits, _ and -, starting with a letter or digit, and not a name Claude Code reserves", name)
 	}
-	path := a.manifestPath
-	if path == "" {
-		path = defaultManifest
+	_, path, err := a.findManifest() // named as from here
+	if err != nil {
+		return fmt.Errorf("%v (mcpgen new adds %q to a manifest)", err, name)
 	}
 	m, err := manifest.Load(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("no manifest at %s to add %q to: run mcpgen init first", path, name)
-	}
 	if err != nil {
 		return err
 	}
@@ -72,7 +68,7 @@ func (a *app) scaffold(ctx context.Context, name, module string) error {
 	if module == "" {
 		module = name
 	}
-	data := templates.ScaffoldData{Name: name, Dir: name, Module: module}
+	data := templates.ScaffoldData{Name: name, Dir: name, Module: module, Exe: exeSuffix}
 	files, err := templates.Scaffold(data)
 	if err != nil {
 		return err

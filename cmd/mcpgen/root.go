@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpgen/mcpgen/manifest"
+	"github.com/mcpgen/mcpgen/providers"
 	"github.com/mcpgen/mcpgen/templates"
 )
 
@@ -151,8 +152,11 @@ func (a *app) rootCommand() *cobra.Command {
   - launches them for a workspace, supervised, reloaded when the manifest
     changes, and shared by every agent of the workspace.
 
-Without mcpgen.toml (and without --manifest), commands that can use the
-embedded demo manifest, and say so.`,
+Every command reads the nearest mcpgen.toml: in the current directory, or
+in the nearest one above it that holds one, as git finds .git (--manifest
+names another). Where there is none, they fail, except emit printing to
+stdout, which shows the embedded demo manifest's servers and says so
+(--demo uses the demo anywhere).`,
 		Example: `  mcpgen init
   mcpgen emit --provider codex --workspace demo
   mcpgen emit --provider claude -o .mcp.json`,
@@ -165,12 +169,13 @@ embedded demo manifest, and say so.`,
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
 	root.SetFlagErrorFunc(flagError)
-	root.PersistentFlags().StringVarP(&a.manifestPath, "manifest", "m", "", "the manifest (default ./mcpgen.toml)")
+	root.PersistentFlags().StringVarP(&a.manifestPath, "manifest", "m", "", "the manifest (default: the nearest mcpgen.toml, here or above); a relative path is looked for here, then above")
 	root.PersistentFlags().BoolVar(&a.demo, "demo", false, "use the embedded demo manifest")
 	root.MarkFlagsMutuallyExclusive("manifest", "demo")
 	root.AddCommand(
 		a.initCommand(),
 		a.validateCommand(),
+		a.schemaCommand(),
 		a.emitCommand(),
 		a.serveCommand(),
 		a.buildCommand(),
@@ -190,30 +195,85 @@ embedded demo manifest, and say so.`,
 }
 
 // defaultManifest is the manifest commands read when --manifest is not given.
-const defaultManifest = "mcpgen.toml"
+const defaultManifest = providers.DefaultManifest
 
-// loadManifest reads --manifest, else ./mcpgen.toml, else, when the command
-// can work on it, the embedded demo manifest, which it says on stderr.
-func (a *app) loadManifest(demoOK bool) (*manifest.Manifest, error) {
-	path := a.manifestPath
+// findManifest returns the manifest's path: --manifest, else mcpgen.toml,
+// a relative one looked for in the current directory and then in each
+// directory above it, as git looks for .git. Agents start the servers of a
+// project's config (mcpgen serve, connect) in the project's directory or
+// below it, and the config names the manifest relative to the project, so
+// that it works in every clone. file is how messages name the manifest:
+// as given, or relative to the current directory when it was found above.
+func (a *app) findManifest() (path, file string, err error) {
+	name := a.manifestPath
+	if name == "" {
+		name = defaultManifest
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", "", err
+	}
+	path, err = manifest.Find(wd, name, ceilings()...)
+	var nf *manifest.NotFoundError
+	switch {
+	case errors.As(err, &nf) && a.manifestPath == "":
+		return "", "", fmt.Errorf("%v: run `mcpgen init`, or pass --demo", err)
+	case errors.As(err, &nf):
+		return "", "", fmt.Errorf("%v: check the path, or run mcpgen init --manifest %s", err, name)
+	case errors.Is(err, os.ErrNotExist):
+		return "", "", fmt.Errorf("manifest %s does not exist: check the path, or run mcpgen init --manifest %s", name, name)
+	case err != nil:
+		return "", "", err
+	}
+	file = name
+	if !filepath.IsAbs(name) && filepath.Dir(path) != filepath.Dir(filepath.Join(wd, name)) {
+		if rel, err := filepath.Rel(wd, path); err == nil {
+			file = rel
+		}
+	}
+	return path, file, nil
+}
+
+// ceilings are the directories that the search for the manifest does not
+// go up into: $MCPGEN_CEILING_DIRECTORIES, a list like $PATH, as git's
+// GIT_CEILING_DIRECTORIES (for a slow network mount, or a test that must
+// not find a stray manifest above it).
+func ceilings() []string {
+	return filepath.SplitList(os.Getenv("MCPGEN_CEILING_DIRECTORIES"))
+}
+
+// loadManifest reads the manifest that findManifest finds, or the embedded
+// demo with --demo. Without one it fails: a command that runs or writes
+// something must not do it for a demo the user did not ask for.
+func (a *app) loadManifest() (*manifest.Manifest, error) {
 	if a.demo {
 		return a.loadDemo()
 	}
-	if path == "" {
-		path = defaultManifest
-		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-			if demoOK {
-				fmt.Fprintf(a.stderr, "mcpgen: no %s here: using the %s (mcpgen init writes a starter)\n", defaultManifest, templates.DemoName)
-				return a.loadDemo()
-			}
-			return nil, fmt.Errorf("no %s in this directory: run mcpgen init, or pass --manifest PATH", defaultManifest)
+	_, file, err := a.findManifest()
+	if err != nil {
+		return nil, err
+	}
+	// Messages name it as the user would: relative to here.
+	return manifest.Load(file)
+}
+
+// loadManifestOrDemo is loadManifest, but where there is no mcpgen.toml and
+// no --manifest, it reads the embedded demo and says so on stderr: for
+// emit printing to stdout, the README's first command, which writes
+// nothing.
+func (a *app) loadManifestOrDemo() (*manifest.Manifest, error) {
+	if !a.demo && a.manifestPath == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, err
+		}
+		var nf *manifest.NotFoundError
+		if _, err := manifest.Find(wd, defaultManifest, ceilings()...); errors.As(err, &nf) {
+			fmt.Fprintf(a.stderr, "mcpgen: %v: showing the %s (mcpgen init writes a starter; commands that write or run fail without one)\n", err, templates.DemoName)
+			return a.loadDemo()
 		}
 	}
-	m, err := manifest.Load(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("manifest %s does not exist: check the path, or run mcpgen init --manifest %s", path, path)
-	}
-	return m, err
+	return a.loadManifest()
 }
 
 func (a *app) loadDemo() (*manifest.Manifest, error) {

@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
-	"slices"
 	"strings"
 	"syscall"
 
@@ -24,13 +22,23 @@ func (a *app) serveCommand() *cobra.Command {
 		Use:   "serve NAME",
 		Short: "Run one server of the manifest as a standalone stdio MCP server",
 		Long: `Serve runs the manifest's server NAME on stdin and stdout: what emitted
-configs and the launcher start. The workspace context comes from the
-environment (WORKSPACE_ID, WORKSPACE_DIR, USER_ID), with the manifest's
-defaults for what is missing.
+configs and the launcher start. The manifest is the nearest mcpgen.toml
+from the current directory up, or --manifest (a relative path is looked
+for from the current directory up too): the configs of a project name no
+path of its checkout, and agents start their servers in the project's
+directory or below it. The workspace context comes from the environment
+(WORKSPACE_ID, WORKSPACE_DIR, USER_ID), with the manifest's defaults for
+what is missing or empty.
+
+The files server refuses to serve the root of the file system or your
+home directory (an agent started there without WORKSPACE_DIR) unless the
+manifest's workspace.dir names it.
 
 Built-in and declared servers run inside mcpgen. A command server has its
 ${VAR}s resolved and then replaces this process (exec), so nothing stays
-between the agent and the server.`,
+between the agent and the server; on Windows, which has no exec, it runs
+as a child on the same stdin and stdout, is killed with mcpgen, and mcpgen
+exits with its status.`,
 		Example: `  mcpgen serve files
   WORKSPACE_ID=ws-42 mcpgen serve --manifest /srv/mcpgen.toml git`,
 		Args:              cobra.ExactArgs(1),
@@ -43,7 +51,7 @@ between the agent and the server.`,
 
 // completeServers completes the names of the manifest's servers.
 func (a *app) completeServers(_ *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
-	m, err := a.loadManifest(false)
+	m, err := a.loadManifest()
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
@@ -78,7 +86,7 @@ func envContext(m *manifest.Manifest) (*manifest.Context, error) {
 }
 
 func (a *app) serve(name string) error {
-	m, err := a.loadManifest(true)
+	m, err := a.loadManifest()
 	if err != nil {
 		return err
 	}
@@ -104,7 +112,10 @@ func (a *app) serve(name string) error {
 	var srv *mcp.Server
 	switch s.Kind {
 	case manifest.KindBuiltin:
-		srv, err = files.New(files.Options{Root: c.WorkspaceDir, ReadOnly: s.ReadOnly, Protect: s.Protect, Version: versionString()})
+		// / and the home directory only when the manifest names them, not
+		// when an agent started there without a WORKSPACE_DIR.
+		broad := m.NamesDir(manifest.ContextOptions{WorkspaceID: c.WorkspaceID, User: c.UserID}, c.WorkspaceDir)
+		srv, err = files.New(files.Options{Root: c.WorkspaceDir, ReadOnly: s.ReadOnly, Protect: s.Protect, Version: versionString(), BroadRoot: broad})
 	case manifest.KindDeclared:
 		dir, derr := m.WorkDir(s, c, nil)
 		if derr != nil {
@@ -125,49 +136,4 @@ func (a *app) serve(name string) error {
 		return err
 	}
 	return nil
-}
-
-// execServer replaces mcpgen with a command server, its manifest resolved:
-// the agent talks to the server itself, and no mcpgen process stays behind.
-func execServer(m *manifest.Manifest, s *manifest.Server, c *manifest.Context) error {
-	base := os.Environ()
-	p, err := m.Process(s, c, manifest.EnvLookup(base))
-	if err != nil {
-		return err
-	}
-	env, err := m.ProcessEnv(s, c, base)
-	if err != nil {
-		return err
-	}
-	path, err := lookPathIn(p.Path, env)
-	if err != nil {
-		return fmt.Errorf("server %q: %w", s.Name, err)
-	}
-	if err := os.Chdir(p.Dir); err != nil {
-		return fmt.Errorf("server %q: working directory: %w", s.Name, err)
-	}
-	err = syscall.Exec(path, append([]string{p.Path}, p.Args...), env)
-	return fmt.Errorf("server %q: exec %s: %w", s.Name, path, err)
-}
-
-// lookPathIn finds a program the way the server's own environment would:
-// with its PATH, which the manifest may have changed.
-func lookPathIn(file string, env []string) (string, error) {
-	if strings.Contains(file, "/") {
-		return exec.LookPath(file)
-	}
-	for _, kv := range slices.Backward(env) {
-		if path, ok := strings.CutPrefix(kv, "PATH="); ok {
-			for _, dir := range strings.Split(path, ":") {
-				if dir == "" {
-					dir = "."
-				}
-				if p, err := exec.LookPath(dir + "/" + file); err == nil {
-					return p, nil
-				}
-			}
-			return "", fmt.Errorf("command %q not found on PATH (%s)", file, path)
-		}
-	}
-	return exec.LookPath(file)
 }

@@ -38,7 +38,7 @@ const followPoll = 200 * time.Millisecond
 // appended, reopening the file when it is rotated (replaced or truncated),
 // until SIGINT or SIGTERM.
 func tailFile(ctx context.Context, w io.Writer, path string, follow bool) error {
-	f, err := os.Open(path)
+	f, err := openLog(path)
 	if err != nil {
 		return err
 	}
@@ -60,7 +60,7 @@ func tailFile(ctx context.Context, w io.Writer, path string, follow bool) error 
 			return err
 		}
 		if rotated(f, path) {
-			nf, err := os.Open(path)
+			nf, err := openLog(path)
 			if errors.Is(err, os.ErrNotExist) {
 				continue // between the rename and the new file
 			}

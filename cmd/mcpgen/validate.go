@@ -5,25 +5,38 @@ import (
 	"fmt"
 	"strings"
 
+	json "github.com/goccy/go-json"
 	"github.com/spf13/cobra"
 
 	"github.com/mcpgen/mcpgen/manifest"
 )
 
 func (a *app) validateCommand() *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	cmd := &cobra.Command{
 		Use:   "validate",
 		Short: "Check the manifest and report every problem",
 		Long: `Validate reads the manifest and reports every problem at once, each with
 its file, line and column, the server and key, and what would be valid.
 It exits 1 when there is any. Warnings, about what is valid but likely a
 risk (a declared tool whose program the model chooses, say), are shown
-too and do not fail.`,
+too and do not fail.
+
+With --json it prints one JSON object, for editors and CI:
+{"file", "valid", "problems": [{"file", "line", "column", "path",
+"message", "suggestion", "severity"}]}, where path is the key's dotted path
+(servers.git.tools.log.run), suggestion what to write instead when there
+is one clear fix ("command", ["git", "status"]), and severity "error" or
+"warning".`,
 		Example: `  mcpgen validate
-  mcpgen validate --manifest deploy/mcpgen.toml`,
+  mcpgen validate --manifest deploy/mcpgen.toml
+  mcpgen validate --json | jq '.problems[] | select(.severity == "error")'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			m, err := a.loadManifest(true)
+			m, err := a.loadManifest()
+			if asJSON {
+				return a.validateJSON(m, err)
+			}
 			var errs manifest.Errors
 			if errors.As(err, &errs) {
 				for _, e := range errs {
@@ -42,6 +55,67 @@ too and do not fail.`,
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print every problem as JSON")
+	return cmd
+}
+
+// problem is one problem of validate --json.
+type problem struct {
+	File       string `json:"file"`
+	Line       int    `json:"line"`
+	Column     int    `json:"column"`
+	Path       string `json:"path"`
+	Message    string `json:"message"`
+	Suggestion string `json:"suggestion"`
+	Severity   string `json:"severity"`
+}
+
+// validation is what validate --json prints.
+type validation struct {
+	File     string    `json:"file"`
+	Valid    bool      `json:"valid"`
+	Servers  []string  `json:"servers"`
+	Problems []problem `json:"problems"`
+}
+
+// validateJSON prints what loading the manifest found, errors and warnings
+// alike, as one JSON object; a manifest that cannot be read at all (none
+// found, a file that cannot be opened) is one problem without a place.
+func (a *app) validateJSON(m *manifest.Manifest, err error) error {
+	v := validation{Servers: []string{}, Problems: []problem{}}
+	add := func(es manifest.Errors) {
+		for _, e := range es {
+			sev := "error"
+			if e.Warning {
+				sev = "warning"
+			}
+			v.Problems = append(v.Problems, problem{File: e.File, Line: e.Pos.Line, Column: e.Pos.Column, Path: e.Path, Message: e.Message(), Suggestion: e.Suggestion, Severity: sev})
+		}
+	}
+	var errs manifest.Errors
+	switch {
+	case errors.As(err, &errs):
+		v.File = errs[0].File
+		add(errs)
+	case err != nil:
+		v.Problems = append(v.Problems, problem{Message: err.Error(), Severity: "error"})
+	default:
+		v.File, v.Valid = m.File, true
+		for _, s := range m.Servers {
+			v.Servers = append(v.Servers, s.Name)
+		}
+		add(m.Warnings)
+	}
+	enc := json.NewEncoder(a.stdout)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	if !v.Valid {
+		return silentFailure
+	}
+	return nil
 }
 
 // listedServers is how many server names validate lists before it only

@@ -7,13 +7,17 @@ import (
 	"time"
 )
 
-// setup is not supported yet: containers on Windows are Job Objects with
-// kill-on-close (issue 9), whose shape the system and holder interfaces
-// take: newHolder creates the job (limits map to its memory and CPU rate
-// limits), start starts the process suspended, assigns it and resumes it,
-// kill terminates the job, release closes its handle.
-func setup(context.Context, Options) (system, Report, error) {
-	return nil, Report{}, fmt.Errorf("process containment on windows (job objects): %w", errors.ErrUnsupported)
+// setup contains each container in a Job Object (job.go, job_windows.go)
+// with kill-on-close: its processes, and every process they start, die
+// when the job's handle is closed, which the system does when this process
+// ends however it ends (taskkill /F included). Limits map to the job's
+// memory limit and CPU rate cap.
+func setup(_ context.Context, opts Options) (system, Report, error) {
+	switch opts.Mode {
+	case ModeAuto, ModeJob:
+		return newJobSystem(winJobs{}), Report{Mode: ModeJob}, nil
+	}
+	return nil, Report{}, fmt.Errorf("%s containment: %w", opts.Mode, errUnavailable)
 }
 
 // Tree is not supported on Windows yet.

@@ -1,4 +1,4 @@
-//go:build linux
+//go:build linux || darwin
 
 package proc
 
@@ -23,7 +23,7 @@ const pgidsFile = "pgids"
 // only a process stuck in the kernel (a hung NFS mount) takes that long.
 const ReapKillWait = 5 * time.Second
 
-// reapPoll is how often Reap looks at /proc while it waits: processes that
+// reapPoll is how often Reap looks at the processes while it waits: processes that
 // are not its children give no other sign of their end.
 const reapPoll = 20 * time.Millisecond
 
@@ -42,13 +42,16 @@ type groupEntry struct {
 // A pid alone is no safe name for a group: once the group is gone, the
 // kernel may give the pid to an unrelated process, which a blind kill
 // would hit. An entry therefore names the leader by its pid and its start
-// time (field 22 of /proc/PID/stat, in clock ticks after boot), a pair
-// that does not repeat, and also keeps the group's session (field 6).
+// time (on Linux field 22 of /proc/PID/stat, in clock ticks after boot; on
+// macOS kinfo_proc's p_starttime, from sysctl kern.proc.pid), a pair that
+// does not repeat, and also keeps the group's session (field 6; getsid on
+// macOS).
 //
 // Every change rewrites the file atomically (a temporary file renamed over
 // it), so that a launcher killed at any moment leaves the old list or the
-// new one. A Record is safe for concurrent use. It reads /proc, so it works
-// on Linux only.
+// new one. A Record is safe for concurrent use. It reads /proc on Linux
+// and sysctl kern.proc on macOS (stat_*.go); on Windows a Job Object does
+// its work (reap_windows.go).
 type Record struct {
 	path string
 
@@ -72,8 +75,8 @@ func NewRecord(runtimeDir string) (*Record, error) {
 
 // Add records the process group that pid leads, as started with Setpgid.
 // Call it as soon as the process has started: its start time is read from
-// /proc, so a process already gone cannot be recorded (the error then
-// satisfies errors.Is(err, fs.ErrNotExist)).
+// the system (ReadStat), so a process already gone cannot be recorded (the
+// error then satisfies errors.Is(err, fs.ErrNotExist)).
 func (r *Record) Add(pid int) error {
 	if pid <= 1 {
 		return fmt.Errorf("record process group %d: not a server's pid", pid)
@@ -196,7 +199,7 @@ func (g *liveGroup) pids() []int {
 	return pids
 }
 
-// liveGroups scans /proc for what is left of each recorded group, by the
+// liveGroups scans the processes for what is left of each recorded group, by the
 // rules in Reap's comment; zombies are not counted.
 func liveGroups(entries []groupEntry) ([]liveGroup, error) {
 	procs, err := Scan()
@@ -276,7 +279,7 @@ func waitGroups(entries []groupEntry, d time.Duration) ([]liveGroup, error) {
 }
 
 // recordHeader opens the record for whoever reads it.
-const recordHeader = "# mcpgen process groups: leader pid, leader start time (clock ticks after boot), session id\n"
+const recordHeader = "# mcpgen process groups: leader pid, leader start time (" + startUnit + "), session id\n"
 
 // writeRecord replaces the record at path with entries, atomically; no
 // entries remove it.

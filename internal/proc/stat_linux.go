@@ -9,18 +9,8 @@ import (
 	"strings"
 )
 
-// A Stat is what the reaper, and tests looking for leftovers, need of a
-// process's /proc/PID/stat. Pid and Start together name a process: a pid
-// alone may be reused.
-type Stat struct {
-	Pid   int
-	Comm  string // field 2, the command name
-	State byte   // field 3: R, S, D, Z (a zombie: dead, not yet waited for)...
-	PPid  int    // field 4, the parent
-	Pgid  int    // field 5, the process group
-	Sid   int    // field 6, the session
-	Start uint64 // field 22, in clock ticks after boot
-}
+// startUnit is what a Stat's Start counts, for the record's header.
+const startUnit = "clock ticks after boot"
 
 // ReadStat reads the stat of process pid. A pid that no process has gives
 // an error that satisfies errors.Is(err, fs.ErrNotExist).

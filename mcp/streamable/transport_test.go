@@ -256,7 +256,11 @@ func TestSessionExpired(t *testing.T) {
 		tr, _ := newTransport(t, f.url(), Options{NoListen: true})
 		l := newLines(t, tr)
 		l.handshake()
-		l.write(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+		// The 404 may come back before Write returns, which then reports
+		// it itself, as a pipe's EPIPE would; either way Read ends with it.
+		if _, werr := tr.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}` + "\n")); werr != nil && !errors.Is(werr, ErrSessionExpired) {
+			t.Fatalf("write: got %v, want nil or ErrSessionExpired", werr)
+		}
 		err := l.readErr()
 		if !errors.Is(err, ErrSessionExpired) {
 			t.Fatalf("read: got %v, want ErrSessionExpired", err)

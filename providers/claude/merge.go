@@ -19,19 +19,41 @@ type Entry struct {
 
 // MergeOptions changes how Merge treats servers that mcpgen does not own.
 type MergeOptions struct {
-	// Force replaces or removes servers written or edited by hand instead of reporting them
-	// as conflicts.
+	// Force replaces or removes servers written or edited by hand, and overwrites those of
+	// another manifest, instead of reporting them as conflicts.
 	Force bool
+	// Owner is the id of the manifest whose entries these are (manifest.OwnerID): the record
+	// of each entry names it, and Merge replaces and removes only the entries it names (see
+	// providers.Ownership). Empty: records name no owner, and the entries recorded without
+	// one are the caller's.
+	Owner string
+	// Aliases are other ids of the same manifest: their entries are its own too, and are
+	// recorded anew with Owner.
+	Aliases []string
 }
 
 // The top-level keys that Merge reads and writes. Claude ignores top-level keys it does not
 // know, so the record of what mcpgen owns lives beside the servers:
-// "_mcpgen": {"managed": {"NAME": "sha256:..."}}.
+//
+//	"_mcpgen": {"managed": {"NAME": {"fingerprint": "sha256:...", "owner": "/home/me/app/mcpgen.toml"}}}
+//
+// An mcpgen before owners wrote "NAME": "sha256:...", which Merge still reads (an entry
+// without owner); such an mcpgen refuses the object form with an error that names its line,
+// rather than taking another manifest's entries for its own.
 const (
-	serversKey = "mcpServers"
-	recordKey  = "_mcpgen"
-	managedKey = "managed"
+	serversKey     = "mcpServers"
+	recordKey      = "_mcpgen"
+	managedKey     = "managed"
+	fingerprintKey = "fingerprint"
+	ownerKey       = "owner"
 )
+
+// record is what _mcpgen.managed says of one server.
+type record struct {
+	fp    string
+	owner string
+	raw   []byte // as written, to keep the records of other manifests' servers as they are
+}
 
 // Merge returns existing with the servers of entries written into its mcpServers object and
 // recorded as mcpgen's own under _mcpgen, and the servers that mcpgen owns but entries no
@@ -52,7 +74,7 @@ const (
 // json does), while every reader takes the file without it. The file is re-indented anyway,
 // so no byte-for-byte promise is lost.
 func Merge(existing []byte, entries []Entry, opts MergeOptions) ([]byte, error) {
-	values, err := prepareValues(entries)
+	values, err := prepareValues(entries, opts.Owner)
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +82,7 @@ func Merge(existing []byte, entries []Entry, opts MergeOptions) ([]byte, error) 
 	if err != nil {
 		return nil, err
 	}
-	servers, changes, err := doc.merge(values, opts.Force)
+	servers, changes, err := doc.merge(values, providers.Ownership{Owner: opts.Owner, Aliases: opts.Aliases}, opts.Force)
 	if err != nil {
 		return nil, err
 	}
@@ -79,13 +101,13 @@ func Merge(existing []byte, entries []Entry, opts MergeOptions) ([]byte, error) 
 
 // entryValue is an entry made ready to write.
 type entryValue struct {
-	name string
-	raw  []byte
-	fp   string
+	name   string
+	raw    []byte
+	record []byte // its record in _mcpgen.managed
 }
 
-// prepareValues checks the entries and fingerprints them.
-func prepareValues(entries []Entry) ([]entryValue, error) {
+// prepareValues checks the entries, fingerprints them and writes their records.
+func prepareValues(entries []Entry, owner string) ([]entryValue, error) {
 	values := make([]entryValue, 0, len(entries))
 	seen := make(map[string]bool, len(entries))
 	for _, e := range entries {
@@ -99,7 +121,7 @@ func prepareValues(entries []Entry) ([]entryValue, error) {
 		if kind := kindOf(raw); kind != "an object" {
 			return nil, fmt.Errorf("entry %q: value is %s, want a JSON object", e.Name, kind)
 		}
-		values = append(values, entryValue{name: e.Name, raw: raw, fp: fingerprint(raw)})
+		values = append(values, entryValue{name: e.Name, raw: raw, record: recordOf(fingerprint(raw), owner)})
 	}
 	return values, nil
 }
@@ -124,12 +146,12 @@ type document struct {
 	entries []member // of mcpServers
 	record  int      // index of _mcpgen in members, -1 if none
 	fields  []member // of _mcpgen
-	managed map[string]string
+	managed map[string]record
 }
 
 // parse checks existing and splits it. Blank input stands for {}.
 func parse(data []byte) (*document, error) {
-	d := &document{data: data, servers: -1, record: -1, managed: map[string]string{}}
+	d := &document{data: data, servers: -1, record: -1, managed: map[string]record{}}
 	trimmed := trimSpace(data)
 	if len(trimmed) == 0 {
 		d.blank = true
@@ -202,19 +224,52 @@ func (d *document) readRecord() error {
 		if kind := kindOf(f.value); kind != "an object" {
 			return d.typeError(f, fmt.Sprintf("%q.%q is %s, want an object of fingerprints%s", recordKey, managedKey, kind, fix))
 		}
-		d.managed = map[string]string{}
+		d.managed = map[string]record{}
 		for _, r := range members(d.data, f.valAt) {
 			if _, ok := d.managed[r.key]; ok {
 				return d.typeError(r, fmt.Sprintf("%q.%q lists %q twice: delete one, then re-run", recordKey, managedKey, r.key))
 			}
-			var fp string
-			if kindOf(r.value) != "a string" || json.Unmarshal(r.value, &fp) != nil {
-				return d.typeError(r, fmt.Sprintf("%q.%q.%q is %s, want the fingerprint string mcpgen wrote%s", recordKey, managedKey, r.key, kindOf(r.value), fix))
+			rec, ok := readEntryRecord(r.value)
+			if !ok {
+				return d.typeError(r, fmt.Sprintf("%q.%q.%q is %s, want the record mcpgen wrote, {%q: \"sha256:...\", %q: \"...\"}%s", recordKey, managedKey, r.key, kindOf(r.value), fingerprintKey, ownerKey, fix))
 			}
-			d.managed[r.key] = fp
+			d.managed[r.key] = rec
 		}
 	}
 	return nil
+}
+
+// readEntryRecord reads one server's record: {"fingerprint": ..., "owner": ...}, or the
+// fingerprint alone, as an mcpgen before owners wrote it.
+func readEntryRecord(raw []byte) (record, bool) {
+	rec := record{raw: raw}
+	switch kindOf(raw) {
+	case "a string":
+		return rec, json.Unmarshal(raw, &rec.fp) == nil
+	case "an object":
+		var v struct {
+			Fingerprint *string `json:"fingerprint"`
+			Owner       string  `json:"owner"`
+		}
+		if json.Unmarshal(raw, &v) != nil || v.Fingerprint == nil {
+			return rec, false
+		}
+		rec.fp, rec.owner = *v.Fingerprint, v.Owner
+		return rec, true
+	}
+	return rec, false
+}
+
+// recordOf writes the record of a server that mcpgen writes for owner: the fingerprint
+// alone when there is no owner, as mcpgen always wrote it.
+func recordOf(fp, owner string) []byte {
+	if owner == "" {
+		return str(fp)
+	}
+	var o objectBuilder
+	o.add(str(fingerprintKey), str(fp))
+	o.add(str(ownerKey), str(owner))
+	return o.bytes()
 }
 
 func (d *document) typeError(m member, msg string) error {
@@ -227,13 +282,13 @@ type out struct {
 	rawKey []byte
 	value  []byte
 	name   string
-	fp     string // of a server mcpgen owns, else ""
+	record []byte // its record in _mcpgen.managed; nil for a server mcpgen did not write
 }
 
 // merge returns the merged servers in order, and whether there may be changes at all (there
-// are none without entries and without servers that mcpgen owns), or the conflicts.
-func (d *document) merge(values []entryValue, force bool) ([]out, bool, error) {
-	if len(values) == 0 && len(d.managed) == 0 {
+// are none without entries and without servers of this manifest), or the conflicts.
+func (d *document) merge(values []entryValue, own providers.Ownership, force bool) ([]out, bool, error) {
+	if len(values) == 0 && !d.anyMine(own) {
 		return nil, false, nil
 	}
 	if d.dupKey != "" {
@@ -252,18 +307,25 @@ func (d *document) merge(values []entryValue, force bool) ([]out, bool, error) {
 	var conflicts []providers.Conflict
 	placed := make(map[string]bool, len(values))
 	for _, m := range d.entries {
-		st := d.state(m)
+		st := d.state(m, own)
+		rec, recorded := d.managed[m.key]
+		legacy := recorded && own.Legacy(rec.owner)
 		v := wanted[m.key]
 		switch {
 		case v != nil && (st == owned || force):
-			servers = append(servers, out{rawKey: m.rawKey, value: v.raw, name: v.name, fp: v.fp})
+			servers = append(servers, out{rawKey: m.rawKey, value: v.raw, name: v.name, record: v.record})
 			placed[v.name] = true
 		case v != nil:
 			conflicts = append(conflicts, d.conflict(m, st))
+		case legacy && st != handWritten:
+			// An entry without owner goes only when this manifest replaces it.
+			servers = append(servers, out{rawKey: m.rawKey, value: m.value, name: m.key, record: rec.raw})
 		case st == owned || st == edited && force:
 			// removed
 		case st == edited:
 			conflicts = append(conflicts, d.conflict(m, st))
+		case st == foreign:
+			servers = append(servers, out{rawKey: m.rawKey, value: m.value, name: m.key, record: rec.raw})
 		default:
 			servers = append(servers, out{rawKey: m.rawKey, value: m.value, name: m.key})
 		}
@@ -273,10 +335,20 @@ func (d *document) merge(values []entryValue, force bool) ([]out, bool, error) {
 	}
 	for _, v := range values {
 		if !placed[v.name] {
-			servers = append(servers, out{rawKey: str(v.name), value: v.raw, name: v.name, fp: v.fp})
+			servers = append(servers, out{rawKey: str(v.name), value: v.raw, name: v.name, record: v.record})
 		}
 	}
 	return servers, true, nil
+}
+
+// anyMine reports whether the file records a server as the manifest's own.
+func (d *document) anyMine(own providers.Ownership) bool {
+	for _, rec := range d.managed {
+		if own.Mine(rec.owner) {
+			return true
+		}
+	}
+	return false
 }
 
 // duplicateServer reports a server written twice in mcpServers, when Merge has to change it.
@@ -297,21 +369,24 @@ func (d *document) duplicateServer(wanted map[string]*entryValue) error {
 	return nil
 }
 
-// state is how the file's copy of a server relates to mcpgen.
+// state is how the file's copy of a server relates to the manifest that merges.
 type state uint8
 
 const (
 	handWritten state = iota // not recorded
-	owned                    // recorded, and unchanged since mcpgen wrote it
-	edited                   // recorded, changed since
+	owned                    // recorded as the manifest's (or without owner), unchanged since
+	edited                   // recorded as the manifest's (or without owner), changed since
+	foreign                  // recorded as another manifest's
 )
 
-func (d *document) state(m member) state {
-	fp, ok := d.managed[m.key]
+func (d *document) state(m member, own providers.Ownership) state {
+	rec, ok := d.managed[m.key]
 	switch {
 	case !ok:
 		return handWritten
-	case fp == fingerprint(m.value):
+	case !own.Mine(rec.owner) && !own.Legacy(rec.owner):
+		return foreign
+	case rec.fp == fingerprint(m.value):
 		return owned
 	default:
 		return edited
@@ -320,11 +395,14 @@ func (d *document) state(m member) state {
 
 func (d *document) conflict(m member, st state) providers.Conflict {
 	line, _ := position(d.data, m.at)
-	reason := providers.ReasonHandWritten
-	if st == edited {
-		reason = providers.ReasonEdited
+	c := providers.Conflict{Name: m.key, Reason: providers.ReasonHandWritten, Line: line}
+	switch st {
+	case edited:
+		c.Reason = providers.ReasonEdited
+	case foreign:
+		c.Reason, c.Owner = providers.ReasonOtherManifest, d.managed[m.key].owner
 	}
-	return providers.Conflict{Name: m.key, Reason: reason, Line: line}
+	return c
 }
 
 // render writes the merged document, indented, in the file's line ending: every top-level
@@ -384,17 +462,18 @@ func (d *document) compose(servers []out, anyOurs bool) []byte {
 }
 
 // recordObject writes the _mcpgen object: its other fields as they were, and managed with
-// the fingerprint of each server mcpgen now owns, in the order of mcpServers. It returns nil
-// when the object would be empty, and whether _mcpgen is new to the file.
+// the record of each server mcpgen wrote (for this manifest, or kept as another's), in the
+// order of mcpServers. It returns nil when the object would be empty, and whether _mcpgen is
+// new to the file.
 func (d *document) recordObject(servers []out, anyOurs bool) ([]byte, bool) {
 	var managed []byte
-	if anyOurs {
-		var m objectBuilder
-		for _, s := range servers {
-			if s.fp != "" {
-				m.add(str(s.name), str(s.fp))
-			}
+	var m objectBuilder
+	for _, s := range servers {
+		if s.record != nil {
+			m.add(str(s.name), s.record)
 		}
+	}
+	if anyOurs || !m.empty() {
 		managed = m.bytes()
 	}
 	var record objectBuilder
@@ -609,4 +688,22 @@ func position(data []byte, at int) (line, col int) {
 	at = min(at, len(data))
 	line = 1 + bytes.Count(data[:at], []byte("\n"))
 	return line, at - (bytes.LastIndexByte(data[:at], '\n') + 1) + 1
+}
+
+// Owners returns the servers of a Claude config that _mcpgen records, in the order of
+// mcpServers, each with the manifest its record names ("" when it names none).
+func Owners(data []byte) ([]providers.Owned, error) {
+	doc, err := parse(bytes.TrimPrefix(data, providers.UTF8BOM))
+	if err != nil {
+		return nil, err
+	}
+	var owned []providers.Owned
+	seen := map[string]bool{}
+	for _, m := range doc.entries {
+		if rec, ok := doc.managed[m.key]; ok && !seen[m.key] {
+			seen[m.key] = true
+			owned = append(owned, providers.Owned{Name: m.key, Owner: rec.owner})
+		}
+	}
+	return owned, nil
 }

@@ -24,6 +24,8 @@ var update = flag.Bool("update", false, "rewrite the want and error files of tes
 //	existing  the file before the merge
 //	entries   the entries: a "## NAME" line starts each one, its JSON value follows
 //	force     present: merge with Force
+//	owner     the manifest that merges (MergeOptions.Owner) on the first line, its aliases
+//	          on the next ones
 //	options   "crlf": existing and want use CRLF line endings
 //	want      the merged file, or
 //	error     the error
@@ -81,6 +83,9 @@ func loadMergeCase(t *testing.T, file string) *mergeCase {
 			c.entries = parseEntries(f.Data)
 		case "force":
 			c.opts.Force = true
+		case "owner":
+			lines := strings.Split(strings.TrimSpace(string(f.Data)), "\n")
+			c.opts.Owner, c.opts.Aliases = lines[0], lines[1:]
 		case "options":
 			for _, o := range strings.Fields(string(f.Data)) {
 				if o != "crlf" {

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 
 	json "github.com/goccy/go-json"
@@ -44,7 +45,7 @@ func Render(m *manifest.Manifest, provider string, o providers.Options) (entries
 			errs = append(errs, fmt.Errorf("server %q: %w", s.Name, err))
 			continue
 		}
-		entries = append(entries, Entry{Name: s.Name, Value: encode(e, desktop)})
+		entries = append(entries, Entry{Name: o.EntryName(m, s), Value: encode(e, desktop)})
 	}
 	return entries, warnings, errors.Join(errs...)
 }
@@ -65,8 +66,11 @@ func prepare(m *manifest.Manifest, s *manifest.Server, o providers.Options, desk
 	switch {
 	case s.Kind == manifest.KindRemote:
 		return e, nil
-	// Claude Code has no cwd; Claude Desktop expands nothing.
-	case s.Kind == manifest.KindCommand && len(e.Cwd) == 0 && (!desktop || allLiteral(e)):
+	// Claude Code has no cwd; Claude Desktop expands nothing; a project's
+	// config names no path of its checkout; and a path built on the
+	// agent's WORKSPACE_DIR must not fall to the root when it is unset.
+	case s.Kind == manifest.KindCommand && len(e.Cwd) == 0 && (!desktop || allLiteral(e)) &&
+		!(o.Scope == providers.ScopeProject && e.InCheckout()) && !embedsAgentContext(e):
 		return e, nil
 	}
 	e = providers.Serve(m, s, o)
@@ -98,6 +102,16 @@ func emptyDefaults(t manifest.Template) manifest.Template {
 		out[i] = seg
 	}
 	return out
+}
+
+// embedsAgentContext reports whether a value of e builds on context that
+// the agent provides, without a default: see providers.EmbedsAgentContext.
+func embedsAgentContext(e *providers.Entry) bool {
+	ts := append([]manifest.Template{e.Command}, e.Args...)
+	for _, v := range e.Env {
+		ts = append(ts, v.Value)
+	}
+	return slices.ContainsFunc(ts, providers.EmbedsAgentContext)
 }
 
 func allLiteral(e *providers.Entry) bool {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
@@ -24,20 +25,62 @@ type Entry struct {
 
 // MergeOptions changes how Merge treats servers that mcpgen does not own.
 type MergeOptions struct {
-	// Force replaces or removes servers written or edited by hand instead of reporting them
-	// as conflicts.
+	// Force replaces or removes servers written or edited by hand, and overwrites those of
+	// another manifest, instead of reporting them as conflicts.
 	Force bool
+	// Owner is the id of the manifest whose entries these are (manifest.OwnerID): each
+	// entry's marker records it, and Merge replaces and removes only the entries it marks
+	// (see providers.Ownership). Empty: markers record no owner, and the entries marked
+	// without one are the caller's.
+	Owner string
+	// Aliases are other ids of the same manifest: their entries are its own too, and get
+	// Owner in their markers.
+	Aliases []string
 }
 
-// markerPrefix starts the comment line that marks a table as mcpgen's own; the fingerprint of
-// the table's content follows it.
+func (o MergeOptions) ownership() providers.Ownership {
+	return providers.Ownership{Owner: o.Owner, Aliases: o.Aliases}
+}
+
+// markerPrefix starts the comment line that marks a table as mcpgen's own; the owner (a
+// quoted string, after "of ") and the fingerprint of the table's content follow it:
+//
+//	# mcpgen: managed entry of "/home/me/app/mcpgen.toml" sha256:0123456789ab; edit ...
+//
+// mcpgen before owners wrote no "of": an older mcpgen reads a marker with an owner as no
+// marker at all, and so keeps what it does not own (and refuses to overwrite it).
 const markerPrefix = "# mcpgen: managed entry "
 
 // markerSuffix ends the marker that Merge writes; reading a marker ignores it.
 const markerSuffix = "; edit the manifest and re-run mcpgen emit"
 
-// markerRE reads a marker: the prefix and a fingerprint, whatever follows.
-var markerRE = regexp.MustCompile("^" + regexp.QuoteMeta(markerPrefix) + "(" + providers.FingerprintPrefix + "[0-9a-fA-F]{12})")
+// markerRE reads a marker: the prefix, the owner if there is one, and a fingerprint,
+// whatever follows.
+var markerRE = regexp.MustCompile("^" + regexp.QuoteMeta(markerPrefix) + `(?:of ("(?:[^"\\]|\\.)*") )?(` + providers.FingerprintPrefix + "[0-9a-fA-F]{12})")
+
+// marker writes the marker line of an entry, ended with eol.
+func marker(owner, fingerprint, eol string) string {
+	if owner == "" {
+		return markerPrefix + fingerprint + markerSuffix + eol
+	}
+	// strconv.Quote escapes every control character: the marker stays one line.
+	return markerPrefix + "of " + strconv.Quote(owner) + " " + fingerprint + strings.Replace(markerSuffix, "the manifest", "that manifest", 1) + eol
+}
+
+// readMarker returns the owner and the fingerprint that a marker line records.
+func readMarker(line []byte) (owner, fingerprint string, ok bool) {
+	m := markerRE.FindSubmatch(line)
+	if m == nil {
+		return "", "", false
+	}
+	if len(m[1]) > 0 {
+		var err error
+		if owner, err = strconv.Unquote(string(m[1])); err != nil {
+			return "", "", false
+		}
+	}
+	return owner, strings.ToLower(string(m[2])), true
+}
 
 // Merge returns existing with the servers of entries written in, each as a table marked as
 // mcpgen's own, and the servers that mcpgen owns but entries no longer lists removed (with
@@ -48,9 +91,11 @@ var markerRE = regexp.MustCompile("^" + regexp.QuoteMeta(markerPrefix) + "(" + p
 // servers go right after the last mcp_servers table, or at the end of the file. Every other
 // byte stays as it was: comments, blank lines, other tables, quoting, CRLF line endings.
 //
-// A server that entries names but someone wrote or edited by hand, and an edited server that
-// would be removed, are conflicts: Merge returns a *providers.ConflictError listing them all,
-// unless opts.Force. Merge of empty input is the fresh rendering of entries. When nothing
+// Servers marked by another manifest (opts.Owner) are kept as they are. A server that entries
+// names but someone wrote or edited by hand or another manifest owns, and an edited server of
+// this manifest that would be removed, are conflicts: Merge returns a *providers.ConflictError
+// listing them all, unless opts.Force. A server marked without an owner (by an older mcpgen) is
+// taken over when entries names it, and kept otherwise. Merge of empty input is the fresh rendering of entries. When nothing
 // changes, Merge returns a copy of existing. Errors carry line:column, and never come with
 // output.
 //
@@ -69,7 +114,7 @@ func Merge(existing []byte, entries []Entry, opts MergeOptions) ([]byte, error) 
 
 func merge(existing []byte, entries []Entry, opts MergeOptions) ([]byte, error) {
 	eol := lineEnding(existing)
-	blocks, err := prepareBlocks(entries, eol)
+	blocks, err := prepareBlocks(entries, opts.Owner, eol)
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +122,7 @@ func merge(existing []byte, entries []Entry, opts MergeOptions) ([]byte, error) 
 	if err != nil {
 		return nil, err
 	}
-	p, err := doc.plan(blocks, opts.Force)
+	p, err := doc.plan(blocks, opts.ownership(), opts.Force)
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +153,7 @@ type block struct {
 }
 
 // prepareBlocks checks the entries and turns them into blocks.
-func prepareBlocks(entries []Entry, eol string) ([]block, error) {
+func prepareBlocks(entries []Entry, owner, eol string) ([]block, error) {
 	blocks := make([]block, 0, len(entries))
 	seen := make(map[string]bool, len(entries))
 	var p unstable.Parser
@@ -117,7 +162,7 @@ func prepareBlocks(entries []Entry, eol string) ([]block, error) {
 		if err := providers.CheckEntryName(e.Name, seen); err != nil {
 			return nil, err
 		}
-		b, err := prepareEntry(&p, e, eol)
+		b, err := prepareEntry(&p, e, owner, eol)
 		if err != nil {
 			return nil, err
 		}
@@ -128,7 +173,7 @@ func prepareBlocks(entries []Entry, eol string) ([]block, error) {
 
 // prepareEntry normalises the body of e (line endings, no blank lines around it, a final
 // line ending) and checks, with p, that it is a table's content that Merge can find again.
-func prepareEntry(p *unstable.Parser, e Entry, eol string) (block, error) {
+func prepareEntry(p *unstable.Parser, e Entry, owner, eol string) (block, error) {
 	body := bytes.ReplaceAll(e.Body, []byte("\r\n"), []byte("\n"))
 	body = trimBlankLines(body)
 	if len(body) > 0 {
@@ -160,8 +205,7 @@ func prepareEntry(p *unstable.Parser, e Entry, eol string) (block, error) {
 	if _, ok := value["tools"]; ok {
 		return block{}, fmt.Errorf("entry %q: body sets tools, which belong to Codex's approval tables: leave them out", e.Name)
 	}
-	marker := markerPrefix + providers.Fingerprint(value) + markerSuffix + eol
-	return block{name: e.Name, body: body, value: value, marker: marker}, nil
+	return block{name: e.Name, body: body, value: value, marker: marker(owner, providers.Fingerprint(value), eol)}, nil
 }
 
 // trimBlankLines drops the blank lines at both ends of b, and any whitespace after its last
@@ -223,4 +267,20 @@ func position(data []byte, at int) (line, col int) {
 	at = min(at, len(data))
 	line = 1 + bytes.Count(data[:at], []byte("\n"))
 	return line, at - lineStart(data, at) + 1
+}
+
+// Owners returns the servers of a config.toml that carry mcpgen's marker, in file order, each
+// with the manifest its marker names ("" when it names none).
+func Owners(data []byte) ([]providers.Owned, error) {
+	doc, err := parse(bytes.TrimPrefix(data, providers.UTF8BOM))
+	if err != nil {
+		return nil, err
+	}
+	var owned []providers.Owned
+	for _, s := range doc.order {
+		if s.marker >= 0 {
+			owned = append(owned, providers.Owned{Name: s.name, Owner: s.owner})
+		}
+	}
+	return owned, nil
 }

@@ -24,6 +24,8 @@ var update = flag.Bool("update", false, "rewrite the want and error files of tes
 //	existing  the file before the merge
 //	entries   the entries: a "## NAME" line starts each one, its body follows
 //	force     present: merge with Force
+//	owner     the manifest that merges (MergeOptions.Owner) on the first line, its aliases
+//	          on the next ones
 //	options   one per line: "crlf" (existing and want use CRLF line endings),
 //	          "existing-no-eol", "want-no-eol" (the file has no final line ending)
 //	want      the merged file, or
@@ -90,6 +92,9 @@ func loadMergeCase(t *testing.T, file string) *mergeCase {
 			c.entries = parseEntries(f.Data)
 		case "force":
 			c.opts.Force = true
+		case "owner":
+			lines := strings.Split(strings.TrimSpace(string(f.Data)), "\n")
+			c.opts.Owner, c.opts.Aliases = lines[0], lines[1:]
 		case "options":
 			for _, o := range strings.Fields(string(f.Data)) {
 				switch o {

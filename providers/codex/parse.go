@@ -3,7 +3,6 @@ package codex
 import (
 	"bytes"
 	"slices"
-	"strings"
 
 	"github.com/pelletier/go-toml/v2"
 	"github.com/pelletier/go-toml/v2/unstable"
@@ -50,8 +49,9 @@ type server struct {
 	main     int    // index in parts of the [mcp_servers.NAME] table, -1 if none
 	marker   int    // unit index of the marker line above the main table, -1 if none
 	markerFP string // the fingerprint that the marker records
+	owner    string // the manifest that the marker records; "" if none
 	value    any    // decoded
-	state    state
+	state    state  // set by plan, which knows whose entries these are
 }
 
 // document is the existing file cut into units.
@@ -222,44 +222,42 @@ func (d *document) findServers() {
 		}
 		if u.kind == tableUnit && len(u.path) == 2 {
 			s.main = len(s.parts)
-			if fp, ok := d.markerAbove(i); ok {
-				s.marker, s.markerFP = i-1, fp
+			if owner, fp, ok := d.markerAbove(i); ok {
+				s.marker, s.markerFP, s.owner = i-1, fp, owner
 			}
 		}
 		s.parts = append(s.parts, pt)
 	}
-	for _, s := range d.order {
-		s.state = s.classify()
-	}
 }
 
-// markerAbove returns the fingerprint of the marker on the line right above unit i.
-func (d *document) markerAbove(i int) (string, bool) {
+// markerAbove returns the owner and the fingerprint of the marker on the line right above
+// unit i.
+func (d *document) markerAbove(i int) (owner, fingerprint string, ok bool) {
 	if i == 0 || d.units[i-1].kind != commentUnit {
-		return "", false
+		return "", "", false
 	}
 	u := d.units[i-1]
-	m := markerRE.FindSubmatch(d.data[u.at:u.end])
-	if m == nil {
-		return "", false
-	}
-	return strings.ToLower(string(m[1])), true
+	return readMarker(d.data[u.at:u.end])
 }
 
-// state is how the file's copy of a server relates to mcpgen.
+// state is how the file's copy of a server relates to the manifest that merges.
 type state uint8
 
 const (
 	absent      state = iota // not in the file, or only its approval tables
-	owned                    // marked, and unchanged since mcpgen wrote it
-	edited                   // marked, changed since
+	owned                    // marked as the manifest's (or without owner), unchanged since
+	edited                   // marked as the manifest's (or without owner), changed since
 	handWritten              // not marked
+	foreign                  // marked as another manifest's
 )
 
-// classify tells how s relates to mcpgen.
-func (s *server) classify() state {
+// classify tells how s relates to the manifest that own describes.
+func (s *server) classify(own providers.Ownership) state {
 	if s.marker >= 0 {
-		if providers.Fingerprint(withoutTools(s.value)) == s.markerFP {
+		switch {
+		case !own.Mine(s.owner) && !own.Legacy(s.owner):
+			return foreign
+		case providers.Fingerprint(withoutTools(s.value)) == s.markerFP:
 			return owned
 		}
 		return edited

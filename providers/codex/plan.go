@@ -31,7 +31,7 @@ func (p *plan) isEmpty() bool {
 }
 
 // plan decides what happens to each server, and reports conflicts.
-func (d *document) plan(blocks []block, force bool) (*plan, error) {
+func (d *document) plan(blocks []block, own providers.Ownership, force bool) (*plan, error) {
 	if len(blocks) > 0 && d.container >= 0 {
 		return nil, d.containerError()
 	}
@@ -39,7 +39,10 @@ func (d *document) plan(blocks []block, force bool) (*plan, error) {
 	for i := range blocks {
 		wanted[blocks[i].name] = &blocks[i]
 	}
-	if err := d.conflicts(wanted, force); err != nil {
+	for _, s := range d.order {
+		s.state = s.classify(own)
+	}
+	if err := d.conflicts(wanted, own, force); err != nil {
 		return nil, err
 	}
 	p := &plan{drop: make([]bool, len(d.units)), replace: map[int]change{}, insertAt: d.anchor(), written: blocks}
@@ -50,8 +53,8 @@ func (d *document) plan(blocks []block, force bool) (*plan, error) {
 		}
 	}
 	for _, s := range d.order {
-		if wanted[s.name] != nil {
-			continue
+		if wanted[s.name] != nil || own.Legacy(s.owner) {
+			continue // an entry without owner goes only when this manifest replaces it
 		}
 		if s.state == owned || s.state == edited && force {
 			d.remove(p, s)
@@ -63,18 +66,24 @@ func (d *document) plan(blocks []block, force bool) (*plan, error) {
 
 // conflicts returns a *providers.ConflictError for the servers that Merge would overwrite or
 // delete without owning them, unless force.
-func (d *document) conflicts(wanted map[string]*block, force bool) error {
+func (d *document) conflicts(wanted map[string]*block, own providers.Ownership, force bool) error {
 	if force {
 		return nil
 	}
 	var cs []providers.Conflict
 	for _, s := range d.order {
+		c := providers.Conflict{Name: s.name, Line: d.line(s.firstUnit())}
 		switch {
 		case s.state == handWritten && wanted[s.name] != nil:
-			cs = append(cs, providers.Conflict{Name: s.name, Reason: providers.ReasonHandWritten, Line: d.line(s.firstUnit())})
-		case s.state == edited:
-			cs = append(cs, providers.Conflict{Name: s.name, Reason: providers.ReasonEdited, Line: d.line(s.firstUnit())})
+			c.Reason = providers.ReasonHandWritten
+		case s.state == foreign && wanted[s.name] != nil:
+			c.Reason, c.Owner = providers.ReasonOtherManifest, s.owner
+		case s.state == edited && (wanted[s.name] != nil || !own.Legacy(s.owner)):
+			c.Reason = providers.ReasonEdited
+		default:
+			continue
 		}
+		cs = append(cs, c)
 	}
 	if len(cs) > 0 {
 		return &providers.ConflictError{Conflicts: cs}

@@ -35,7 +35,7 @@ func Render(m *manifest.Manifest, o providers.Options) ([]Entry, error) {
 			errs = append(errs, fmt.Errorf("server %q: %w", s.Name, err))
 			continue
 		}
-		entries = append(entries, Entry{Name: s.Name, Body: body})
+		entries = append(entries, Entry{Name: o.EntryName(m, s), Body: body})
 	}
 	return entries, errors.Join(errs...)
 }
@@ -49,7 +49,9 @@ func render(m *manifest.Manifest, s *manifest.Server, o providers.Options) ([]by
 		e = providers.Serve(m, s, o)
 	case s.Kind == manifest.KindCommand:
 		e = providers.Native(m, s, o)
-		if !expressible(e) {
+		// A project's config names no path of its checkout: serve
+		// resolves a relative command or cwd where the agent runs.
+		if !expressible(e) || o.Scope == providers.ScopeProject && e.InCheckout() {
 			e = providers.Serve(m, s, o)
 		}
 	default:

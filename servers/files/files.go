@@ -68,6 +68,11 @@ type Options struct {
 	Protect []string
 	// Version is the version the server reports in initialize.
 	Version string
+	// BroadRoot lets Root be the root of the file system or the user's
+	// home directory, which New refuses otherwise: set it only when the
+	// manifest names that directory itself (workspace.dir), not when it
+	// is merely where an agent was started.
+	BroadRoot bool
 }
 
 // New returns the files server for the workspace opts.Root, which must
@@ -75,6 +80,10 @@ type Options struct {
 func New(opts Options) (*mcp.Server, error) {
 	w, err := openWorkspace(opts.Root)
 	if err != nil {
+		return nil, fmt.Errorf("files: %w", err)
+	}
+	if err := checkRoot(w.dir, opts.BroadRoot); err != nil {
+		w.root.Close()
 		return nil, fmt.Errorf("files: %w", err)
 	}
 	if opts.Protect != nil {

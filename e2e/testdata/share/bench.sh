@@ -11,7 +11,9 @@
 # alternating straight and shared (default 3); SERVER is "echo" (the test
 # server next to this script, on the wire, fast) or "everything" (the
 # reference server-everything). MCPGEN=path uses a built mcpgen instead of
-# building one.
+# building one. BASE=REVISION (main, say) adds the same configurations
+# through the mcpgen of that revision, built from `git archive`, with a
+# launcher of its own, in the same rounds: before and after, side by side.
 #
 # Configurations: one client (--concurrency 1); one client with eight calls
 # in flight (--concurrency 8); eight clients at once (eight bench.mjs
@@ -25,11 +27,13 @@ root="$(cd "$here/../../.." && pwd)"
 : "${MCP_BENCH:?run eval \"\$(e2e/clients/install.sh)\" from the repository root first}"
 
 tmp="$(mktemp -d /tmp/mcpgen-bench.XXXXXX)"
-launcher=""
+launcher="" baselauncher=""
 cleanup() {
-  if [ -n "$launcher" ] && kill -0 "$launcher" 2>/dev/null; then
-    kill -TERM "$launcher"; wait "$launcher" || true
-  fi
+  for l in "$launcher" "$baselauncher"; do
+    if [ -n "$l" ] && kill -0 "$l" 2>/dev/null; then
+      kill -TERM "$l"; wait "$l" || true
+    fi
+  done
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -38,6 +42,12 @@ mcpgen="${MCPGEN:-}"
 if [ -z "$mcpgen" ]; then
   mcpgen="$tmp/mcpgen"
   (cd "$root" && go build -o "$mcpgen" ./cmd/mcpgen)
+fi
+base="${BASE:-}"
+if [ -n "$base" ]; then
+  mkdir "$tmp/base"
+  git -C "$root" archive "$base" | tar -x -C "$tmp/base"
+  (cd "$tmp/base" && go build -o "$tmp/mcpgen-base" ./cmd/mcpgen)
 fi
 
 case "$server" in
@@ -59,21 +69,46 @@ command = "node"
 args = [${argsToml%, }]
 TOML
 export MCPGEN_RUNTIME_DIR="$tmp/run" MCPGEN_STATE_DIR="$tmp/state"
-ws=bench
-"$mcpgen" launch --workspace "$ws" --manifest "$tmp/mcpgen.toml" --log-format text 2>"$tmp/launch.log" &
-launcher=$!
-for _ in $(seq 100); do
-  "$mcpgen" status --workspace "$ws" --json 2>/dev/null | grep -q '"state": "ready"' && break
-  sleep 0.1
-done
-shared=("$mcpgen" connect --workspace "$ws" "$server")
+# launch BINARY WORKSPACE: a launcher in the background, ready; its pid in $started
+launch() {
+  "$1" launch --workspace "$2" --manifest "$tmp/mcpgen.toml" --log-format text 2>"$tmp/launch-$2.log" &
+  started=$!
+  for _ in $(seq 100); do
+    "$1" status --workspace "$2" --json 2>/dev/null | grep -q '"state": "ready"' && break
+    sleep 0.1
+  done
+}
+launch "$mcpgen" bench; launcher=$started
+shared=("$mcpgen" connect --workspace bench "$server")
+if [ -n "$base" ]; then
+  launch "$tmp/mcpgen-base" bench-base; baselauncher=$started
+  based=("$tmp/mcpgen-base" connect --workspace bench-base "$server")
+fi
 
-# one LABEL CONCURRENCY CMD...: one client, its JSON in $tmp/LABEL.N.json
+# cpu PID: the nanoseconds that process has run, all its threads (Linux).
+cpu() {
+  local total=0 t
+  for t in /proc/"$1"/task/*/schedstat; do
+    read -r t _ <"$t" && total=$((total + t))
+  done 2>/dev/null
+  echo "$total"
+}
+
+# one LABEL CONCURRENCY CMD...: one client, its JSON in $tmp/LABEL.N.json;
+# for a client of a launcher, the launcher's CPU time in $tmp/LABEL.N.cpu.
 n=0
 one() {
   local label="$1" conc="$2"; shift 2
   n=$((n + 1))
+  local pid=""
+  case "$label" in
+    shared-*) pid=$launcher ;;
+    base-*) pid=$baselauncher ;;
+  esac
+  local before=0
+  [ -z "$pid" ] || before=$(cpu "$pid")
   node "$MCP_BENCH" --calls "$calls" --concurrency "$conc" --tool "$tool" --args "$args" -- "$@" >"$tmp/$label.$n.json"
+  [ -z "$pid" ] || echo $(($(cpu "$pid") - before)) >"$tmp/$label.$n.cpu"
 }
 # eight LABEL CMD...: eight clients at once
 eight() {
@@ -89,13 +124,16 @@ eight() {
 
 for r in $(seq "$rounds"); do
   one direct-c1 1 "${direct[@]}";   one shared-c1 1 "${shared[@]}"
+  [ -z "$base" ] || one base-c1 1 "${based[@]}"
   one direct-c8 8 "${direct[@]}";   one shared-c8 8 "${shared[@]}"
+  [ -z "$base" ] || one base-c8 8 "${based[@]}"
   eight direct-8x "${direct[@]}";   eight shared-8x "${shared[@]}"
+  [ -z "$base" ] || eight base-8x "${based[@]}"
 done
 
-python3 - "$tmp" "$calls" "$rounds" "$server" <<'PY'
+python3 - "$tmp" "$calls" "$rounds" "$server" "$base" <<'PY'
 import glob, json, os, statistics, sys
-tmp, calls, rounds, server = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+tmp, calls, rounds, server, base = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
 def load(label):
     runs = {}
     for f in glob.glob(os.path.join(tmp, label + ".*.json")):
@@ -106,18 +144,34 @@ med = lambda xs: statistics.median(xs)
 print(f"server {server}, {calls} calls per client, {rounds} rounds (medians of the rounds)")
 print(f"{'configuration':<34}{'p50 ms':>9}{'p99 ms':>9}{'calls/s':>11}")
 rows = {}
-for label, name in [("direct-c1", "straight, 1 client"), ("shared-c1", "mcpgen connect, 1 client"),
-                    ("direct-c8", "straight, 1 client x 8 in flight"), ("shared-c8", "mcpgen connect, 8 in flight"),
-                    ("direct-8x", "straight, 8 clients (8 servers)"), ("shared-8x", "mcpgen connect, 8 clients (1 server)")]:
+configs = [("direct-c1", "straight, 1 client"), ("shared-c1", "mcpgen connect, 1 client"),
+           ("direct-c8", "straight, 1 client x 8 in flight"), ("shared-c8", "mcpgen connect, 8 in flight"),
+           ("direct-8x", "straight, 8 clients (8 servers)"), ("shared-8x", "mcpgen connect, 8 clients (1 server)")]
+if base:
+    configs += [("base-c1", f"{base}: connect, 1 client"), ("base-c8", f"{base}: connect, 8 in flight"),
+                ("base-8x", f"{base}: connect, 8 clients")]
+for label, name in configs:
     runs = load(label)
     p50 = med([med([c["latencyMs"]["p50"] for c in run]) for run in runs])
     p99 = med([max(c["latencyMs"]["p99"] for c in run) for run in runs])
     cps = med([sum(c["callsPerSec"] for c in run) for run in runs])
     rows[label] = (p50, p99, cps)
     print(f"{name:<34}{p50:>9.3f}{p99:>9.3f}{cps:>11.0f}")
+def cpu(label):
+    xs = [int(open(f).read()) for f in glob.glob(os.path.join(tmp, label + ".*.cpu"))]
+    return med(xs) / 1000 / (int(calls) + 50) if xs and med(xs) > 0 else None
+for label, name in [("shared-c1", "this"), ("base-c1", base)]:
+    if cpu(label) is not None:
+        print(f"launcher CPU per call, 1 client, {name}: {cpu(label):.1f} us (its threads' run time, warm-up included)")
 d, s = rows["direct-c1"], rows["shared-c1"]
 print(f"added p50, 1 client: {s[0] - d[0]:+.3f} ms (target <= 0.05)")
 print(f"8 shared clients vs 1 straight client, aggregate calls/s: {rows['shared-8x'][2] / d[2]:.0%} (target >= 80%)")
 print(f"8 shared clients vs 8 straight clients (8 processes): {rows['shared-8x'][2] / rows['direct-8x'][2]:.0%}")
+if base:
+    b = rows["base-c1"]
+    print(f"added p50, 1 client, {base}: {b[0] - d[0]:+.3f} ms")
 PY
-kill -TERM "$launcher"; wait "$launcher"; launcher=""
+for l in "$launcher" "$baselauncher"; do
+  [ -z "$l" ] || { kill -TERM "$l"; wait "$l"; }
+done
+launcher="" baselauncher=""

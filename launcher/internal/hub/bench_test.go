@@ -32,6 +32,7 @@ import (
 //
 // ns/op is the time per call: for one client, the round trip; for eight,
 // the inverse of the aggregate throughput (calls/s is reported too).
+// cpu-ns/op is this process's CPU time per call, where it can be read.
 
 func BenchmarkRoundTrip(b *testing.B) {
 	b.Run("direct", func(b *testing.B) {
@@ -72,6 +73,7 @@ func benchCalls(b *testing.B, conns []*benchConn, perConn int) {
 	var wg sync.WaitGroup
 	var failed atomic.Value
 	b.ResetTimer()
+	cpu0 := processCPU()
 	start := time.Now()
 	for _, c := range conns {
 		for range perConn {
@@ -90,11 +92,18 @@ func benchCalls(b *testing.B, conns []*benchConn, perConn int) {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	cpu := processCPU() - cpu0
 	b.StopTimer()
 	if err, _ := failed.Load().(error); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "calls/s")
+	if cpu > 0 {
+		// The CPU time of this process (the callers and the hub, not the
+		// server) per call: steadier than the round trip on a busy
+		// machine, and what the hub costs beside the direct case.
+		b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+	}
 }
 
 // benchConn is a client that may have many calls in flight: its read
@@ -370,4 +379,54 @@ func residentBytes(tb testing.TB) int64 {
 	f := strings.Fields(string(b))
 	pages, _ := strconv.ParseInt(f[1], 10, 64)
 	return pages * int64(os.Getpagesize())
+}
+
+// BenchmarkUnreadFlood measures what a client that floods requests and
+// reads none of the answers costs the launcher (issue 8 item 4): it writes
+// 200,000 requests (pings, which the hub answers, and echo calls, which
+// the server does) over a unix socket, until they are all written or the
+// hub stops reading it (a write makes no progress for a second). Reported:
+// the requests the hub took in (written), the Go heap and stacks and the
+// goroutines it holds then, over an idle hub, and what the server was
+// asked (calls). Run it alone, in a fresh process: -bench UnreadFlood
+// -benchtime 1x.
+func BenchmarkUnreadFlood(b *testing.B) {
+	const n = 200000
+	var written, heap, goroutines float64
+	for b.Loop() {
+		h := benchHub(b)
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		g0 := runtime.NumGoroutine()
+
+		conn, err := net.Dial("unix", h.ln.Addr().String())
+		if err != nil {
+			b.Fatal(err)
+		}
+		w := 0
+		var line []byte
+		for i := 1; i <= n; i++ {
+			line = line[:0]
+			if i%2 == 0 {
+				line = fmt.Appendf(line, `{"jsonrpc":"2.0","id":%d,"method":"ping"}`+"\n", i)
+			} else {
+				line = fmt.Appendf(line, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":"%d"}}}`+"\n", i, i)
+			}
+			_ = conn.SetWriteDeadline(time.Now().Add(time.Second))
+			if _, err := conn.Write(line); err != nil {
+				break // the hub stopped reading
+			}
+			w++
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		written += float64(w)
+		heap += float64(after.HeapInuse+after.StackInuse) - float64(before.HeapInuse+before.StackInuse)
+		goroutines += float64(runtime.NumGoroutine() - g0)
+		conn.Close()
+	}
+	b.ReportMetric(written/float64(b.N), "requests-taken")
+	b.ReportMetric(heap/float64(b.N), "heap+stack-B")
+	b.ReportMetric(goroutines/float64(b.N), "goroutines")
 }

@@ -8,7 +8,6 @@ package hub
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -20,6 +19,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/mcpgen/mcpgen/internal/jsonwire"
 	"github.com/mcpgen/mcpgen/mcp"
 )
 
@@ -51,24 +51,31 @@ type Hub struct {
 	closed    bool
 	clients   map[*client]struct{}
 	routed    map[mcp.ID]*routedRequest // server requests handed to a client, by the id the client sees
-	progress  map[string]*progressRoute // by the token the server sees
+	progress  map[string]*progressRoute // by the token the server sees (see tokenKey)
 	nextID    int64                     // ids the hub gives out: routed requests, progress tokens
 	listing   bool                      // a re-list after list_changed is under way
 	idle      idleState                 // lazy start and idle stop (lazy.go)
+
+	// roomWaits, in tests, hears each time a client's read loop starts
+	// waiting for room (see client.waitRoom): how a test knows that the
+	// hub stopped reading a client. Set before clients connect.
+	roomWaits func()
 }
 
-// A routedRequest is a server's request that a client answers.
+// A routedRequest is a server's request that a client answers. Its
+// handler (Hub.serverRequest) waits for answer, which whoever takes the
+// request out of Hub.routed fills: the client's response, or an error.
 type routedRequest struct {
-	client   *client
-	up       *Upstream
-	serverID mcp.ID
+	client *client
+	up     *Upstream
+	answer chan *mcp.Message // buffered: a send never waits
 }
 
 // A progressRoute leads a server's progress notifications back to the
 // client that asked for them, under its own token.
 type progressRoute struct {
 	client *client
-	token  json.RawMessage
+	token  []byte // the client's, as it wrote it
 }
 
 // New returns the hub of server name; root is the workspace dir.
@@ -87,19 +94,6 @@ func New(name, root string, log *slog.Logger) *Hub {
 // readyWait is how long a client's request waits for a server that is
 // starting or restarting before it fails.
 const readyWait = 30 * time.Second
-
-// NewUpstream returns an Upstream for a new process of the hub's server,
-// whose own requests and notifications the hub handles.
-func (h *Hub) NewUpstream(r io.Reader, w io.Writer) *Upstream {
-	u := newUpstream(h.name, r, w, h.log)
-	u.onRequest = h.serverRequest
-	u.onNotification = h.serverNotification
-	// Detached as soon as it ends or cannot be written to, not when its
-	// supervisor notices: a request that comes in between then waits for
-	// the next process instead of failing as if it had been in flight.
-	u.onDead = h.Detach
-	return u
-}
 
 // SetRoot changes the workspace dir that roots/list answers (a reload may
 // change it).
@@ -125,21 +119,27 @@ func (h *Hub) Attach(up *Upstream, init *mcp.InitializeResult, tools []*mcp.Tool
 
 // Detach drops up when it is the hub's server: requests arriving now wait
 // for the next one. Requests in flight are answered by up itself, with an
-// error, when it ends. up refuses new requests from now on: a client that
-// got it from the hub just before goes to the next process too. Call it
-// before closing the server's stdin.
+// error, when it ends. up sends nothing from now on (see Upstream.refuse):
+// a client that got it from the hub just before goes to the next process
+// too. Server requests that up routed to clients are given up: the
+// clients' answers have nowhere to go. Call it before closing the server's
+// stdin.
 func (h *Hub) Detach(up *Upstream) {
 	up.refuse(errStopping)
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.up != up {
-		return
+	if h.up == up {
+		h.up = nil
 	}
-	h.up = nil
+	var gone []*routedRequest
 	for id, r := range h.routed {
 		if r.up == up {
-			delete(h.routed, id) // the client's answer has nowhere to go
+			delete(h.routed, id)
+			gone = append(gone, r)
 		}
+	}
+	h.mu.Unlock()
+	for _, r := range gone {
+		r.answer <- &mcp.Message{Error: unavailable(h.name, errStopping)}
 	}
 }
 
@@ -207,6 +207,13 @@ func (h *Hub) clientList() []*client {
 	return out
 }
 
+// current returns the hub's server, or nil while there is none.
+func (h *Hub) current() *Upstream {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.up
+}
+
 // ready returns the hub's server, waiting for it when it is starting.
 func (h *Hub) ready(ctx context.Context) (*Upstream, *mcp.InitializeResult, error) {
 	timer := time.NewTimer(readyWait)
@@ -244,29 +251,54 @@ func (h *Hub) newID() int64 {
 }
 
 // serverRequest answers, routes or rejects a request from the server: no
-// server request goes unanswered, or it might wait forever.
-func (h *Hub) serverRequest(u *Upstream, msg *mcp.Message) {
-	switch msg.Method {
+// server request goes unanswered, or it might wait forever. It runs on a
+// goroutine of the upstream's Conn, and waits there for the client that
+// answers; when the server cancels the request, ctx is done, and that
+// client is told.
+func (h *Hub) serverRequest(ctx context.Context, u *Upstream, req *mcp.Request) (any, error) {
+	switch req.Method {
 	case "ping":
-		_ = u.write(&mcp.Message{ID: msg.ID, Result: json.RawMessage(`{}`)})
-		return
+		return emptyResult, nil
 	case "roots/list":
-		_ = u.write(&mcp.Message{ID: msg.ID, Result: h.roots()})
-		return
+		return h.roots(), nil
 	}
-	c := h.answerer(msg.Method)
+	if u.refuses() {
+		return nil, unavailable(h.name, errStopping) // nobody will read it: the server is going
+	}
+	c := h.answerer(req.Method)
 	if c == nil {
-		_ = u.write(&mcp.Message{ID: msg.ID, Error: mcp.NewError(mcp.CodeMethodNotFound,
-			"no client of this workspace can answer %s", msg.Method)})
-		return
+		return nil, mcp.NewError(mcp.CodeMethodNotFound, "no client of this workspace can answer %s", req.Method)
 	}
 	id := mcp.Int64ID(h.newID())
+	r := &routedRequest{client: c, up: u, answer: make(chan *mcp.Message, 1)}
 	h.mu.Lock()
-	h.routed[id] = &routedRequest{client: c, up: u, serverID: msg.ID}
+	h.routed[id] = r
 	h.mu.Unlock()
-	out := *msg
-	out.ID = id
-	c.send(&out)
+	c.send(&mcp.Message{ID: id, Method: req.Method, Params: req.Params})
+	select {
+	case m := <-r.answer:
+		if m.Error != nil {
+			return nil, m.Error
+		}
+		return m.Result, nil
+	case <-ctx.Done():
+		if h.unroute(id, r) {
+			c.send(&mcp.Message{Method: "notifications/cancelled",
+				Params: json.RawMessage(`{"requestId":` + id.String() + `,"reason":"cancelled by the server"}`)})
+		}
+		return nil, context.Cause(ctx)
+	}
+}
+
+// unroute takes a routed request out, and reports whether it was there.
+func (h *Hub) unroute(id mcp.ID, r *routedRequest) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.routed[id] != r {
+		return false
+	}
+	delete(h.routed, id)
+	return true
 }
 
 // roots is the answer to roots/list: the workspace.
@@ -274,7 +306,7 @@ func (h *Hub) roots() json.RawMessage {
 	h.mu.Lock()
 	u := url.URL{Scheme: "file", Path: h.root}
 	h.mu.Unlock()
-	b, _ := marshal(map[string]any{"roots": []map[string]string{{"uri": u.String(), "name": "workspace"}}})
+	b, _ := jsonwire.Marshal(map[string]any{"roots": []map[string]string{{"uri": u.String(), "name": "workspace"}}})
 	return b
 }
 
@@ -305,14 +337,14 @@ func (h *Hub) answerer(method string) *client {
 }
 
 // serverNotification passes a server's notification to whom it concerns.
+// It runs on the upstream's read loop: nothing here waits for a client.
+// (The Conn handles notifications/cancelled itself: see serverRequest.)
 func (h *Hub) serverNotification(u *Upstream, msg *mcp.Message) {
 	switch msg.Method {
 	case "notifications/tools/list_changed":
 		h.relist(u)
 	case "notifications/progress":
 		h.routeProgress(msg)
-	case "notifications/cancelled":
-		h.routeCancel(msg)
 	default:
 		// Logging, resources and prompts changes: every client.
 		h.mu.Lock()
@@ -360,10 +392,15 @@ func (h *Hub) relist(u *Upstream) {
 	}()
 }
 
+// broadcast sends msg to every initialized client of clients, encoded once.
 func (h *Hub) broadcast(clients []*client, msg *mcp.Message) {
+	var line []byte
 	for _, c := range clients {
 		if c.isInitialized() {
-			c.send(msg)
+			if line == nil {
+				line = encodeLine(msg)
+			}
+			c.put(line, false)
 		}
 	}
 }
@@ -387,59 +424,25 @@ func toolsCatalog(tools []*mcp.Tool) []byte {
 }
 
 // routeProgress gives a progress notification to the client that owns the
-// token, under the client's own token.
+// token, under the client's own token; the rest of it passes as it is.
 func (h *Hub) routeProgress(msg *mcp.Message) {
-	var p map[string]json.RawMessage
-	if json.Unmarshal(msg.Params, &p) != nil {
+	spans, raw := memberSpans(msg.Params, "progressToken")
+	key, ok := tokenKey(raw)
+	if !ok {
 		return
 	}
 	h.mu.Lock()
-	route := h.progress[string(p["progressToken"])]
+	route := h.progress[key]
 	h.mu.Unlock()
 	if route == nil {
 		return
 	}
-	p["progressToken"] = route.token
-	params, err := marshal(p)
-	if err != nil {
-		return
-	}
-	route.client.send(&mcp.Message{Method: msg.Method, Params: params})
-}
-
-// routeCancel tells a client that the server cancelled a request it had
-// routed to it.
-func (h *Hub) routeCancel(msg *mcp.Message) {
-	var p map[string]json.RawMessage
-	if json.Unmarshal(msg.Params, &p) != nil {
-		return
-	}
-	var serverID mcp.ID
-	if serverID.UnmarshalJSON(p["requestId"]) != nil {
-		return
-	}
-	h.mu.Lock()
-	var id mcp.ID
-	var route *routedRequest
-	for hid, r := range h.routed {
-		if r.serverID == serverID {
-			id, route = hid, r
-			break
-		}
-	}
-	delete(h.routed, id)
-	h.mu.Unlock()
-	if route == nil {
-		return
-	}
-	p["requestId"] = json.RawMessage(id.String())
-	params, _ := marshal(p)
-	route.client.send(&mcp.Message{Method: msg.Method, Params: params})
+	route.client.send(&mcp.Message{Method: msg.Method, Params: splice(msg.Params, spans, route.token)})
 }
 
 // Serve runs one client's connection until it closes or the hub does.
 func (h *Hub) Serve(ctx context.Context, conn io.ReadWriteCloser) {
-	c := newClient(h, conn)
+	c := newClient(ctx, h, conn)
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
@@ -449,7 +452,7 @@ func (h *Hub) Serve(ctx context.Context, conn io.ReadWriteCloser) {
 	h.clients[c] = struct{}{}
 	h.clientsChangedLocked(false)
 	h.mu.Unlock()
-	c.run(ctx)
+	c.run()
 	h.mu.Lock()
 	delete(h.clients, c)
 	h.clientsChangedLocked(true)
@@ -467,7 +470,7 @@ func (h *Hub) Serve(ctx context.Context, conn io.ReadWriteCloser) {
 	}
 	h.mu.Unlock()
 	for _, r := range orphans {
-		_ = r.up.write(&mcp.Message{ID: r.serverID, Error: mcp.NewError(CodeUnavailable, "the client that was asked disconnected")})
+		r.answer <- &mcp.Message{Error: mcp.NewError(CodeUnavailable, "the client that was asked disconnected")}
 	}
 }
 
@@ -477,14 +480,13 @@ func (h *Hub) clientResponse(c *client, msg *mcp.Message) {
 	r := h.routed[msg.ID]
 	if r != nil && r.client == c {
 		delete(h.routed, msg.ID)
+	} else {
+		r = nil
 	}
 	h.mu.Unlock()
-	if r == nil || r.client != c {
-		return
+	if r != nil {
+		r.answer <- msg
 	}
-	out := *msg
-	out.ID = r.serverID
-	_ = r.up.write(&out)
 }
 
 // initializeResult is the server's cached answer to initialize, as this
@@ -514,33 +516,33 @@ func initializeResult(init *mcp.InitializeResult, requested string) (json.RawMes
 	tools["listChanged"] = json.RawMessage("true")
 	caps["tools"], _ = json.Marshal(tools)
 	r["capabilities"], _ = json.Marshal(caps)
-	return marshal(r)
+	return jsonwire.Marshal(r)
 }
 
 // remapProgress replaces a request's params._meta.progressToken by a token
-// of the hub's, unique among every client's; it returns the new params and
-// the client's token, or params unchanged and nil when there is none.
-func (h *Hub) remapProgress(params json.RawMessage) (json.RawMessage, string, json.RawMessage) {
-	if !bytes.Contains(params, []byte(`"progressToken"`)) {
-		return params, "", nil
+// of the hub's, unique among every client's, and routes the server's
+// progress under it to c. It returns the new params and the route's key
+// (see dropToken), or params unchanged and "" when there is no token.
+func (h *Hub) remapProgress(c *client, params json.RawMessage) (json.RawMessage, string) {
+	spans, token := requestToken(params)
+	if len(spans) == 0 {
+		return params, ""
 	}
-	var p map[string]json.RawMessage
-	if json.Unmarshal(params, &p) != nil {
-		return params, "", nil
-	}
-	var meta map[string]json.RawMessage
-	if json.Unmarshal(p["_meta"], &meta) != nil || meta["progressToken"] == nil {
-		return params, "", nil
-	}
-	token := meta["progressToken"]
-	ours := strconv.Quote("mcpgen-" + strconv.FormatInt(h.newID(), 10))
-	meta["progressToken"] = json.RawMessage(ours)
-	p["_meta"], _ = marshal(meta)
-	out, err := marshal(p)
-	if err != nil {
-		return params, "", nil
-	}
-	return out, ours, token
+	h.mu.Lock()
+	h.nextID++
+	ours := `"mcpgen-` + strconv.FormatInt(h.nextID, 10) + `"`
+	key, _ := tokenKey([]byte(ours))
+	h.progress[key] = &progressRoute{client: c, token: token}
+	h.mu.Unlock()
+	return splice(params, spans, []byte(ours)), key
 }
 
-var errClientGone = errors.New("client disconnected")
+// dropToken ends a progress route: its request is over.
+func (h *Hub) dropToken(key string) {
+	if key == "" {
+		return
+	}
+	h.mu.Lock()
+	delete(h.progress, key)
+	h.mu.Unlock()
+}

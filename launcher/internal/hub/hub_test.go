@@ -189,34 +189,37 @@ func TestHubCancel(t *testing.T) {
 }
 
 // TestHubProgress: two clients with the same progress token each get their
-// own progress, under their own token.
+// own progress, under their own token exactly as they wrote it, whatever
+// its type or spelling.
 func TestHubProgress(t *testing.T) {
 	th := newTestHub(t, "echo")
 	a, b := th.client("a", ""), th.client("b", "")
-	for _, c := range []*testserver.Client{a, b} {
-		c.Send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"progress","arguments":{"steps":3},"_meta":{"progressToken":"tok"}}}`)
-	}
-	for _, c := range []*testserver.Client{a, b} {
-		var progress []float64
-		for {
-			m := c.Next()
-			if m.IsResponse() {
-				if testserver.ResultText(t, m) != "done" {
-					t.Errorf("result: %s", m.AppendJSON(nil))
-				}
-				break
-			}
-			var p struct {
-				Token    string  `json:"progressToken"`
-				Progress float64 `json:"progress"`
-			}
-			if err := json.Unmarshal(m.Params, &p); err != nil || m.Method != "notifications/progress" || p.Token != "tok" {
-				t.Fatalf("got %s", m.AppendJSON(nil))
-			}
-			progress = append(progress, p.Progress)
+	for _, token := range []string{`"tok"`, `7`, `"a\u0062"`} {
+		for _, c := range []*testserver.Client{a, b} {
+			c.Send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"progress","arguments":{"steps":3},"_meta":{"progressToken":` + token + `}}}`)
 		}
-		if fmt.Sprint(progress) != "[1 2 3]" {
-			t.Errorf("progress: got %v", progress)
+		for _, c := range []*testserver.Client{a, b} {
+			var progress []float64
+			for {
+				m := c.Next()
+				if m.IsResponse() {
+					if testserver.ResultText(t, m) != "done" {
+						t.Errorf("token %s: result %s", token, m.AppendJSON(nil))
+					}
+					break
+				}
+				var p struct {
+					Token    json.RawMessage `json:"progressToken"`
+					Progress float64         `json:"progress"`
+				}
+				if err := json.Unmarshal(m.Params, &p); err != nil || m.Method != "notifications/progress" || string(p.Token) != token {
+					t.Fatalf("token %s: got %s", token, m.AppendJSON(nil))
+				}
+				progress = append(progress, p.Progress)
+			}
+			if fmt.Sprint(progress) != "[1 2 3]" {
+				t.Errorf("token %s: progress %v", token, progress)
+			}
 		}
 	}
 }
@@ -448,9 +451,10 @@ func TestHubStoppingServer(t *testing.T) {
 	msg := &mcp.Message{ID: mcp.Int64ID(1), Method: "tools/call", Params: json.RawMessage(`{"name":"echo","arguments":{"text":"next process"}}`)}
 	f := &forward{clientID: msg.ID}
 	cl.mu.Lock()
+	cl.slots++ // as the read loop admits it
 	cl.inflight[msg.ID] = f
 	cl.mu.Unlock()
-	cl.forward(context.Background(), taken, f, msg)
+	cl.forward(taken, f, msg)
 
 	th.proc.Kill()
 	<-taken.Done()

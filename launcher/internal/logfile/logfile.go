@@ -78,7 +78,7 @@ func Open(path string, maxBytes int64, keep int) (*File, error) {
 }
 
 func openLogFile(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := openAppend(path)
 	if err != nil {
 		return nil, err
 	}

@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -323,7 +322,7 @@ func (w *Watcher) fail(err error) bool {
 	}
 	// Some events were lost: assume everything changed, and look again for
 	// directories that appeared or went unseen.
-	w.report(errors.New("watch: too many changes at once, some went unseen: reloading the manifest and rebuilding every server to be safe (raise fs.inotify.max_queued_events)"))
+	w.report(errors.New("watch: too many changes at once, some went unseen: reloading the manifest and rebuilding every server to be safe" + overflowHint))
 	w.manifest.lost()
 	w.sources.lost()
 	return true
@@ -384,16 +383,4 @@ func (d *dirs) drop(dir string) {
 	default:
 		d.refs[dir]--
 	}
-}
-
-// watchError describes a failure to watch dir, with the limit to raise
-// when it is one.
-func watchError(dir string, err error) error {
-	switch {
-	case errors.Is(err, syscall.ENOSPC):
-		return fmt.Errorf("watch %s: %v (raise fs.inotify.max_user_watches)", dir, err)
-	case errors.Is(err, syscall.EMFILE):
-		return fmt.Errorf("watch %s: %v (raise fs.inotify.max_user_instances)", dir, err)
-	}
-	return fmt.Errorf("watch %s: %v", dir, err)
 }

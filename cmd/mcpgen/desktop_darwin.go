@@ -1,0 +1,3 @@
+package main
+
+var hostDesktopConfig desktopConfigRule = desktopConfigDarwin

@@ -1,0 +1,5 @@
+//go:build !darwin && !windows
+
+package main
+
+var hostDesktopConfig desktopConfigRule = desktopConfigLinux

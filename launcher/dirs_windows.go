@@ -1,0 +1,3 @@
+package launcher
+
+var hostDirs = windowsDirs

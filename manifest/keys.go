@@ -1,0 +1,405 @@
+package manifest
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// The tables below are the one list of the manifest's keys: the decoder
+// dispatches each key it reads through them (a key that is not in a table
+// is unknown), and Schema writes the JSON Schema from them. A key's value
+// type is checked twice, by its decode function and by the schema;
+// TestKeyTablesAgree decodes a value of the stated type and one of another
+// type for every key, so that the two cannot drift apart.
+
+// valueType is the type of a key's value, as the schema states it.
+type valueType int
+
+const (
+	typeString   valueType = iota // a string
+	typeTemplate                  // a string that may hold ${VAR} references
+	typeBool
+	typeInteger
+	typeNumber
+	typeDuration // a positive Go duration: "30s", "1m30s"
+	typeSize     // a size: bytes as an integer, or a string with a unit ("512M")
+	typeStrings  // an array of strings
+	typeArgv     // an array of strings that may hold ${VAR}, not empty: a command and its arguments
+	typeGlobs    // an array of glob patterns
+	typeVars     // a table of strings (templates), its keys matching names
+	typeContext  // true, false, or an array of variable names
+	typeTable    // a table of the keys in keys
+	typeMap      // a table of tables, each named by names and holding the keys in keys
+	typeScalar   // a string, integer, number or boolean
+	typeScalars  // a non-empty array of scalars
+)
+
+// keySpec describes one key: what the schema says of it, and which server
+// kinds allow it.
+type keySpec struct {
+	name string
+	typ  valueType
+	doc  string
+	// kinds lists the server kinds that allow the key; nil: every kind.
+	kinds []Kind
+	// kind is set on the key that makes a server of that kind
+	// (command, builtin, tools, url).
+	kind bool
+	// builtin names the built-in server that the key is an option of.
+	builtin string
+	enum    []string       // the values a string (or each element) may take
+	pattern *regexp.Regexp // the form of a string
+	// names is the form of the keys of a typeVars or typeMap table.
+	names *regexp.Regexp
+	// notNames are key names that names would allow but that are refused.
+	notNames []string
+	// keys are the keys of a typeTable, or of each table of a typeMap.
+	keys []keySpec
+	// min and max bound a typeNumber, or a typeInteger when max > 0.
+	min, max float64
+	// nonEmpty: a string must not be blank, a table must hold a key.
+	nonEmpty bool
+	// constant is the only value a typeInteger may take, when not zero.
+	constant int64
+	// elemPattern is the form of each element of a typeStrings.
+	elemPattern *regexp.Regexp
+	// def is the default, as the schema shows it.
+	def any
+}
+
+// allows reports whether a server of kind k may set the key.
+func (s *keySpec) allows(k Kind) bool {
+	return s.kinds == nil || slices.Contains(s.kinds, k)
+}
+
+// key is a keySpec with the function that decodes its value into a T.
+type key[T any] struct {
+	keySpec
+	decode func(d *decoder, path []string, v any, into T)
+}
+
+// keyTable is the keys of one kind of table, in the order documented.
+type keyTable[T any] []key[T]
+
+func (t keyTable[T]) find(name string) (*key[T], bool) {
+	for i := range t {
+		if t[i].name == name {
+			return &t[i], true
+		}
+	}
+	return nil, false
+}
+
+func (t keyTable[T]) names() []string {
+	names := make([]string, len(t))
+	for i, k := range t {
+		names[i] = k.name
+	}
+	return names
+}
+
+func (t keyTable[T]) specs() []keySpec {
+	specs := make([]keySpec, len(t))
+	for i, k := range t {
+		specs[i] = k.keySpec
+	}
+	return specs
+}
+
+// stdioKinds are the kinds of servers that run as local processes.
+var stdioKinds = []Kind{KindCommand, KindBuiltin, KindDeclared}
+
+// durationDoc ends the doc of every duration.
+const durationDoc = ` A Go duration: "30s", "1m30s", "500ms".`
+
+// topKeys are the keys of the manifest's top level.
+var topKeys = keyTable[*Manifest]{
+	{keySpec{name: "version", typ: typeInteger, constant: 1, def: int64(1),
+		doc: "The manifest format's version: 1, the only one. Optional."},
+		func(d *decoder, p []string, v any, m *Manifest) {
+			switch n := v.(type) {
+			case int64:
+				if n != 1 {
+					d.valueError(p, "unsupported version %v: this mcpgen reads version 1", n)
+				}
+			default:
+				d.valueError(p, "\"version\" must be the integer 1, not %s", describe(n))
+			}
+		}},
+	{keySpec{name: "name", typ: typeString, pattern: ownerName,
+		doc: "The manifest's own stable id. It marks the entries this manifest writes into configs that several manifests share (~/.codex/config.toml, ~/.claude.json), so that each one replaces and removes only its own. Default: the manifest's path."},
+		func(d *decoder, p []string, v any, m *Manifest) {
+			if s, ok := d.str(p, v); ok {
+				if !ownerName.MatchString(s) {
+					d.valueError(p, "\"name\" %q is not valid: use 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit", s)
+				}
+				m.Name = s
+			}
+		}},
+	{keySpec{name: "prefix", typ: typeString, pattern: prefixName,
+		doc: "Put before every server's name in the entries of shared (user-scope) configs, so that two projects' servers of the same name can live side by side: prefix = \"acme-\" writes acme-files. Project configs (.mcp.json, .codex/config.toml) keep the names as they are."},
+		func(d *decoder, p []string, v any, m *Manifest) {
+			if s, ok := d.str(p, v); ok {
+				if !prefixName.MatchString(s) {
+					d.valueError(p, "\"prefix\" %q is not valid: use 1 to 32 letters, digits, _ or -, such as \"acme-\"", s)
+				}
+				m.Prefix = s
+			}
+		}},
+	{keySpec{name: "workspace", typ: typeTable, keys: workspaceKeys.specs(),
+		doc: "How a workspace id maps to the context that every stdio server receives: WORKSPACE_ID, WORKSPACE_DIR, USER_ID and the vars."},
+		func(d *decoder, p []string, v any, m *Manifest) { m.Workspace = d.workspace(p, v) }},
+	{keySpec{name: "session", typ: typeTable, keys: sessionKeys.specs(),
+		doc: "How a launcher (mcpgen launch) of this manifest behaves."},
+		func(d *decoder, p []string, v any, m *Manifest) { m.Session = d.session(p, v) }},
+	{keySpec{name: "gateway", typ: typeTable, keys: gatewayKeys.specs(),
+		doc: "How the workspace gateway presents the workspace's servers."},
+		func(d *decoder, p []string, v any, m *Manifest) { m.Gateway = d.gateway(p, v) }},
+	{keySpec{name: "servers", typ: typeMap, names: serverName, notNames: ReservedNames, keys: serverKeys.specs(),
+		doc: "The MCP servers, one table each: [servers.NAME]. A server is exactly one kind, chosen by one key: command (a stdio process), builtin (shipped in mcpgen), tools (declared here, each tool a command) or url (remote)."},
+		nil}, // decoded by manifest, once the workspace variables are known
+}
+
+var workspaceKeys = keyTable[*Workspace]{
+	{keySpec{name: "dir", typ: typeTemplate,
+		doc: "WORKSPACE_DIR: the workspace's directory, such as \"/srv/workspaces/${WORKSPACE_ID}\". Relative to the manifest's directory. Default: the current directory (--dir overrides)."},
+		func(d *decoder, p []string, v any, w *Workspace) {
+			if s, ok := d.str(p, v); ok {
+				w.Dir = d.template(p, s)
+			}
+		}},
+	{keySpec{name: "user", typ: typeTemplate,
+		doc: "USER_ID. Default: $USER (--user overrides)."},
+		func(d *decoder, p []string, v any, w *Workspace) {
+			if s, ok := d.str(p, v); ok {
+				w.User = d.template(p, s)
+			}
+		}},
+	{keySpec{name: "vars", typ: typeVars, names: varName, notNames: []string{VarWorkspaceID, VarWorkspaceDir, VarUserID},
+		doc: "More context, passed to every stdio server like WORKSPACE_ID, WORKSPACE_DIR and USER_ID. Each value may use those and the vars before it."},
+		func(d *decoder, p []string, v any, w *Workspace) {
+			w.Vars = d.vars(p, v, varName, "variable name (letters, digits and _, not starting with a digit)")
+			for _, v := range w.Vars {
+				if v.Name == VarWorkspaceID || v.Name == VarWorkspaceDir || v.Name == VarUserID {
+					d.keyError(child(p, v.Name), "%q is set by mcpgen itself; choose another name", v.Name)
+				}
+			}
+		}},
+}
+
+var sessionKeys = keyTable[*Session]{
+	{keySpec{name: "idle_exit", typ: typeDuration,
+		doc: "A launcher with no client and no running server exits after this long." + durationDoc},
+		func(d *decoder, p []string, v any, s *Session) { s.IdleExit = d.duration(p, v) }},
+}
+
+var gatewayPrefixes = []string{GatewayPrefixConflicts, GatewayPrefixAlways}
+
+var gatewayKeys = keyTable[*Gateway]{
+	{keySpec{name: "prefix", typ: typeString, enum: gatewayPrefixes, def: GatewayPrefixConflicts,
+		doc: "How the gateway names tools: \"conflicts\" writes SERVER__TOOL only for names that two servers share, \"always\" for every tool."},
+		func(d *decoder, p []string, v any, g *Gateway) {
+			if s, ok := d.str(p, v); ok {
+				if !slices.Contains(gatewayPrefixes, s) {
+					d.valueError(p, "unknown prefix mode %q%s; use %s", s, suggest(s, gatewayPrefixes), strings.Join(gatewayPrefixes, " or ")).Suggestion = closestOr(s, gatewayPrefixes)
+				}
+				g.Prefix = s
+			}
+		}},
+}
+
+// serverKeys are the keys of a [servers.NAME] table: first the four that
+// choose its kind, then the others.
+var serverKeys = keyTable[*Server]{
+	{keySpec{name: "command", typ: typeTemplate, kind: true, kinds: []Kind{KindCommand}, nonEmpty: true,
+		doc: "A stdio server: the program to run, a name found on PATH or a path (relative to the manifest's directory). Its arguments go in args, never in command."},
+		func(d *decoder, p []string, v any, s *Server) {
+			if str, ok := d.str(p, v); ok {
+				d.command(p, str)
+				s.Command = d.template(p, str)
+			}
+		}},
+	{keySpec{name: "builtin", typ: typeString, kind: true, kinds: []Kind{KindBuiltin}, enum: Builtins,
+		doc: "A server shipped inside mcpgen: \"files\" (file tools confined to WORKSPACE_DIR)."},
+		func(d *decoder, p []string, v any, s *Server) {
+			if str, ok := d.str(p, v); ok {
+				if !slices.Contains(Builtins, str) {
+					d.valueError(p, "unknown builtin %q%s; mcpgen has: %s", str, suggest(str, Builtins), strings.Join(Builtins, ", ")).Suggestion = closestOr(str, Builtins)
+				}
+				s.Builtin = str
+			}
+		}},
+	{keySpec{name: "tools", typ: typeMap, kind: true, kinds: []Kind{KindDeclared}, names: toolName, keys: toolKeys.specs(), nonEmpty: true,
+		doc: "A server declared here: [servers.NAME.tools.TOOL] tables, each tool a command run without a shell."},
+		func(d *decoder, p []string, v any, s *Server) { s.Tools = d.tools(p, v) }},
+	{keySpec{name: "url", typ: typeTemplate, kind: true, kinds: []Kind{KindRemote}, pattern: regexp.MustCompile(`^(https?://|\$\{)`),
+		doc: "A remote server, reached over streamable HTTP: an absolute http or https URL."},
+		func(d *decoder, p []string, v any, s *Server) {
+			if str, ok := d.str(p, v); ok {
+				s.URL = d.template(p, str)
+				d.checkURL(p, s.URL)
+			}
+		}},
+
+	{keySpec{name: "description", typ: typeString, doc: "What the server is for."},
+		func(d *decoder, p []string, v any, s *Server) { s.Description, _ = d.str(p, v) }},
+	{keySpec{name: "enabled", typ: typeBool, def: true,
+		doc: "false keeps the server out of launches and of Claude's configs (Codex gets it with enabled = false)."},
+		func(d *decoder, p []string, v any, s *Server) { s.Enabled, _ = d.boolean(p, v) }},
+	{keySpec{name: "providers", typ: typeStrings, enum: Providers, nonEmpty: true,
+		doc: "The agents whose configs get the server. Default: all of them."},
+		func(d *decoder, p []string, v any, s *Server) { s.Providers = d.providers(p, v) }},
+	{keySpec{name: "env", typ: typeVars, kinds: stdioKinds, names: varName,
+		doc: "Environment variables of the server; values may use ${VAR}. A ${VAR} that is not workspace context is a secret: emitted configs keep it a reference."},
+		func(d *decoder, p []string, v any, s *Server) {
+			s.Env = d.vars(p, v, varName, "environment variable name (letters, digits and _, not starting with a digit)")
+		}},
+	{keySpec{name: "cwd", typ: typeTemplate, kinds: stdioKinds,
+		doc: "The server's working directory, relative to the manifest's directory. Default: the workspace directory."},
+		func(d *decoder, p []string, v any, s *Server) {
+			if str, ok := d.str(p, v); ok {
+				s.Cwd = d.template(p, str)
+			}
+		}},
+	{keySpec{name: "startup_timeout", typ: typeDuration, def: "10s",
+		doc: "How long the server may take to start and list its tools." + durationDoc},
+		func(d *decoder, p []string, v any, s *Server) { s.StartupTimeout = d.duration(p, v) }},
+	{keySpec{name: "tool_timeout", typ: typeDuration, def: "60s",
+		doc: "How long one tool call may take." + durationDoc},
+		func(d *decoder, p []string, v any, s *Server) { s.ToolTimeout = d.duration(p, v) }},
+	{keySpec{name: "context", typ: typeContext, kinds: stdioKinds, def: true,
+		doc: "Which context variables the server receives: true (all), false (none) or a list of names."},
+		func(d *decoder, p []string, v any, s *Server) { s.Context = d.contextSelect(p, v, d.varNames) }},
+	{keySpec{name: "enabled_tools", typ: typeStrings,
+		doc: "The only tools the hub, the gateway and Codex expose (Codex's own key)."},
+		func(d *decoder, p []string, v any, s *Server) {
+			s.EnabledTools = d.toolNames(p, v)
+			if s.EnabledTools == nil {
+				s.EnabledTools = []string{}
+			}
+		}},
+	{keySpec{name: "disabled_tools", typ: typeStrings,
+		doc: "Tools the hub, the gateway and Codex hide (Codex's own key)."},
+		func(d *decoder, p []string, v any, s *Server) { s.DisabledTools = d.toolNames(p, v) }},
+	{keySpec{name: "start", typ: typeString, enum: []string{"eager", "lazy"}, def: "eager",
+		doc: "\"lazy\": the launcher starts the server on first use, not at launch."},
+		func(d *decoder, p []string, v any, s *Server) {
+			if str, ok := d.str(p, v); ok {
+				switch str {
+				case "eager":
+				case "lazy":
+					s.Lazy = true
+				default:
+					d.valueError(p, "\"start\" must be \"eager\" or \"lazy\", not %q", str)
+				}
+			}
+		}},
+	{keySpec{name: "idle_timeout", typ: typeDuration,
+		doc: "The launcher stops the server after no client and no call for this long." + durationDoc},
+		func(d *decoder, p []string, v any, s *Server) { s.IdleTimeout = d.duration(p, v) }},
+	{keySpec{name: "memory_max", typ: typeSize, kinds: stdioKinds,
+		doc: "A memory limit for the server's processes, where cgroups are available: bytes, or \"512M\", \"2G\" (K, M, G, T: powers of 1024)."},
+		func(d *decoder, p []string, v any, s *Server) { s.MemoryMax = d.memory(p, v) }},
+	{keySpec{name: "cpu_max", typ: typeNumber, kinds: stdioKinds, min: 0.01, max: 1024,
+		doc: "A CPU limit for the server's processes, in CPUs (0.5, 2), where cgroups are available."},
+		func(d *decoder, p []string, v any, s *Server) { s.CPUMax = d.cpus(p, v) }},
+
+	{keySpec{name: "args", typ: typeArgv, kinds: []Kind{KindCommand},
+		doc: "The arguments of command, one element each (never split by a shell); they may use ${VAR}."},
+		func(d *decoder, p []string, v any, s *Server) { s.Args = d.argv(p, v, false) }},
+	{keySpec{name: "build", typ: typeArgv, kinds: []Kind{KindCommand}, nonEmpty: true,
+		doc: "A command, as an argv, that builds the server; run in the manifest's directory by mcpgen build and the launcher."},
+		func(d *decoder, p []string, v any, s *Server) {
+			if t := d.argv(p, v, true); t != nil {
+				s.Build = make([]string, len(t))
+				for i, e := range t {
+					s.Build[i] = e.String()
+				}
+			}
+		}},
+	{keySpec{name: "watch", typ: typeGlobs, kinds: []Kind{KindCommand},
+		doc: "Globs, relative to the manifest's directory (** for any directories): the launcher rebuilds and restarts the server when they change."},
+		func(d *decoder, p []string, v any, s *Server) { s.Watch = d.globs(p, v) }},
+
+	{keySpec{name: "read_only", typ: typeBool, kinds: []Kind{KindBuiltin}, builtin: "files", def: false,
+		doc: "files: no writing tools."},
+		func(d *decoder, p []string, v any, s *Server) { s.ReadOnly, _ = d.boolean(p, v) }},
+	{keySpec{name: "protect", typ: typeGlobs, kinds: []Kind{KindBuiltin}, builtin: "files", def: DefaultProtect,
+		doc: "files: globs, relative to the workspace, that are never written. [] protects nothing."},
+		func(d *decoder, p []string, v any, s *Server) {
+			s.Protect = d.globs(p, v)
+			if s.Protect == nil {
+				s.Protect = []string{}
+			}
+		}},
+
+	{keySpec{name: "headers", typ: typeVars, kinds: []Kind{KindRemote}, names: headerName,
+		doc: "HTTP headers sent to the remote server; values may use ${VAR}, which stay references in emitted configs."},
+		func(d *decoder, p []string, v any, s *Server) {
+			s.Headers = d.vars(p, v, headerName, "HTTP header name")
+		}},
+	{keySpec{name: "bearer_token_env", typ: typeString, kinds: []Kind{KindRemote}, pattern: varName,
+		doc: "The name of the environment variable that holds the remote server's bearer token: the token stays in the environment, never in a file."},
+		func(d *decoder, p []string, v any, s *Server) {
+			if str, ok := d.str(p, v); ok {
+				if !varName.MatchString(str) {
+					d.valueError(p, "\"bearer_token_env\" names the variable that holds the token, e.g. \"DOCS_TOKEN\"; %q is not a variable name", str)
+				}
+				s.BearerTokenEnv = str
+			}
+		}},
+}
+
+// toolKeys are the keys of a declared tool, [servers.NAME.tools.TOOL].
+var toolKeys = keyTable[*Tool]{
+	{keySpec{name: "description", typ: typeString, doc: "What the tool does, for the model."},
+		func(d *decoder, p []string, v any, t *Tool) { t.Description, _ = d.str(p, v) }},
+	{keySpec{name: "run", typ: typeArgv, nonEmpty: true,
+		doc: "The command, as an argv, run without a shell: [\"git\", \"log\", \"-n\", \"{count}\"]. {arg} in an element is replaced by the argument; an element whose argument is absent is dropped."},
+		func(d *decoder, p []string, v any, t *Tool) { t.Run = d.argv(p, v, true) }},
+	{keySpec{name: "args", typ: typeMap, names: varName, keys: argKeys.specs(),
+		doc: "The tool's arguments, which become its input schema."},
+		func(d *decoder, p []string, v any, t *Tool) { t.Args = d.args(p, v) }},
+	{keySpec{name: "timeout", typ: typeDuration,
+		doc: "How long one call may take. Default: the server's tool_timeout." + durationDoc},
+		func(d *decoder, p []string, v any, t *Tool) { t.Timeout = d.duration(p, v) }},
+}
+
+var argTypes = []string{TypeString, TypeInteger, TypeNumber, TypeBoolean}
+
+// argKeys are the keys of a declared tool's argument. arg decodes type
+// first, since the other keys' values are checked against it, and
+// required last, against the default.
+var argKeys = keyTable[*Arg]{
+	{keySpec{name: "type", typ: typeString, enum: argTypes, def: TypeString, doc: "The argument's JSON type."},
+		func(*decoder, []string, any, *Arg) {}},
+	{keySpec{name: "description", typ: typeString, doc: "What the argument means, for the model."},
+		func(d *decoder, p []string, v any, a *Arg) { a.Description, _ = d.str(p, v) }},
+	{keySpec{name: "default", typ: typeScalar, doc: "The value when the call gives none; of the argument's type."},
+		func(d *decoder, p []string, v any, a *Arg) { a.Default, _ = d.argValue(p, a.Type, v) }},
+	{keySpec{name: "required", typ: typeBool,
+		doc: "Whether a call must give the argument. Default: true unless there is a default."},
+		nil}, // arg weighs it against the default
+	{keySpec{name: "enum", typ: typeScalars, doc: "The values allowed, of the argument's type."},
+		func(d *decoder, p []string, v any, a *Arg) {
+			vals, ok := v.([]any)
+			if !ok || len(vals) == 0 {
+				d.valueError(p, "\"enum\" must be a non-empty array of allowed values")
+				return
+			}
+			for i, e := range vals {
+				if x, ok := d.argValue(child(p, indexKey(i)), a.Type, e); ok {
+					a.Enum = append(a.Enum, x)
+				}
+			}
+		}},
+	{keySpec{name: "allow_dash", typ: typeBool, def: false,
+		doc: "A string argument may start with \"-\". Off by default: \"--output=/x\" in an argv element of its own would read as an option."},
+		func(d *decoder, p []string, v any, a *Arg) {
+			a.AllowDash, _ = d.boolean(p, v)
+			if a.Type != TypeString {
+				d.keyError(p, "\"allow_dash\" applies to string arguments; %q is %s", a.Name, withArticle(a.Type))
+			}
+		}},
+}
