@@ -231,3 +231,13 @@ func (s *Session) cachedCatalog(server, key string) *catalog {
 	}
 	return cat
 }
+
+// keepProbed keeps the catalog of a server that Probe made ready, in the
+// cache of workspace c.WorkspaceID, under the key its launcher computes.
+func keepProbed(m *manifest.Manifest, s *manifest.Server, c *manifest.Context, spec *proc.Spec, base []string, cat *catalog) error {
+	dir, err := StateDir(c.WorkspaceID)
+	if err != nil {
+		return err
+	}
+	return saveCatalog(dir, s.Name, catalogKey(m, s, c, spec, base, nil), cat)
+}

@@ -35,7 +35,10 @@ func (e *serverError) Unwrap() error { return e.Err }
 // mcpgen build checks that a server works. It returns the tools the server
 // offered and how long it took from spawn to ready. self is the mcpgen
 // binary (for built-in and declared servers), env the environment the
-// server inherits.
+// server inherits. For a workspace (c.WorkspaceID), it keeps what the
+// server offered in the workspace's catalog cache, as a launcher does
+// after a handshake, so that a lazy server answers tools/list before its
+// first start; a catalog that cannot be kept fails the probe.
 func Probe(ctx context.Context, m *manifest.Manifest, s *manifest.Server, c *manifest.Context, self string, env []string) ([]*mcp.Tool, time.Duration, error) {
 	spec, err := serverSpec(m, s, c, self, env)
 	if err != nil {
@@ -52,13 +55,18 @@ func Probe(ctx context.Context, m *manifest.Manifest, s *manifest.Server, c *man
 	go up.Run() // ends when the process exits
 	timeout := s.Startup()
 	hctx, cancel := context.WithTimeoutCause(ctx, timeout, fmt.Errorf("not ready within %s (startup_timeout)", timeout))
-	_, tools, err := up.Initialize(hctx)
+	init, tools, err := up.Initialize(hctx)
 	cancel()
 	elapsed := time.Since(p.Started)
 	stopErr := p.Stop(ctx)
 	<-up.Done()
 	if err != nil {
 		return nil, elapsed, &serverError{Err: handshakeError(err, stopErr), Stderr: stderr.Bytes()}
+	}
+	if c.WorkspaceID != "" {
+		if err := keepProbed(m, s, c, spec, env, &catalog{init, tools}); err != nil {
+			return tools, elapsed, err
+		}
 	}
 	return tools, elapsed, nil
 }

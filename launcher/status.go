@@ -71,6 +71,13 @@ func (st *Status) WriteTable(w io.Writer, now time.Time) {
 				since(now, *st.Reload.At), strings.ReplaceAll(st.Reload.Error, "\n", "\n  "))
 		}
 	}
+	if st.IdleExit != "" {
+		if st.IdleExitAt != nil {
+			fmt.Fprintf(w, "idle: exits in %s (after %s without clients or running servers)\n", since(*st.IdleExitAt, now), st.IdleExit)
+		} else {
+			fmt.Fprintf(w, "idle exit: after %s without clients or running servers\n", st.IdleExit)
+		}
+	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERVER\tKIND\tSTATE\tPID\tUP\tRESTARTS\tTOOLS\tCLIENTS\tLAST ERROR")
 	for _, s := range st.Servers {
@@ -82,8 +89,13 @@ func (st *Status) WriteTable(w io.Writer, now time.Time) {
 			up = since(now, *s.StartedAt)
 		}
 		state := string(s.State)
-		if s.RetryAt != nil {
+		switch {
+		case s.RetryAt != nil:
 			state += " (" + since(*s.RetryAt, now) + ")"
+		case s.IdleStopAt != nil:
+			state += " (idle in " + since(*s.IdleStopAt, now) + ")"
+		case s.State == Idle && s.Start == "lazy":
+			state += " (lazy)"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n", s.Name, s.Kind, state, pid, up, s.Restarts, len(s.Tools), s.Clients.Count, oneLine(s.LastError, 80))
 	}
