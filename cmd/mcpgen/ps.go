@@ -62,7 +62,7 @@ type psRow struct {
 	// IdleExitAt is when it will if nothing changes.
 	IdleExit   string     `json:"idle_exit,omitempty"`
 	IdleExitAt *time.Time `json:"idle_exit_at,omitempty"`
-	Error     string     `json:"error,omitempty"` // why the launcher did not answer
+	Error      string     `json:"error,omitempty"` // why the launcher did not answer
 }
 
 type psServers struct {
