@@ -51,7 +51,9 @@ func (v *supervisor) restartIdle(cmd *supervisorCmd) (start bool) {
 		}
 		v.hub.Preload(cat.init, cat.tools)
 	}
-	if cmd.start {
+	if cmd.start || cmd.cfg.err != nil {
+		// A process now (mcpgen restart), or a configuration that cannot
+		// start: it fails at once rather than at the next request.
 		v.hub.Wake()
 		v.restartFor(cmd, true)
 		return true
@@ -62,6 +64,20 @@ func (v *supervisor) restartIdle(cmd *supervisorCmd) (start bool) {
 	close(cmd.ack)
 	v.session.changed()
 	return false
+}
+
+// retryFailed takes the restart of a failed server: a lazy one is idle
+// again (the next request starts it), unless the restart asks for a
+// process (mcpgen restart) or its configuration cannot start; it returns
+// what the supervisor then sleeps on. Any other starts now.
+func (v *supervisor) retryFailed(cmd *supervisorCmd) <-chan struct{} {
+	if !cmd.cfg.server.Lazy || cmd.start || cmd.cfg.err != nil {
+		v.restartFor(cmd, true)
+		return nil
+	}
+	demand := v.hub.Idle()
+	v.restartIdle(cmd)
+	return demand
 }
 
 // idleAfter makes the server idle again after a start for a request failed:

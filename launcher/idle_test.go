@@ -232,11 +232,12 @@ func TestSessionIdleStopRace(t *testing.T) {
 
 // TestSessionLazyStartFails: a lazy server that fails to start answers
 // the request that started it with why, and is idle again; the next request
-// tries again.
+// tries again. After too many failures it is failed; a reload (SIGHUP)
+// makes it idle again, not running.
 func TestSessionLazyStartFails(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "mcpgen.toml")
 	writeFile(t, path, testServerTOML(t, "srv", "exit")+"start = \"lazy\"\n")
-	ts := startSession(t, path, Options{})
+	ts := startSession(t, path, Options{Timing: Timing{FailureLimit: 3}})
 	ts.wait("idle", serverIs("srv", Idle))
 	conn, err := connect(ts.ws, "srv")
 	if err != nil {
@@ -260,6 +261,20 @@ func TestSessionLazyStartFails(t *testing.T) {
 	if s := server(ts.status(), "srv"); !strings.Contains(s.LastError, "exited with status 1") {
 		t.Errorf("got last error %q, want the exit", s.LastError)
 	}
+
+	// The third failure gives up: failed, and requests say so at once.
+	_ = w.WriteLine([]byte(`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`))
+	if m, err := r.Read(); err != nil || m.Error == nil {
+		t.Fatalf("the third start: got %v, %v; want an error", m, err)
+	}
+	ts.wait("failed", serverIs("srv", Failed))
+	_ = w.WriteLine([]byte(`{"jsonrpc":"2.0","id":4,"method":"tools/list"}`))
+	if m, err := r.Read(); err != nil || m.Error == nil || !strings.Contains(m.Error.Message, "giving up") {
+		t.Errorf("once failed: got %v, %v; want the failure", m, err)
+	}
+	ts.s.Reload()
+	ts.wait("idle after a reload", serverIs("srv", Idle))
+	noProcess(t, ts, "srv")
 }
 
 // TestSessionCatalogCache: a lazy server's catalog is kept under a key of

@@ -181,8 +181,8 @@ func (v *supervisor) run() {
 	var crashes []time.Time
 	attempt := 0
 	var demand <-chan struct{} // while idle: closed when a request needs the server
-	if v.config().server.Lazy {
-		demand = v.hub.Idle()
+	if cfg := v.config(); cfg.server.Lazy && cfg.err == nil {
+		demand = v.hub.Idle() // one that cannot start fails at once instead
 	}
 	for {
 		woken := demand != nil
@@ -222,10 +222,11 @@ func (v *supervisor) run() {
 		// A crash, or a start that failed.
 		var permanent *proc.PermanentError
 		if errors.As(crash.err, &permanent) {
-			if v.failUntilCommand(crash.err.Error()) {
+			stopped, idle := v.failUntilCommand(crash.err.Error())
+			if stopped {
 				return
 			}
-			attempt, crashes = 0, nil
+			attempt, crashes, demand = 0, nil, idle
 			continue
 		}
 		if crash.stable {
@@ -235,10 +236,11 @@ func (v *supervisor) run() {
 		crashes = append(recent(crashes, now.Add(-v.timing.FailureWindow)), now)
 		if len(crashes) >= v.timing.FailureLimit {
 			msg := fmt.Sprintf("%d crashes within %s, giving up (a reload or SIGHUP tries again); last: %v", len(crashes), v.timing.FailureWindow, crash.err)
-			if v.failUntilCommand(msg) {
+			stopped, idle := v.failUntilCommand(msg)
+			if stopped {
 				return
 			}
-			attempt, crashes = 0, nil
+			attempt, crashes, demand = 0, nil, idle
 			continue
 		}
 		if woken && !crash.ready {
@@ -293,22 +295,22 @@ func (v *supervisor) waitOrCommand(d time.Duration) (stopped bool) {
 }
 
 // failUntilCommand marks the server failed and waits for a restart (a
-// reload) or a stop. It reports whether the supervisor was stopped.
-func (v *supervisor) failUntilCommand(reason string) (stopped bool) {
+// reload) or a stop. It reports whether the supervisor was stopped; a lazy
+// server that a reload retries is idle then (idle is what it sleeps on).
+func (v *supervisor) failUntilCommand(reason string) (stopped bool, idle <-chan struct{}) {
 	v.setState(Failed, reason)
 	v.hub.Fail(fmt.Errorf("server %q failed: %s", v.name, reason))
 	if v.stopping.Err() != nil {
 		<-v.cmds // the stop that cancelled it
 		v.setState(Stopped, "")
-		return true
+		return true, nil
 	}
 	cmd := <-v.cmds
 	if cmd.stop {
 		v.setState(Stopped, "")
-		return true
+		return true, nil
 	}
-	v.restartFor(&cmd, true)
-	return false
+	return false, v.retryFailed(&cmd)
 }
 
 // restartFor takes a restart command: the server is starting (with the

@@ -67,6 +67,7 @@ func (h *Hub) Idle() <-chan struct{} {
 func (h *Hub) idleLocked() <-chan struct{} {
 	d := make(chan struct{})
 	h.idle.on, h.idle.demand = true, d
+	h.failure = nil // it may start again
 	if h.idle.waiters > 0 {
 		h.wantLocked()
 	}
@@ -156,6 +157,9 @@ func (h *Hub) StartFailed(err error) {
 	defer h.mu.Unlock()
 	h.idle.startErr = err
 	h.idle.starts++
+	// They are done waiting, though they have not said so yet: a server
+	// made idle now must not start again for them.
+	h.idle.waiters = 0
 	h.wakeLocked()
 }
 
@@ -178,7 +182,9 @@ func (h *Hub) await() waiter {
 
 func (w waiter) done() {
 	w.h.mu.Lock()
-	w.h.idle.waiters--
+	if w.h.idle.starts == w.starts { // else StartFailed counted it out
+		w.h.idle.waiters--
+	}
 	w.h.mu.Unlock()
 }
 
