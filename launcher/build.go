@@ -47,11 +47,13 @@ func indent(s string) string {
 	return "    " + strings.ReplaceAll(s, "\n", "\n    ")
 }
 
-// Build runs s's build step in the manifest's directory, unless its output
-// (the command) is newer than every file its watch patterns match; force
-// builds anyway. Without watch patterns there is nothing to compare, and it
-// always builds (build tools such as go build are incremental themselves).
-func Build(ctx context.Context, m *manifest.Manifest, s *manifest.Server, env []string, force bool) (BuildState, time.Duration, error) {
+// Build runs s's build step in the manifest's directory, in a container of
+// c (nothing it starts outlives it: a build tool's daemon neither), unless
+// its output (the command) is newer than every file its watch patterns
+// match; force builds anyway. Without watch patterns there is nothing to
+// compare, and it always builds (build tools such as go build are
+// incremental themselves).
+func Build(ctx context.Context, c *proc.Containment, m *manifest.Manifest, s *manifest.Server, env []string, force bool) (BuildState, time.Duration, error) {
 	if len(s.Build) == 0 {
 		return NoBuild, 0, nil
 	}
@@ -60,7 +62,7 @@ func Build(ctx context.Context, m *manifest.Manifest, s *manifest.Server, env []
 	}
 	start := time.Now()
 	out := proc.NewTail(8 << 10)
-	spec := &proc.Spec{Path: s.Build[0], Args: s.Build[1:], Dir: m.Dir, Env: env, Stderr: out}
+	spec := &proc.Spec{Path: s.Build[0], Args: s.Build[1:], Dir: m.Dir, Env: env, Stderr: out, Containment: c, Name: s.Name + "-build"}
 	if err := proc.Run(ctx, spec, out); err != nil {
 		return Built, time.Since(start), &buildError{Server: s.Name, Err: err, Output: out.Bytes()}
 	}

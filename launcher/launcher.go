@@ -1,5 +1,5 @@
 // Package launcher runs a workspace session: it starts the manifest's stdio
-// servers in process groups of their own, makes them ready, supervises and
+// servers, each contained with all it starts, makes them ready, supervises and
 // restarts them, follows the manifest as it changes, and shares each server
 // among every agent of the workspace. It also holds what the mcpgen command
 // needs around a session: its directories, the running sessions (found
@@ -10,5 +10,5 @@
 // The machinery is in internal packages: hub shares one server process
 // among clients, watch follows the manifest and the servers' sources,
 // logfile keeps the capped logs, and the module's internal/proc starts,
-// stops and reaps processes.
+// contains and stops processes, and sweeps what a killed launcher left.
 package launcher

@@ -31,17 +31,23 @@ func (e *serverError) Error() string {
 
 func (e *serverError) Unwrap() error { return e.Err }
 
-// Probe starts server s of m in context c, makes it ready and stops it: how
-// mcpgen build checks that a server works. It returns the tools the server
-// offered and how long it took from spawn to ready. self is the mcpgen
-// binary (for built-in and declared servers), env the environment the
-// server inherits. For a workspace (c.WorkspaceID), it keeps what the
-// server offered in the workspace's catalog cache, as a launcher does
-// after a handshake, so that a lazy server answers tools/list before its
-// first start; a catalog that cannot be kept fails the probe.
-func Probe(ctx context.Context, m *manifest.Manifest, s *manifest.Server, c *manifest.Context, self string, env []string) ([]*mcp.Tool, time.Duration, error) {
+// Probe starts server s of m in context c, in a container of contain,
+// makes it ready and stops it: how mcpgen build checks that a server
+// works. It returns the tools the server offered and how long it took from
+// spawn to ready. self is the mcpgen binary (for built-in and declared
+// servers), env the environment the server inherits. For a workspace
+// (c.WorkspaceID), it keeps what the server offered in the workspace's
+// catalog cache, as a launcher does after a handshake, so that a lazy
+// server answers tools/list before its first start; a catalog that cannot
+// be kept fails the probe.
+func Probe(ctx context.Context, contain *proc.Containment, m *manifest.Manifest, s *manifest.Server, c *manifest.Context, self string, env []string) ([]*mcp.Tool, time.Duration, error) {
 	spec, err := serverSpec(m, s, c, self, env)
 	if err != nil {
+		return nil, 0, err
+	}
+	spec.Containment, spec.Name = contain, s.Name
+	spec.Limits = proc.Limits{MemoryMax: s.MemoryMax, CPUMax: s.CPUMax}
+	if err := checkLimits(contain, m, s, spec.Limits); err != nil {
 		return nil, 0, err
 	}
 	stderr := proc.NewTail(4 << 10)

@@ -18,7 +18,7 @@ const (
 )
 
 // RuntimeDir returns the directory of a workspace's live session: its lock,
-// its sockets and its record of process groups. It is
+// its sockets and the record of what it contains. It is
 // $MCPGEN_RUNTIME_DIR/ID, else the platform's default (dirs.go): on Linux
 // $XDG_RUNTIME_DIR/mcpgen/ID, else mcpgen-UID/ID under the temp dir; on
 // macOS the same, with /tmp for the temp dir; on Windows

@@ -2,12 +2,14 @@ package launcher
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"maps"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -50,6 +52,9 @@ type Options struct {
 	// at once).
 	Debounce time.Duration
 	Timing   Timing
+	// Containment forces a way of containing servers (see proc.Mode); the
+	// zero value takes the strongest the system has.
+	Containment proc.Mode
 	// IdleExit, when positive, is how long the launcher waits with no
 	// client and no running server before it exits, whatever the
 	// manifest's [session] idle_exit says; negative: it never exits so.
@@ -78,7 +83,15 @@ type Session struct {
 	runtimeDir string
 	stateDir   string
 	started    time.Time
-	record     *proc.Record
+	// contain holds every process the session starts, and record names
+	// what it holds for the next launch, should this one be killed.
+	contain     *proc.Containment
+	record      *proc.Record
+	stopRefresh func() // ends the goroutine that refreshes the record
+	// startSlots bounds the servers starting at once: each start holds
+	// a few descriptors, and a manifest of thousands must not spend them
+	// all at once.
+	startSlots chan struct{}
 
 	// reloading serializes reloads: the watcher's, Reload's and the
 	// control socket's, so that a manifest read earlier is never applied
@@ -153,8 +166,15 @@ func NewSession(opts Options) *Session {
 		ended:    make(chan struct{}),
 		up:       make(chan struct{}),
 		exit:     sessionExit{kick: make(chan struct{}, 1)},
+
+		startSlots: make(chan struct{}, startConcurrency),
 	}
 }
+
+// startConcurrency is how many servers start at once, at most: enough to
+// keep two cores busy with spawns, few enough that their descriptors stay
+// a small part of what a launch needs (proc.FilesPerStart each).
+const startConcurrency = 16
 
 // Up is closed once Run has started the servers (they may be starting
 // still) and answers on its control socket; never, when Run fails first.
@@ -200,17 +220,12 @@ func (s *Session) Run(ctx context.Context) error {
 	}
 	defer held.Unlock()
 
-	// What a launcher killed with -9 left behind goes first.
-	reaped, err := proc.Reap(s.runtimeDir)
-	if err != nil {
-		s.log.Warn("reaping what an earlier launcher left", "error", err)
-	}
-	if len(reaped) > 0 {
-		s.log.Info("ended processes an earlier launcher left behind", "pids", reaped)
-	}
-	if s.record, err = proc.NewRecord(s.runtimeDir); err != nil {
+	// What a launcher killed with -9 left behind goes first; then this
+	// one's containment is recorded, before anything starts.
+	if err := s.setupContainment(ctx); err != nil {
 		return err
 	}
+	defer s.closeContainment()
 
 	m, c, err := s.load()
 	if err != nil {
@@ -263,7 +278,10 @@ func (s *Session) Run(ctx context.Context) error {
 	s.watcher = watcher
 	s.mu.Unlock()
 	s.apply(m, c, false)
-	s.log.Info("session started", "workspace", s.opts.Workspace, "manifest", m.File, "servers", len(s.servers), "control", sockPath)
+	s.mu.Lock()
+	n := len(s.servers) // a reload may be under way already
+	s.mu.Unlock()
+	s.log.Info("session started", "workspace", s.opts.Workspace, "manifest", m.File, "servers", n, "control", sockPath, "containment", s.contain.Report().String())
 
 	served := make(chan struct{})
 	go func() { defer close(served); s.serveControl(ctx, ln) }()
@@ -309,7 +327,107 @@ func (s *Session) Run(ctx context.Context) error {
 	}
 }
 
-// load reads the manifest and resolves the workspace context.
+// setupContainment ends what the record of an earlier launcher names
+// (one killed with SIGKILL), sets up the session's containment and starts
+// its record. An unreadable record stops the launch: what it names is no
+// launcher's to guess at.
+func (s *Session) setupContainment(ctx context.Context) error {
+	entries, err := proc.ReadRecord(s.runtimeDir)
+	if err != nil {
+		return err
+	}
+	var left []proc.Entry
+	if len(entries) > 0 {
+		// Bounded: a process stuck in the kernel must not hold the launch.
+		sctx, cancel := context.WithTimeout(ctx, s.timing.TermGrace+proc.KillWait)
+		var ended []proc.ProcID
+		ended, left, err = proc.Sweep(sctx, entries, s.timing.TermGrace)
+		cancel()
+		if err != nil {
+			s.log.Warn("ending what an earlier launcher left: what is left stays recorded for the next launch", "error", err)
+		}
+		if len(ended) > 0 {
+			pids := make([]int, len(ended))
+			for i, id := range ended {
+				pids[i] = id.Pid
+			}
+			s.log.Info("ended processes an earlier launcher left behind", "pids", pids)
+		}
+	}
+	c, err := proc.Setup(ctx, proc.Options{Name: s.opts.Workspace, Mode: s.opts.Containment})
+	if err != nil {
+		return err
+	}
+	rec, err := proc.NewRecord(s.runtimeDir, c, left)
+	if err != nil {
+		_ = c.Close(ctx)
+		return err
+	}
+	s.mu.Lock()
+	s.contain, s.record = c, rec
+	s.mu.Unlock()
+	stop, refreshed := make(chan struct{}), make(chan struct{})
+	s.stopRefresh = func() { close(stop); <-refreshed }
+	go func() {
+		// Records what containers' processes start (ModeSubreaper's
+		// Changed); ends with closeContainment.
+		defer close(refreshed)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-c.Changed():
+				if err := rec.Refresh(); err != nil {
+					s.log.Warn("recording what servers started", "error", err)
+				}
+			}
+		}
+	}()
+	return nil
+}
+
+// closeContainment ends whatever is still contained (what the agent of
+// launch -- CMD left, say) and, when nothing is left, the record.
+func (s *Session) closeContainment() {
+	s.stopRefresh()
+	ctx, cancel := context.WithTimeout(context.Background(), proc.KillWait)
+	defer cancel()
+	if err := s.contain.Close(ctx); err != nil {
+		s.log.Warn("processes outlived the session: they stay recorded for the next launch to end", "error", err)
+		return
+	}
+	if err := s.record.Remove(); err != nil {
+		s.log.Warn("removing the containment record", "error", err)
+	}
+}
+
+// StartAttached starts cmd in a container of the session, sharing the
+// launcher's terminal and process group: the agent that launch -- CMD
+// runs (see proc.Container.StartAttached). The caller waits for it; the
+// session's end ends whatever it leaves. It fails before Run has set up
+// the containment.
+func (s *Session) StartAttached(name string, cmd *exec.Cmd) error {
+	s.mu.Lock()
+	c, closing := s.contain, s.closing
+	s.mu.Unlock()
+	if c == nil || closing {
+		return fmt.Errorf("start %s: the session is not running", name)
+	}
+	k, err := c.New(name, proc.Limits{})
+	if err != nil {
+		return err
+	}
+	if err := k.StartAttached(cmd); err != nil {
+		_ = k.Close(context.Background())
+		return err
+	}
+	return nil
+}
+
+// load reads the manifest, resolves the workspace context, and refuses a
+// manifest whose servers cannot all be held within the file descriptor
+// limit: better at once, with the numbers, than at the thousandth server
+// (and, at a reload, than stopping what runs for what cannot).
 func (s *Session) load() (*manifest.Manifest, *manifest.Context, error) {
 	m, err := s.opts.Load()
 	if err != nil {
@@ -319,7 +437,27 @@ func (s *Session) load() (*manifest.Manifest, *manifest.Context, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := CheckCapacity(m); err != nil {
+		return nil, nil, err
+	}
 	return m, c, nil
+}
+
+// CheckCapacity refuses, with the numbers, a manifest whose servers a
+// session could not hold within the file descriptor limit (raised to the
+// hard limit first): see proc.CheckCapacity. A session checks every
+// manifest it loads; launch checks the first before anything else.
+func CheckCapacity(m *manifest.Manifest) error {
+	n := 0
+	for _, srv := range m.Servers {
+		if srv.Enabled && srv.Kind.Stdio() {
+			n++
+		}
+	}
+	if err := proc.CheckCapacity(proc.Capacity{Servers: n, Starts: min(n, startConcurrency)}); err != nil {
+		return fmt.Errorf("%s: %w", m.File, err)
+	}
+	return nil
 }
 
 // Reload asks the session to read the manifest again and apply it, as
@@ -499,11 +637,29 @@ func (s *Session) apply(m *manifest.Manifest, c *manifest.Context, retryFailed b
 // configure resolves how to run srv; a reference that cannot be resolved
 // leaves the server failed with that reason.
 func (s *Session) configure(m *manifest.Manifest, c *manifest.Context, srv *manifest.Server) *serverConfig {
-	cfg := &serverConfig{server: srv, m: m}
+	cfg := &serverConfig{server: srv, m: m, limits: proc.Limits{MemoryMax: srv.MemoryMax, CPUMax: srv.CPUMax}}
 	cfg.spec, cfg.err = serverSpec(m, srv, c, s.opts.Self, s.opts.Env)
+	if cfg.err == nil {
+		cfg.err = checkLimits(s.contain, m, srv, cfg.limits)
+	}
 	cfg.key = restartKey(srv, cfg.spec, cfg.err)
 	cfg.catKey = catalogKey(m, srv, c, cfg.spec, s.opts.Env, cfg.err)
 	return cfg
+}
+
+// checkLimits says, at the key's place in the manifest, why a server's
+// memory_max or cpu_max cannot be enforced here.
+func checkLimits(c *proc.Containment, m *manifest.Manifest, srv *manifest.Server, lim proc.Limits) error {
+	err := c.Check(lim)
+	var le *proc.LimitError
+	if !errors.As(err, &le) {
+		return err
+	}
+	pos := srv.MemoryMaxPos
+	if le.Key == "cpu_max" {
+		pos = srv.CPUMaxPos
+	}
+	return &manifest.Error{File: m.File, Pos: pos, Server: srv.Name, Key: le.Key, Msg: le.Error()}
 }
 
 // restartKey sums up what a server's process depends on: its resolved
@@ -513,6 +669,7 @@ func (s *Session) configure(m *manifest.Manifest, c *manifest.Context, srv *mani
 func restartKey(srv *manifest.Server, spec *proc.Spec, err error) string {
 	def := *srv
 	def.Description, def.Providers, def.Pos, def.Watch = "", nil, manifest.Position{}, nil
+	def.MemoryMaxPos, def.CPUMaxPos = manifest.Position{}, manifest.Position{}
 	// Tool filters and lifecycle settings change what the hub shows and
 	// when the server runs, not the process.
 	def.EnabledTools, def.DisabledTools, def.Lazy, def.IdleTimeout = nil, nil, false, 0
@@ -611,7 +768,7 @@ func (s *Session) rebuild(name string) {
 func (s *Session) rebuildOnce(ctx context.Context, v *supervisor) {
 	cfg := v.config()
 	s.log.Info("sources changed: rebuilding", "server", v.name)
-	_, took, err := Build(ctx, cfg.m, cfg.server, s.opts.Env, true)
+	_, took, err := Build(ctx, s.contain, cfg.m, cfg.server, s.opts.Env, true)
 	if ctx.Err() != nil {
 		return // the session is ending
 	}
@@ -632,11 +789,31 @@ func (s *Session) rebuildOnce(ctx context.Context, v *supervisor) {
 // build runs a server's build step before it starts, unless its output is
 // up to date.
 func (s *Session) build(ctx context.Context, cfg *serverConfig) error {
-	state, took, err := Build(ctx, cfg.m, cfg.server, s.opts.Env, false)
+	state, took, err := Build(ctx, s.contain, cfg.m, cfg.server, s.opts.Env, false)
 	if state == Built && err == nil {
 		s.log.Info("built", "server", cfg.server.Name, "took", took.Round(time.Millisecond).String())
 	}
 	return err
+}
+
+// start starts a server's process once a start slot is free (see
+// startConcurrency), or fails when ctx ends first.
+func (s *Session) start(ctx context.Context, spec *proc.Spec) (*proc.Process, error) {
+	select {
+	case s.startSlots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+	defer func() { <-s.startSlots }()
+	return proc.Start(spec)
+}
+
+// contained logs, once a server's process has been stopped or killed, why
+// its container could not be closed, if so.
+func (s *Session) contained(server string, p *proc.Process) {
+	if err := p.CloseErr(); err != nil {
+		s.log.Warn("processes of a stopped server are left: they stay recorded for the next launch to end", "server", server, "error", err)
+	}
 }
 
 // serverLog returns the server's stderr log, opened once per session.
@@ -668,20 +845,6 @@ func SessionLog(workspace string) (io.WriteCloser, error) {
 // logPath is where a server's stderr goes.
 func (s *Session) logPath(name string) string {
 	return filepath.Join(s.stateDir, name+".log")
-}
-
-// recordGroup notes a process group as started (or gone), so that the next
-// launcher can end it if this one is killed.
-func (s *Session) recordGroup(pid int, started bool) {
-	var err error
-	if started {
-		err = s.record.Add(pid)
-	} else {
-		err = s.record.Remove(pid)
-	}
-	if err != nil {
-		s.log.Warn("recording process groups", "error", err)
-	}
 }
 
 // event logs a server's state change.
@@ -842,6 +1005,9 @@ func (s *Session) Status() *Status {
 		Pid:       os.Getpid(),
 		StartedAt: s.started.UTC(),
 		Reload:    s.lastLoad,
+	}
+	if s.contain != nil {
+		st.Containment = s.contain.Report()
 	}
 	if s.m != nil {
 		st.Manifest = s.m.File

@@ -324,15 +324,15 @@ func (l *eventLog) String() string {
 
 // tokenProcs returns the live processes (zombies are dead) whose
 // environment holds the token.
-func tokenProcs(token string) []proc.Stat {
-	procs, err := proc.Scan()
+func tokenProcs(token string) []proc.Proc {
+	procs, err := proc.Procs()
 	if err != nil {
 		return nil
 	}
 	needle := []byte(tokenVar + "=" + token + "\x00")
-	var out []proc.Stat
+	var out []proc.Proc
 	for _, p := range procs {
-		if p.State == 'Z' || p.Pid == os.Getpid() {
+		if p.Dead() || p.Pid == os.Getpid() {
 			continue
 		}
 		env, err := os.ReadFile("/proc/" + strconv.Itoa(p.Pid) + "/environ")
@@ -356,7 +356,7 @@ func checkNoLeaks(t *testing.T, token string) {
 		}
 		if time.Now().After(deadline) {
 			for _, p := range left {
-				t.Errorf("leaked process %d (%s), group %d, parent %d", p.Pid, p.Comm, p.Pgid, p.PPid)
+				t.Errorf("leaked process %d (%s), group %d, parent %d", p.Pid, cmdline(p.Pid), p.Pgid, p.PPid)
 				_ = syscall.Kill(p.Pid, syscall.SIGKILL)
 			}
 			return
@@ -365,10 +365,16 @@ func checkNoLeaks(t *testing.T, token string) {
 	}
 }
 
+// cmdline is what process pid runs, for messages.
+func cmdline(pid int) string {
+	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	return strings.TrimSpace(string(bytes.ReplaceAll(b, []byte{0}, []byte{' '})))
+}
+
 // exited reports whether pid has exited (a zombie has).
 func exited(pid int) bool {
-	st, err := proc.ReadStat(pid)
-	return err != nil || st.State == 'Z'
+	p, err := proc.ReadProc(pid)
+	return err != nil || p.Dead()
 }
 
 // waitGone waits until every pid has exited.
@@ -778,7 +784,7 @@ func testHotReload(t *testing.T, how string) {
 	// Every process of the test is a final server's, or on its way out.
 	deadline := time.Now().Add(waitLong)
 	for {
-		var strays []proc.Stat
+		var strays []proc.Proc
 		for _, p := range tokenProcs(ts.token) {
 			if !finalPids[p.Pgid] {
 				strays = append(strays, p)
@@ -1019,6 +1025,7 @@ func TestSessionKilledLauncher(t *testing.T) {
 			stubborn, exited(stubborn), sleeper, exited(sleeper))
 	}
 
+	waitGone(t, "the parent server, at its stdin's EOF", parent)
 	os.Remove(gcFile)
 	second := launch()
 	st = waitReady(second.out)
@@ -1031,7 +1038,9 @@ func TestSessionKilledLauncher(t *testing.T) {
 	if next := readPidFile(t, gcFile); exited(next) {
 		t.Errorf("the new grandchild %d is not running", next)
 	}
-	if want := fmt.Sprintf(`"msg":"ended processes an earlier launcher left behind","pids":[%d,%d]`, min(stubborn, parent), max(stubborn, parent)); !strings.Contains(second.out.String(), want) {
+	// The parent left at its stdin's EOF: what was left running is the
+	// stubborn server and the parent's grandchild.
+	if want := fmt.Sprintf(`"msg":"ended processes an earlier launcher left behind","pids":[%d,%d]`, min(stubborn, sleeper), max(stubborn, sleeper)); !strings.Contains(second.out.String(), want) {
 		t.Errorf("the second launcher's log lacks %s:\n%s", want, second.out)
 	}
 

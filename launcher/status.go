@@ -6,6 +6,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/mcpgen/mcpgen/internal/proc"
 )
 
 // Status is what `mcpgen status` shows: the session and each server.
@@ -20,9 +22,12 @@ type Status struct {
 	// IdleExit is how long the launcher waits with no client and no
 	// running server before it exits ("" when it does not); IdleExitAt is
 	// when it will if nothing changes.
-	IdleExit   string         `json:"idle_exit,omitempty"`
-	IdleExitAt *time.Time     `json:"idle_exit_at,omitempty"`
-	Servers    []ServerStatus `json:"servers"`
+	IdleExit   string     `json:"idle_exit,omitempty"`
+	IdleExitAt *time.Time `json:"idle_exit_at,omitempty"`
+	// Containment says how the servers are contained: a cgroup, a
+	// subreaper, or process groups only, and why nothing stronger.
+	Containment proc.Report    `json:"containment"`
+	Servers     []ServerStatus `json:"servers"`
 }
 
 // ReloadStatus is the outcome of the last load of the manifest: the one at
@@ -63,6 +68,7 @@ type ClientsStatus struct {
 // WriteTable writes the status as an aligned table.
 func (st *Status) WriteTable(w io.Writer, now time.Time) {
 	fmt.Fprintf(w, "workspace %s  pid %d  up %s  manifest %s\n", st.Workspace, st.Pid, since(now, st.StartedAt), st.Manifest)
+	fmt.Fprintf(w, "containment: %s\n", st.Containment)
 	if st.Reload.At != nil {
 		if st.Reload.OK {
 			fmt.Fprintf(w, "manifest loaded %s ago\n", since(now, *st.Reload.At))

@@ -83,10 +83,11 @@ func (t Timing) backoff(attempt int) time.Duration {
 type serverConfig struct {
 	server *manifest.Server
 	m      *manifest.Manifest
-	spec   *proc.Spec // nil when err is set
-	err    error      // why the server cannot be started: no retry can fix it
-	key    string     // what a restart depends on: when it changes, restart
-	catKey string     // the key of its catalog in the cache (catalogKey)
+	spec   *proc.Spec  // nil when err is set
+	limits proc.Limits // memory_max, cpu_max
+	err    error       // why the server cannot be started: no retry can fix it
+	key    string      // what a restart depends on: when it changes, restart
+	catKey string      // the key of its catalog in the cache (catalogKey)
 }
 
 // A supervisor keeps one server running: it starts the process, makes it
@@ -366,13 +367,15 @@ func (v *supervisor) runOnce() (*supervisorCmd, crashInfo) {
 	// The tail first: what is in the log is in the tail.
 	spec.Stderr = io.MultiWriter(tail, stderr)
 	spec.StdinGrace, spec.TermGrace = v.timing.StdinGrace, v.timing.TermGrace
-	child, err := proc.Start(&spec)
+	// A container of its own, recorded before the start returns; a
+	// process whose container cannot be recorded does not start.
+	spec.Containment, spec.Name, spec.Limits = v.session.contain, v.name, cfg.limits
+	child, err := v.session.start(v.stopping, &spec)
 	if err != nil {
 		log.Mark("failed to start: %v", err)
-		return nil, crashInfo{err: err}
+		return v.commandOr(crashInfo{err: err})
 	}
-	v.session.recordGroup(child.Pid, true)
-	defer v.session.recordGroup(child.Pid, false)
+	defer v.session.contained(v.name, child)
 	v.mu.Lock()
 	v.pid, v.startedAt = child.Pid, child.Started
 	restarts := v.restarts
@@ -461,7 +464,7 @@ func (v *supervisor) runOnce() (*supervisorCmd, crashInfo) {
 		return v.end(cmd, child, up), crashInfo{}
 	}
 	why = err
-	child.Kill() // the group: what the crashed server left behind
+	child.Kill() // its container: what the crashed server left behind
 	<-up.Done()
 	return nil, crashInfo{err: withStderr(err, child, tail), stable: time.Since(child.Started) >= v.timing.StableAfter, ready: true}
 }

@@ -300,10 +300,14 @@ var serverKeys = keyTable[*Server]{
 		func(d *decoder, p []string, v any, s *Server) { s.IdleTimeout = d.duration(p, v) }},
 	{keySpec{name: "memory_max", typ: typeSize, kinds: stdioKinds,
 		doc: "A memory limit for the server's processes, where cgroups are available: bytes, or \"512M\", \"2G\" (K, M, G, T: powers of 1024)."},
-		func(d *decoder, p []string, v any, s *Server) { s.MemoryMax = d.memory(p, v) }},
+		func(d *decoder, p []string, v any, s *Server) {
+			s.MemoryMax, s.MemoryMaxPos = d.memory(p, v), d.pos.value(p)
+		}},
 	{keySpec{name: "cpu_max", typ: typeNumber, kinds: stdioKinds, min: 0.01, max: 1024,
 		doc: "A CPU limit for the server's processes, in CPUs (0.5, 2), where cgroups are available."},
-		func(d *decoder, p []string, v any, s *Server) { s.CPUMax = d.cpus(p, v) }},
+		func(d *decoder, p []string, v any, s *Server) {
+			s.CPUMax, s.CPUMaxPos = d.cpus(p, v), d.pos.value(p)
+		}},
 
 	{keySpec{name: "args", typ: typeArgv, kinds: []Kind{KindCommand},
 		doc: "The arguments of command, one element each (never split by a shell); they may use ${VAR}."},

@@ -213,6 +213,9 @@ type Server struct {
 	// where cgroups are available; zero: no limit.
 	MemoryMax int64
 	CPUMax    float64
+	// MemoryMaxPos and CPUMaxPos are where their values are, for errors
+	// about a limit that the system cannot enforce.
+	MemoryMaxPos, CPUMaxPos Position
 
 	// KindCommand
 	Command Template

@@ -13,6 +13,7 @@ import (
 	json "github.com/goccy/go-json"
 	"github.com/spf13/cobra"
 
+	"github.com/mcpgen/mcpgen/internal/proc"
 	"github.com/mcpgen/mcpgen/launcher"
 	"github.com/mcpgen/mcpgen/manifest"
 )
@@ -85,6 +86,11 @@ func (a *app) build(ctx context.Context, names []string, o buildOptions) error {
 		return err
 	}
 	base := os.Environ()
+	contain, err := setupContainment(ctx, "build")
+	if err != nil {
+		return err
+	}
+	defer closeContainment(contain)
 	reports := make([]*buildReport, len(servers))
 	var failed []error
 
@@ -93,7 +99,7 @@ func (a *app) build(ctx context.Context, names []string, o buildOptions) error {
 	for i, s := range servers {
 		r := &buildReport{Name: s.Name, Kind: s.Kind.String(), Tools: []string{}}
 		reports[i] = r
-		state, took, err := launcher.Build(ctx, m, s, base, o.force)
+		state, took, err := launcher.Build(ctx, contain, m, s, base, o.force)
 		r.Build, r.BuildMs = string(state), took.Milliseconds()
 		if err != nil {
 			r.Build = "failed"
@@ -111,7 +117,7 @@ func (a *app) build(ctx context.Context, names []string, o buildOptions) error {
 			continue
 		}
 		wg.Go(func() {
-			err := probe(ctx, m, s, c, self, base, r)
+			err := probe(ctx, contain, m, s, c, self, base, r)
 			if err != nil {
 				mu.Lock()
 				r.Error = err.Error()
@@ -134,8 +140,8 @@ func (a *app) build(ctx context.Context, names []string, o buildOptions) error {
 	return nil
 }
 
-func probe(ctx context.Context, m *manifest.Manifest, s *manifest.Server, c *manifest.Context, self string, base []string, r *buildReport) error {
-	tools, took, err := launcher.Probe(ctx, m, s, c, self, base)
+func probe(ctx context.Context, contain *proc.Containment, m *manifest.Manifest, s *manifest.Server, c *manifest.Context, self string, base []string, r *buildReport) error {
+	tools, took, err := launcher.Probe(ctx, contain, m, s, c, self, base)
 	r.StartupMs = took.Milliseconds()
 	if err != nil {
 		return err

@@ -111,12 +111,21 @@ func (a *app) launch(o launchOptions, agent []string) error {
 			return a.attach(ctx, o, agent, pid, sigs)
 		}
 	}
-	// Load once now, so that a bad manifest fails the command before
-	// anything starts; reloads read it again.
-	if _, err := a.loadManifest(); err != nil {
+	// Load once now, so that a bad manifest, or one too big for the file
+	// descriptor limit, fails the command before anything starts; reloads
+	// read it again.
+	m, err := a.loadManifest()
+	if err != nil {
+		return err
+	}
+	if err := launcher.CheckCapacity(m); err != nil {
 		return err
 	}
 	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	mode, err := containmentMode()
 	if err != nil {
 		return err
 	}
@@ -142,6 +151,8 @@ func (a *app) launch(o launchOptions, agent []string) error {
 		Debounce:  o.debounce,
 		Timing:    o.timing,
 		IdleExit:  o.idleExit,
+
+		Containment: mode,
 		Stop: func(hurry bool) {
 			select {
 			case stopReqs <- hurry:
@@ -219,7 +230,11 @@ func (a *app) launch(o launchOptions, agent []string) error {
 			}
 			a.warnStarting(o.workspace, agent[0], starting)
 			agentDone = make(chan int, 1)
-			agentProc, err = a.startAgent(o.workspace, session.Status(), agent, agentDone)
+			// Contained by the session: what the agent leaves behind
+			// ends with it (and a subreaper does not take it for an
+			// orphan).
+			start := func(cmd *exec.Cmd) error { return session.StartAttached("agent", cmd) }
+			agentProc, err = a.startAgent(o.workspace, session.Status(), agent, start, agentDone)
 			if err != nil {
 				stop()
 				<-runErr
@@ -308,7 +323,7 @@ func (a *app) attach(ctx context.Context, o launchOptions, agent []string, pid i
 	a.warnContext(o, r.st)
 
 	done := make(chan int, 1)
-	proc, err := a.startAgent(o.workspace, r.st, agent, done)
+	proc, err := a.startAgent(o.workspace, r.st, agent, (*exec.Cmd).Start, done)
 	if err != nil {
 		return err
 	}
@@ -354,9 +369,10 @@ func exitCode(status int) error {
 }
 
 // startAgent runs the agent in the foreground with the session's context
-// in its environment, as its servers have it (st is the session's status);
-// agentDone receives its exit status.
-func (a *app) startAgent(workspace string, st *launcher.Status, argv []string, done chan int) (*os.Process, error) {
+// in its environment, as its servers have it (st is the session's status),
+// started by start (the session's container, when this process runs the
+// session); agentDone receives its exit status.
+func (a *app) startAgent(workspace string, st *launcher.Status, argv []string, start func(*exec.Cmd) error, done chan int) (*os.Process, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.Env = append(os.Environ(),
@@ -368,7 +384,7 @@ func (a *app) startAgent(workspace string, st *launcher.Status, argv []string, d
 	// On Windows, an agent installed by npm is a batch file (codex.cmd).
 	err := proc.Prepare(cmd)
 	if err == nil {
-		err = cmd.Start()
+		err = start(cmd)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("starting %s: %w", argv[0], err)

@@ -109,6 +109,10 @@ func (a *app) serve(name string) error {
 	if err != nil {
 		return err
 	}
+	// SIGINT and SIGTERM end the server gracefully: requests in flight are
+	// cancelled and answered, then it exits 0.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	var srv *mcp.Server
 	switch s.Kind {
 	case manifest.KindBuiltin:
@@ -121,16 +125,19 @@ func (a *app) serve(name string) error {
 		if derr != nil {
 			return derr
 		}
-		srv, err = commands.New(m, s, commands.Options{Dir: dir, Env: env, Version: versionString()})
+		// Each tool run gets a container. Under a launcher in cgroup
+		// mode, this process's cgroup is its server's leaf, and the
+		// runs' cgroups are made below it.
+		contain, cerr := setupContainment(ctx, name)
+		if cerr != nil {
+			return fmt.Errorf("server %q: %w", name, cerr)
+		}
+		defer closeContainment(contain)
+		srv, err = commands.New(m, s, commands.Options{Dir: dir, Env: env, Version: versionString(), Containment: contain})
 	}
 	if err != nil {
 		return fmt.Errorf("server %q: %w", name, err)
 	}
-
-	// SIGINT and SIGTERM end the server gracefully: requests in flight are
-	// cancelled and answered, then it exits 0.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	err = srv.Serve(ctx, a.stdin, a.stdout)
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return err

@@ -438,7 +438,7 @@ type cgroupHolder struct {
 
 // start implements holder: the process starts in the leaf (clone3 with
 // CLONE_INTO_CGROUP), so that nothing it does can happen outside it.
-func (h *cgroupHolder) start(cmd *exec.Cmd) error {
+func (h *cgroupHolder) start(cmd *exec.Cmd, attached bool) error {
 	attr := cmd.SysProcAttr
 	if attr == nil {
 		attr = &syscall.SysProcAttr{}
@@ -448,11 +448,12 @@ func (h *cgroupHolder) start(cmd *exec.Cmd) error {
 	}
 	fd, err := unix.Open(h.dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return &fs.PathError{Op: "open", Path: h.dir, Err: err}
+		// %v: no answer to errors.Is about the command (not found...).
+		return fmt.Errorf("open cgroup %s: %v", h.dir, err)
 	}
 	defer unix.Close(fd)
 	attr.UseCgroupFD, attr.CgroupFD = true, fd
-	if !attr.Setsid {
+	if !attr.Setsid && !attached {
 		attr.Setpgid = true
 	}
 	cmd.SysProcAttr = attr

@@ -21,7 +21,10 @@
 //   - job (Windows, not yet): a Job Object per container, killed on close.
 //
 // A launcher that is killed with SIGKILL cannot stop its containers; Entries
-// name what it must record so that the next launch can end them (Sweep).
+// name what it must record so that the next launch can end them (Sweep). A
+// Record attached to the Containment keeps them in the runtime dir as
+// containers start, change and close, and a container whose entries cannot
+// be recorded starts nothing.
 package proc
 
 import (
@@ -32,6 +35,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -159,6 +163,7 @@ func (e *LimitError) Error() string {
 type Containment struct {
 	report Report
 	sys    system
+	record atomic.Pointer[Record] // set by NewRecord
 }
 
 // system is a mode's implementation for a whole session.
@@ -178,8 +183,9 @@ type system interface {
 // holder is a mode's implementation of one container.
 type holder interface {
 	// start starts cmd inside the container; cmd.SysProcAttr is the
-	// caller's, to add to.
-	start(cmd *exec.Cmd) error
+	// caller's, to add to. attached: in this process's process group (see
+	// Container.StartAttached), else in one of its own.
+	start(cmd *exec.Cmd, attached bool) error
 	// signal sends sig to every process in the container.
 	signal(sig syscall.Signal) error
 	// kill ends every process in the container, and returns once they are
@@ -228,8 +234,11 @@ func (c *Containment) New(name string, lim Limits) (*Container, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Container{name: name, h: h}, nil
+	return &Container{name: name, h: h, owner: c}, nil
 }
+
+// Mode is the containment's mode: what Report says, without the copy.
+func (c *Containment) Mode() Mode { return c.report.Mode }
 
 // Entries names what this session leaves behind if the process dies before
 // Close: in ModeCgroup, the session cgroup, which holds every container.
@@ -249,8 +258,9 @@ func (c *Containment) Close(ctx context.Context) error { return c.sys.close(ctx)
 // A Container holds the processes of one server or one tool run, and
 // everything they start. Its methods are safe for concurrent use.
 type Container struct {
-	name string
-	h    holder
+	name  string
+	h     holder
+	owner *Containment
 
 	// mu is held for reading by starts and for writing by Close, so that
 	// nothing starts in a container being closed or closed.
@@ -266,14 +276,41 @@ func (k *Container) Name() string { return k.name }
 // its own (unless cmd.SysProcAttr asks for a session), so that a terminal's
 // signals do not reach it. A cmd that failed to start leaves nothing in
 // the container.
-func (k *Container) Start(cmd *exec.Cmd) error {
+//
+// Where the Containment has a Record, the container's entries are
+// recorded before Start returns; when they cannot be, the process is
+// killed and waited for, and Start fails: nothing runs that a launcher
+// killed next could not find.
+func (k *Container) Start(cmd *exec.Cmd) error { return k.start(cmd, false) }
+
+// StartAttached is Start for a program that shares this process's
+// terminal: an agent that `launch -- CMD` runs in the foreground. It stays
+// in this process's process group, which a group of its own would take
+// out of the terminal's foreground (a background group is stopped when it
+// reads the terminal). Signal, Kill and Close reach it, and what it
+// starts as far as the mode sees it: in ModeGroups, the process alone.
+func (k *Container) StartAttached(cmd *exec.Cmd) error { return k.start(cmd, true) }
+
+func (k *Container) start(cmd *exec.Cmd, attached bool) error {
 	k.mu.RLock()
 	defer k.mu.RUnlock()
 	if k.closed {
 		return fmt.Errorf("start %s in container %q: the container is closed", cmd.Path, k.name)
 	}
-	if err := k.h.start(cmd); err != nil {
+	if err := k.h.start(cmd, attached); err != nil {
 		return fmt.Errorf("start %s in container %q: %w", cmd.Path, k.name, err)
+	}
+	if rec := k.owner.record.Load(); rec != nil {
+		if err := rec.add(k); err != nil {
+			// Killed as a whole: it may have started others already.
+			ctx, cancel := context.WithTimeout(context.Background(), KillWait)
+			defer cancel()
+			_ = k.h.kill(ctx)
+			_ = cmd.Wait()
+			// %v: the record's file errors are no answer to errors.Is
+			// about the command's own (not found, permission denied).
+			return fmt.Errorf("start %s in container %q: not started, as what it runs in could not be recorded for the next launch to end: %v", cmd.Path, k.name, err)
+		}
 	}
 	return nil
 }
@@ -287,9 +324,10 @@ func (k *Container) Signal(sig syscall.Signal) error { return k.h.signal(sig) }
 // container stays usable.
 func (k *Container) Kill(ctx context.Context) error { return k.h.kill(ctx) }
 
-// Close kills what is left in the container and releases it. Call it
-// once the container's processes have been waited for, or are no longer
-// wanted. Nothing can be started in it after; a second Close does nothing.
+// Close kills what is left in the container and releases it, and takes
+// it out of the record. Call it once the container's processes have been
+// waited for, or are no longer wanted. Nothing can be started in it after;
+// a second Close does nothing.
 func (k *Container) Close(ctx context.Context) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -298,10 +336,16 @@ func (k *Container) Close(ctx context.Context) error {
 	}
 	k.closed = true
 	if err := k.h.kill(ctx); err != nil {
+		// Stays recorded: the next launch's sweep ends what is left.
 		return fmt.Errorf("container %q: %w", k.name, err)
 	}
 	if err := k.h.release(); err != nil {
 		return fmt.Errorf("container %q: %w", k.name, err)
+	}
+	if rec := k.owner.record.Load(); rec != nil {
+		if err := rec.remove(k); err != nil {
+			return fmt.Errorf("container %q: %w", k.name, err)
+		}
 	}
 	return nil
 }
@@ -422,6 +466,11 @@ func poll(ctx context.Context, done func() (bool, error)) error {
 		wait = min(2*wait, 50*time.Millisecond)
 	}
 }
+
+// KillWait bounds the wait for a container's processes to be gone after
+// SIGKILL: only a process stuck in the kernel (a hung NFS mount) takes
+// that long.
+const KillWait = 5 * time.Second
 
 // errUnavailable says that a forced mode cannot be had here.
 var errUnavailable = errors.New("not available on this system")

@@ -3,6 +3,7 @@ package proc
 import (
 	"context"
 	"os/exec"
+	"sync"
 	"testing"
 )
 
@@ -64,5 +65,80 @@ func BenchmarkScan(b *testing.B) {
 			b.Fatal(err)
 		}
 		_ = indexProcs(table)
+	}
+}
+
+// BenchmarkProcess is one server's start and stop as the launcher does
+// them (Start, then Stop: stdin closed, the process exits, its container
+// is killed and closed), with cat for the server; "none" is a process
+// group without a Containment, as before containers.
+func BenchmarkProcess(b *testing.B) {
+	catPath, err := exec.LookPath("cat")
+	if err != nil {
+		b.Skip("cat(1) not found")
+	}
+	run := func(b *testing.B, c *Containment) {
+		ctx := context.Background()
+		for b.Loop() {
+			p, err := Start(&Spec{Path: catPath, Containment: c, Name: "srv"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := p.Stop(ctx); err != nil {
+				b.Fatal(err)
+			}
+			if err := p.CloseErr(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.Run("none", func(b *testing.B) { run(b, nil) })
+	for _, mode := range []Mode{ModeGroups, ModeSubreaper, ModeCgroup} {
+		b.Run(mode.String(), func(b *testing.B) {
+			c, err := Setup(context.Background(), Options{Name: "bench", Mode: mode})
+			if err != nil {
+				b.Skipf("%s containment unavailable: %v", mode, err)
+			}
+			defer c.Close(context.Background())
+			run(b, c)
+		})
+	}
+}
+
+// BenchmarkStopMany is a launcher's stop of many servers at once: 100
+// started (cat, as in BenchmarkProcess), then all stopped together; the
+// time is per server, start included.
+func BenchmarkStopMany(b *testing.B) {
+	catPath, err := exec.LookPath("cat")
+	if err != nil {
+		b.Skip("cat(1) not found")
+	}
+	const n = 100
+	for _, mode := range []Mode{ModeGroups, ModeSubreaper, ModeCgroup} {
+		b.Run(mode.String(), func(b *testing.B) {
+			c, err := Setup(context.Background(), Options{Name: "bench", Mode: mode})
+			if err != nil {
+				b.Skipf("%s containment unavailable: %v", mode, err)
+			}
+			defer c.Close(context.Background())
+			for b.Loop() {
+				ps := make([]*Process, n)
+				for i := range ps {
+					if ps[i], err = Start(&Spec{Path: catPath, Containment: c, Name: "srv"}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				var wg sync.WaitGroup
+				for _, p := range ps {
+					wg.Go(func() {
+						if err := p.Stop(context.Background()); err != nil {
+							b.Error(err)
+						}
+					})
+				}
+				wg.Wait()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/server")
+		})
 	}
 }

@@ -34,7 +34,7 @@ func setup(_ context.Context, opts Options) (system, Report, error) {
 // started: its start time and session, which name its group for as long
 // as it lives (see groupMembers).
 func readLeader(pid int) groupLeader {
-	st, err := ReadStat(pid)
+	st, err := ReadProc(pid)
 	if err != nil || st.Sid < 0 {
 		return groupLeader{pid: pid}
 	}
@@ -66,12 +66,12 @@ func groupMembers(leaders []groupLeader) ([][]int, bool) {
 
 // procTree indexes a process table by parent.
 type procTree struct {
-	byPid    map[int]Stat
+	byPid    map[int]Proc
 	children map[int][]int
 }
 
-func newProcTree(table []Stat) procTree {
-	x := procTree{byPid: make(map[int]Stat, len(table)), children: map[int][]int{}}
+func newProcTree(table []Proc) procTree {
+	x := procTree{byPid: make(map[int]Proc, len(table)), children: map[int][]int{}}
 	for _, p := range table {
 		x.byPid[p.Pid] = p
 		x.children[p.PPid] = append(x.children[p.PPid], p.Pid)
@@ -81,9 +81,9 @@ func newProcTree(table []Stat) procTree {
 
 // below returns the processes of the trees rooted at roots (those still
 // in the table with their start time), roots included, each once.
-func (x procTree) below(roots []ProcID) []Stat {
+func (x procTree) below(roots []ProcID) []Proc {
 	seen := map[int]bool{}
-	var out, queue []Stat
+	var out, queue []Proc
 	for _, r := range roots {
 		if p, ok := x.byPid[r.Pid]; ok && p.Start == r.Start && !seen[p.Pid] {
 			seen[p.Pid] = true
@@ -108,11 +108,11 @@ func (x procTree) below(roots []ProcID) []Stat {
 // start times (microseconds since 1970, from kern.proc), as they are now;
 // pid comes first. A process whose parent died is no longer below it.
 func Tree(pid int) ([]ProcID, error) {
-	root, err := ReadStat(pid)
+	root, err := ReadProc(pid)
 	if err != nil {
 		return nil, fmt.Errorf("process tree of %d: %w", pid, err)
 	}
-	table, err := Scan()
+	table, err := Procs()
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +134,10 @@ func Tree(pid int) ([]ProcID, error) {
 // process is signalled only while it has its recorded start time; the
 // check and the signal are two steps (macOS has no pidfd), and only a pid
 // reused in that instant could take a signal meant for another.
-func Sweep(ctx context.Context, entries []Entry, grace time.Duration) (left []Entry, err error) {
+//
+// It returns the processes it found alive and signalled, and the entries
+// that still name living processes (kept for the next launch).
+func Sweep(ctx context.Context, entries []Entry, grace time.Duration) (ended []ProcID, left []Entry, err error) {
 	var errs []error
 	var roots []ProcID
 	var procs []Entry
@@ -152,7 +155,12 @@ func Sweep(ctx context.Context, entries []Entry, grace time.Duration) (left []En
 		}
 	}
 	if len(roots) == 0 {
-		return left, errors.Join(errs...)
+		return nil, left, errors.Join(errs...)
+	}
+	if x, err := liveTree(); err == nil {
+		for _, p := range livingStats(x.below(roots)) {
+			ended = append(ended, p.ID())
+		}
 	}
 	if grace > 0 {
 		if x, err := liveTree(); err == nil {
@@ -179,11 +187,11 @@ func Sweep(ctx context.Context, entries []Entry, grace time.Duration) (left []En
 			left = append(left, procs...)
 		}
 	}
-	return left, errors.Join(errs...)
+	return ended, left, errors.Join(errs...)
 }
 
 func liveTree() (procTree, error) {
-	table, err := Scan()
+	table, err := Procs()
 	if err != nil {
 		return procTree{}, err
 	}
@@ -191,8 +199,8 @@ func liveTree() (procTree, error) {
 }
 
 // livingStats drops the dead (zombies) and this process.
-func livingStats(ps []Stat) []Stat {
-	var out []Stat
+func livingStats(ps []Proc) []Proc {
+	var out []Proc
 	for _, p := range ps {
 		if p.State != 'Z' && p.Pid != os.Getpid() {
 			out = append(out, p)
@@ -202,8 +210,8 @@ func livingStats(ps []Stat) []Stat {
 }
 
 // signalStat sends sig to p if its pid still names it (its start time).
-func signalStat(p Stat, sig unix.Signal) error {
-	now, err := ReadStat(p.Pid)
+func signalStat(p Proc, sig unix.Signal) error {
+	now, err := ReadProc(p.Pid)
 	if err != nil || now.Start != p.Start {
 		return nil // gone, or another process's pid now
 	}
@@ -217,7 +225,7 @@ func signalStat(p Stat, sig unix.Signal) error {
 // after pass, until a pass finds none it had not stopped; then it kills
 // them all, and waits until none is left.
 func freezeAndKill(ctx context.Context, roots []ProcID) error {
-	caught := map[ProcID]Stat{}
+	caught := map[ProcID]Proc{}
 	err := poll(ctx, func() (bool, error) {
 		x, err := liveTree()
 		if err != nil {

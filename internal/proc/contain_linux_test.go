@@ -691,7 +691,7 @@ func TestLauncherDeath(t *testing.T) {
 				if (session != "") != (mode == "cgroup") {
 					t.Fatalf("record %v: want a session cgroup in cgroup mode only", entries)
 				}
-				t.Cleanup(func() { _, _ = Sweep(context.Background(), entries, 0) })
+				t.Cleanup(func() { _, _, _ = Sweep(context.Background(), entries, 0) })
 
 				if err := cmd.Process.Signal(sig); err != nil {
 					t.Fatal(err)
@@ -719,9 +719,21 @@ func TestLauncherDeath(t *testing.T) {
 							t.Fatalf("setsid child: got %+v, %v; want it reparented", p, err)
 						}
 					}
-					left, err := Sweep(closeCtx(t), entries, 100*time.Millisecond)
+					ended, left, err := Sweep(closeCtx(t), entries, 100*time.Millisecond)
 					if err != nil || len(left) != 0 {
 						t.Fatalf("Sweep: got %v, %v; want nothing left", left, err)
+					}
+					// In subreaper mode the daemon is gone already (its
+					// launcher killed it as an orphan), and so is the
+					// leader (the test killed it).
+					names := escapeNames
+					if mode == "subreaper" {
+						names = []string{"setsid"}
+					}
+					for _, name := range names {
+						if !slices.Contains(ended, ids[name]) {
+							t.Errorf("Sweep ended %v, want %s %v among them", ended, name, ids[name])
+						}
 					}
 				}
 				for _, name := range escapeNames {
@@ -766,7 +778,7 @@ func TestSweepRefuses(t *testing.T) {
 			Entry{Kind: EntryCgroup, Path: filepath.Join(host.dir, "mcpgen-gone-1"), Inode: 5})
 		want = 1
 	}
-	left, err := Sweep(closeCtx(t), entries, 0)
+	_, left, err := Sweep(closeCtx(t), entries, 0)
 	if !alive(victim.id()) {
 		t.Errorf("process %d with another start time than recorded: killed", victim.pid)
 	}
@@ -917,6 +929,132 @@ func TestClosedContainerStartsNothing(t *testing.T) {
 			}
 			if err := k.Close(closeCtx(t)); err != nil {
 				t.Errorf("second Close: %v", err)
+			}
+		})
+	}
+}
+
+// The children a process had before it became a subreaper (a wrapper's:
+// `helper & exec mcpgen launch`) are no orphans of its containers: they
+// are left alone, and their Waits keep their statuses.
+func TestSubreaperSparesInherited(t *testing.T) {
+	helper := exec.Command("sleep", "300")
+	if err := helper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	h := &started{cmd: helper, waited: make(chan error, 1)}
+	go func() { h.waited <- helper.Wait() }() // ends when the helper is killed below
+	t.Cleanup(func() { _ = helper.Process.Kill(); h.wait(t) })
+	c := setupMode(t, "subreaper")
+
+	// An orphan made after, killed by a scan: scans have looked at the
+	// helper since.
+	k, err := c.New("orphans", Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cmd := exec.Command("sh", "-c", `( sh -c '`+idLine("orphan")+`; exec sleep 300' >/dev/null & until [ -e "$DIR/orphan" ]; do sleep 0.01; done )`)
+	cmd.Env = append(os.Environ(), "DIR="+dir)
+	if err := k.Start(cmd); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	ids, err := readIDs(dir, []string{"orphan"}, bound)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { killLeft(ids) })
+	waitFor(t, "the orphan is killed", func() bool { return !alive(ids["orphan"]) })
+	if err := k.Close(closeCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := helper.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatalf("the inherited child: %v, want it alive", err)
+	}
+	var ee *exec.ExitError
+	if err := h.wait(t); !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGTERM {
+		t.Errorf("the inherited child's Wait: got %v, want its end by SIGTERM", err)
+	}
+}
+
+// A server started with a Containment is stopped (or killed, as after a
+// crash) with everything it started, escapes included, and its container
+// is closed; with process groups alone, the escapes survive: the case
+// shows that the test would see them.
+func TestProcessContained(t *testing.T) {
+	needSetsid(t)
+	for _, mode := range testModes {
+		for _, how := range []string{"stop", "kill"} {
+			t.Run(mode+"/"+how, func(t *testing.T) {
+				c := setupMode(t, mode)
+				dir := t.TempDir()
+				p, err := Start(&Spec{
+					Path: "sh", Args: []string{"-c", escapeScript}, Env: append(os.Environ(), "DIR="+dir),
+					StdinGrace: 10 * time.Millisecond, TermGrace: 10 * time.Millisecond,
+					Containment: c, Name: "srv",
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ids, err := readIDs(dir, escapeNames, bound)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { killLeft(ids) })
+				if how == "stop" {
+					_ = p.Stop(closeCtx(t))
+				} else {
+					p.Kill()
+				}
+				if err := p.CloseErr(); err != nil {
+					t.Errorf("CloseErr: %v", err)
+				}
+				escaped := mode == "groups"
+				for _, name := range escapeNames {
+					if got := alive(ids[name]); got != (escaped && name != "leader") {
+						t.Errorf("%s %v: alive %v after %s, want %v", name, ids[name], got, how, !got)
+					}
+				}
+				if _, err := p.k.Pids(); mode != "groups" && err == nil {
+					if pids, _ := p.k.Pids(); len(pids) != 0 {
+						t.Errorf("the container holds %v after %s", pids, how)
+					}
+				}
+			})
+		}
+	}
+}
+
+// A build step's daemon does not outlive Run, whatever it does with
+// sessions, where a containment can reach it.
+func TestRunContained(t *testing.T) {
+	needSetsid(t)
+	for _, mode := range testModes[:3] {
+		t.Run(mode, func(t *testing.T) {
+			c := setupMode(t, mode)
+			dir := t.TempDir()
+			out := NewTail(1 << 10)
+			err := Run(closeCtx(t), &Spec{
+				Path: "sh",
+				Args: []string{"-c", `( setsid sh -c '` + idLine("daemon") + `; exec sleep 300' >/dev/null 2>&1 &
+until [ -e "$DIR/daemon" ]; do sleep 0.01; done ); echo built`},
+				Env:         append(os.Environ(), "DIR="+dir),
+				Containment: c, Name: "build",
+			}, out)
+			if err != nil || string(out.Bytes()) != "built\n" {
+				t.Fatalf("Run: got %v, %q; want built", err, out.Bytes())
+			}
+			ids, err := readIDs(dir, []string{"daemon"}, bound)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { killLeft(ids) })
+			if alive(ids["daemon"]) {
+				t.Errorf("the build's daemon %v outlived Run", ids["daemon"])
 			}
 		})
 	}

@@ -39,9 +39,9 @@ func Tree(pid int) ([]ProcID, error) {
 
 // Sweep ends what entries name; no container here records any, so
 // entries come only from another system's record.
-func Sweep(_ context.Context, entries []Entry, _ time.Duration) ([]Entry, error) {
+func Sweep(_ context.Context, entries []Entry, _ time.Duration) (ended []ProcID, left []Entry, err error) {
 	if len(entries) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
-	return entries, fmt.Errorf("sweep %d recorded entries: %w", len(entries), errors.ErrUnsupported)
+	return nil, entries, fmt.Errorf("sweep %d recorded entries: %w", len(entries), errors.ErrUnsupported)
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"slices"
 	"sync"
@@ -65,6 +66,10 @@ type groupLeader struct {
 	start uint64 // where the platform tells (Linux)
 	sid   int
 	known bool // start and sid were read
+	// attached is set when the process shares our group instead
+	// (StartAttached): it is then signalled alone, through its
+	// os.Process, which never signals a pid that was reaped and reused.
+	attached *os.Process
 }
 
 // A groupHolder is a container in ModeGroups.
@@ -75,12 +80,12 @@ type groupHolder struct {
 	leaders []groupLeader
 }
 
-func (h *groupHolder) start(cmd *exec.Cmd) error {
+func (h *groupHolder) start(cmd *exec.Cmd, attached bool) error {
 	attr := cmd.SysProcAttr
 	if attr == nil {
 		attr = &syscall.SysProcAttr{}
 	}
-	if !attr.Setsid {
+	if !attr.Setsid && !attached {
 		attr.Setpgid = true
 	}
 	cmd.SysProcAttr = attr
@@ -88,6 +93,9 @@ func (h *groupHolder) start(cmd *exec.Cmd) error {
 		return err
 	}
 	l := readLeader(cmd.Process.Pid)
+	if attached {
+		l.attached = cmd.Process
+	}
 	h.mu.Lock()
 	h.leaders = append(h.leaders, l)
 	h.mu.Unlock()
@@ -112,16 +120,27 @@ func (h *groupHolder) signal(sig syscall.Signal) error {
 // and reports none).
 func (h *groupHolder) signalGroups(sig syscall.Signal) (live bool, err error) {
 	leaders := h.leaderList()
+	var errs []error
+	// An attached process is signalled alone, once: it leads no group
+	// whose members could be listed, and its end is its waiter's to see.
+	leaders = slices.DeleteFunc(leaders, func(l groupLeader) bool {
+		if l.attached == nil {
+			return false
+		}
+		if err := l.attached.Signal(sig); err != nil && !errors.Is(err, os.ErrProcessDone) {
+			errs = append(errs, fmt.Errorf("process %d: %v: %w", l.pid, sig, err))
+		}
+		return true
+	})
 	// A group without a single process, zombies included, is gone: the
 	// usual end of a run, told without reading /proc.
 	leaders = slices.DeleteFunc(leaders, func(l groupLeader) bool {
 		return errors.Is(syscall.Kill(-l.pid, 0), syscall.ESRCH)
 	})
 	if len(leaders) == 0 {
-		return false, nil
+		return false, errors.Join(errs...)
 	}
 	members, known := groupMembers(leaders)
-	var errs []error
 	for i, l := range leaders {
 		if known {
 			if len(members[i]) == 0 {

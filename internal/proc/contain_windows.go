@@ -27,9 +27,9 @@ func Tree(pid int) ([]ProcID, error) {
 
 // Sweep has nothing to do on Windows: a job with kill-on-close ends with
 // the launcher that held it.
-func Sweep(_ context.Context, entries []Entry, _ time.Duration) ([]Entry, error) {
+func Sweep(_ context.Context, entries []Entry, _ time.Duration) (ended []ProcID, left []Entry, err error) {
 	if len(entries) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
-	return entries, fmt.Errorf("sweep %d recorded entries: %w", len(entries), errors.ErrUnsupported)
+	return nil, entries, fmt.Errorf("sweep %d recorded entries: %w", len(entries), errors.ErrUnsupported)
 }

@@ -24,7 +24,9 @@ type jobAPI interface {
 	create(lim Limits) (jobHandle, error)
 	// startSuspended starts cmd (Prepare'd) with its first thread
 	// suspended: it runs no code, so it can start nothing, until resume.
-	startSuspended(cmd *exec.Cmd) error
+	// attached: the child shares our console (the agent of launch --
+	// CMD), whatever its stdio.
+	startSuspended(cmd *exec.Cmd, attached bool) error
 	// assign puts cmd's process in job; what it starts is in job too.
 	assign(job jobHandle, cmd *exec.Cmd) error
 	// resume lets cmd's process run.
@@ -108,14 +110,14 @@ type jobHolder struct {
 // process assigned after it started could start another before it is
 // assigned, which would be outside the job. A start that fails at any
 // step leaves no process behind.
-func (h *jobHolder) start(cmd *exec.Cmd) error {
+func (h *jobHolder) start(cmd *exec.Cmd, attached bool) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.released {
 		return errors.New("job closed")
 	}
 	api := h.sys.api
-	if err := api.startSuspended(cmd); err != nil {
+	if err := api.startSuspended(cmd, attached); err != nil {
 		return err
 	}
 	if err := api.assign(h.job, cmd); err != nil {

@@ -50,7 +50,7 @@ func (f *fakeJobs) create(lim Limits) (jobHandle, error) {
 	return f.next, nil
 }
 
-func (f *fakeJobs) startSuspended(cmd *exec.Cmd) error {
+func (f *fakeJobs) startSuspended(cmd *exec.Cmd, attached bool) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.note("start"); err != nil {

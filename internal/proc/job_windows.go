@@ -62,8 +62,9 @@ func (winJobs) create(lim Limits) (jobHandle, error) {
 // launcher without a console (started by connect) would otherwise make
 // the system open a console window for each server, and a launcher's
 // terminal keeps its Ctrl-C to itself, as a process group does on Unix. A
-// child that inherits a console (serve's, in a terminal) shares it.
-func (winJobs) startSuspended(cmd *exec.Cmd) error {
+// child that inherits a console (serve's, in a terminal), or is attached,
+// shares it.
+func (winJobs) startSuspended(cmd *exec.Cmd, attached bool) error {
 	if err := Prepare(cmd); err != nil {
 		return err
 	}
@@ -71,7 +72,7 @@ func (winJobs) startSuspended(cmd *exec.Cmd) error {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	cmd.SysProcAttr.CreationFlags |= windows.CREATE_SUSPENDED
-	if !usesConsole(cmd) {
+	if !attached && !usesConsole(cmd) {
 		cmd.SysProcAttr.CreationFlags |= windows.CREATE_NO_WINDOW
 	}
 	return cmd.Start()

@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"sync"
+	"syscall"
 	"time"
 )
 
@@ -24,26 +26,70 @@ type Spec struct {
 	// StdinGrace and TermGrace are Stop's grace periods; zero means
 	// the package's defaults of the same names.
 	StdinGrace, TermGrace time.Duration
+
+	// Containment, when set, holds the process and everything it starts
+	// in a container of its own, named Name (a server's name), which
+	// enforces Limits; the container is closed when the process has been
+	// stopped or killed (Run: when it returns). Without one, the process
+	// leads a process group of its own, which setsid escapes: for tests.
+	Containment *Containment
+	Name        string
+	Limits      Limits
 }
 
-// A Process is one running child in a process group of its own, with its
-// stdin and stdout as pipes of ours (for a server, its MCP connection).
+// start starts cmd as spec says: in a new container (returned), or in a
+// process group of its own. A limit that the containment cannot enforce
+// is a PermanentError.
+func (spec *Spec) start(cmd *exec.Cmd) (*Container, error) {
+	if spec.Containment == nil {
+		cmd.SysProcAttr = groupAttr()
+		return nil, cmd.Start()
+	}
+	k, err := spec.Containment.New(cmp.Or(spec.Name, "process"), spec.Limits)
+	if err != nil {
+		var le *LimitError
+		if errors.As(err, &le) {
+			return nil, &PermanentError{err}
+		}
+		return nil, fmt.Errorf("contain %s: %v", spec.Path, err) // not the command's own error
+	}
+	if err := k.Start(cmd); err != nil {
+		closeContainer(k)
+		return nil, err
+	}
+	return k, nil
+}
+
+// closeContainer closes k, waiting KillWait at most for its processes to
+// be gone.
+func closeContainer(k *Container) error {
+	ctx, cancel := context.WithTimeout(context.Background(), KillWait)
+	defer cancel()
+	return k.Close(ctx)
+}
+
+// A Process is one running child with its stdin and stdout as pipes of
+// ours (for a server, its MCP connection), in a container or a process
+// group of its own.
 type Process struct {
 	Pid     int
 	Started time.Time
 
 	stdinGrace, termGrace time.Duration
 
-	cmd    *exec.Cmd
-	stdin  *os.File
-	stdout *os.File
-	exited chan struct{} // closed when the child has been waited for
-	copied chan struct{} // closed when its stderr has all been copied
-	err    error         // how it exited; read after exited is closed
+	k         *Container // nil: the process leads a group of its own
+	closeOnce sync.Once  // closes k, once the child has exited
+	closeErr  error
+	cmd       *exec.Cmd
+	stdin     *os.File
+	stdout    *os.File
+	exited    chan struct{} // closed when the child has been waited for
+	copied    chan struct{} // closed when its stderr has all been copied
+	err       error         // how it exited; read after exited is closed
 }
 
-// Start starts the process in its own process group, so that stopping it
-// reaches everything it starts (npx, sh -c and the like).
+// Start starts the process in a container (or its own process group), so
+// that stopping it reaches everything it starts (npx, sh -c and the like).
 //
 // The child's stdio are os pipes: Wait then returns when the child exits,
 // even if a grandchild still holds them. When Stderr is not a file, a
@@ -78,7 +124,6 @@ func Start(spec *Spec) (*Process, error) {
 	cmd.Dir = spec.Dir
 	cmd.Env = spec.Env
 	cmd.Stdin, cmd.Stdout = inR, outW
-	cmd.SysProcAttr = groupAttr()
 	var errR *os.File
 	switch w := spec.Stderr.(type) {
 	case nil:
@@ -91,7 +136,8 @@ func Start(spec *Spec) (*Process, error) {
 		}
 		errR, cmd.Stderr = r, errW
 	}
-	if err := cmd.Start(); err != nil {
+	k, err := spec.start(cmd)
+	if err != nil {
 		_, _ = fail(nil)
 		return nil, StartError(spec.Path, err)
 	}
@@ -103,6 +149,7 @@ func Start(spec *Spec) (*Process, error) {
 		Started:    time.Now(),
 		stdinGrace: cmp.Or(spec.StdinGrace, StdinGrace),
 		termGrace:  cmp.Or(spec.TermGrace, TermGrace),
+		k:          k,
 		cmd:        cmd,
 		stdin:      inW,
 		stdout:     outR,
@@ -111,7 +158,7 @@ func Start(spec *Spec) (*Process, error) {
 	}
 	if errR != nil {
 		go func() {
-			// Ends at EOF: when the whole group has let go of stderr.
+			// Ends at EOF: when every process has let go of stderr.
 			defer close(p.copied)
 			_, _ = io.Copy(spec.Stderr, errR)
 			errR.Close()
@@ -146,34 +193,73 @@ const (
 	TermGrace  = 3 * time.Second
 )
 
-// Stop ends the process as the MCP spec asks, and everything in its group:
-// close stdin and wait (the Spec's StdinGrace), then SIGTERM to the group
-// and wait (TermGrace), then SIGKILL to the group; the child is always
-// waited for, and the group always ends with a SIGKILL so that no
-// grandchild outlives it. ctx cuts the graces short (a second signal to
-// the launcher, say).
+// Stop ends the process as the MCP spec asks, and everything it started:
+// close stdin and wait (the Spec's StdinGrace), then SIGTERM to every
+// process of its container (or group) and wait (TermGrace), then SIGKILL
+// to them all; the child is always waited for, and its container always
+// ends with a kill, so that nothing it started outlives it, and is closed
+// (see CloseErr). ctx cuts the graces short (a second signal to the
+// launcher, say). It returns how the process exited.
 func (p *Process) Stop(ctx context.Context) error {
 	p.stdin.Close()
 	if !p.waitFor(ctx, p.stdinGrace) {
-		terminateGroup(p.Pid)
+		p.terminate()
 		if !p.waitFor(ctx, p.termGrace) {
-			killGroup(p.Pid)
+			p.killAll()
 			<-p.exited
 		}
 	}
-	killGroup(p.Pid) // grandchildren the child left
+	p.killAll() // what the child left behind
 	p.stdout.Close()
 	p.waitCopied()
 	return p.err
 }
 
-// Kill ends the process group at once.
+// Kill ends the process and everything it started at once, and closes its
+// container (see CloseErr).
 func (p *Process) Kill() {
-	killGroup(p.Pid)
-	<-p.exited
+	select {
+	case <-p.exited:
+	default:
+		p.killAll()
+		<-p.exited
+	}
+	p.killAll()
 	p.stdin.Close()
 	p.stdout.Close()
 	p.waitCopied()
+}
+
+// CloseErr says, once Stop or Kill has returned, why the process's
+// container could not be closed: a process in it outlived SIGKILL (stuck
+// in the kernel), and stays recorded for the next launch to end.
+func (p *Process) CloseErr() error { return p.closeErr }
+
+// terminate asks every process of the container (or group) to end.
+func (p *Process) terminate() {
+	if p.k == nil {
+		terminateGroup(p.Pid)
+		return
+	}
+	_ = p.k.Signal(syscall.SIGTERM)
+}
+
+// killAll ends every process of the container (or group); once the child
+// has exited, it closes the container too.
+func (p *Process) killAll() {
+	if p.k == nil {
+		killGroup(p.Pid)
+		return
+	}
+	select {
+	case <-p.exited:
+		p.closeOnce.Do(func() { p.closeErr = closeContainer(p.k) })
+		return
+	default:
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), KillWait)
+	defer cancel()
+	_ = p.k.Kill(ctx) // Close, once the child has exited, kills again
 }
 
 // copyGrace bounds the wait for the last of a dead group's stderr: a

@@ -2,6 +2,7 @@ package proc
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -9,14 +10,14 @@ import (
 	"time"
 )
 
-// Run runs spec's program to its end in a process group of its own: a
-// build step (and a declared tool's run, once servers/commands uses it).
-// Its stdin is the null device; its stdout goes to stdout and its stderr to
-// spec.Stderr (nil discards either; the same writer for both gets them in
-// the order they were written). When ctx ends first, the whole group is
-// killed. Whatever the outcome, when Run returns nothing the program
-// started is still running: a build that leaves a daemon behind does not
-// get to keep it.
+// Run runs spec's program to its end in a container of its own (or a
+// process group, without spec.Containment): a build step. Its stdin is the
+// null device; its stdout goes to stdout and its stderr to spec.Stderr
+// (nil discards either; the same writer for both gets them in the order
+// they were written). When ctx ends first, the whole container is killed.
+// Whatever the outcome, when Run returns nothing the program started is
+// still running: a build that leaves a daemon behind does not get to keep
+// it.
 //
 // The error is StartError's when the program could not start, ctx's cause
 // when ctx ended it, and else how it exited (an *exec.ExitError).
@@ -24,7 +25,6 @@ func Run(ctx context.Context, spec *Spec, stdout io.Writer) error {
 	cmd := exec.Command(spec.Path, spec.Args...)
 	cmd.Dir = spec.Dir
 	cmd.Env = spec.Env
-	cmd.SysProcAttr = groupAttr()
 
 	// Pipes of our own, handed to the child as files, so that Wait returns
 	// when the child exits even if a grandchild still holds them; killing
@@ -66,11 +66,25 @@ func Run(ctx context.Context, spec *Spec, stdout io.Writer) error {
 	if errW != nil {
 		cmd.Stderr = errW
 	}
-	err = cmd.Start()
+	k, err := spec.start(cmd)
 	closeAll(theirs)
 	if err != nil {
 		closeAll(ours)
 		return StartError(spec.Path, err)
+	}
+	// end kills what runs in the container (or group); at the last, it
+	// closes the container.
+	end := func(last bool) error {
+		if k == nil {
+			killGroup(cmd.Process.Pid)
+			return nil
+		}
+		if last {
+			return closeContainer(k)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), KillWait)
+		defer cancel()
+		return k.Kill(ctx)
 	}
 
 	copied := make(chan struct{}, len(copies))
@@ -88,14 +102,18 @@ func Run(ctx context.Context, spec *Spec, stdout io.Writer) error {
 	select {
 	case err = <-exited:
 	case <-ctx.Done():
-		killGroup(cmd.Process.Pid)
+		_ = end(false)
 		<-exited
 		err = context.Cause(ctx)
 	}
-	killGroup(cmd.Process.Pid) // what the program left behind
+	// What the program left behind; a container that cannot be closed
+	// (a process stuck in the kernel) stays recorded, and says so.
+	if cerr := end(true); cerr != nil {
+		err = errors.Join(err, cerr)
+	}
 
-	// A process that left the group (setsid) may hold a pipe open: its
-	// output is not worth more than a moment's wait.
+	// A process that left the group (setsid, without a container) may
+	// hold a pipe open: its output is not worth more than a moment's wait.
 	t := time.NewTimer(copyGrace)
 	defer t.Stop()
 	done := 0

@@ -64,8 +64,21 @@ type subreaperSystem struct {
 	// retired are started processes whose container was released, to
 	// forget once reaped.
 	retired map[int]uint64
-	pending map[int]struct{} // orphans killed and not yet reaped
-	orphans int              // orphans killed so far
+	// inherited are the children this process had before it became a
+	// subreaper (a wrapper's: `helper & exec mcpgen launch`), which
+	// nothing of ours orphaned. They are left alone, dead or alive:
+	// whoever started them may wait for them (os/exec, if it did), and
+	// forgotten once reaped.
+	inherited map[int]uint64
+	pending   map[int]struct{} // orphans killed and not yet reaped
+	orphans   int              // orphans killed so far
+
+	// snapMu guards snap, the latest read of the process table: the
+	// scanner and every container's kill, signal and pids share reads
+	// (see snapshot), so that a thousand servers stopping at once do not
+	// read /proc a thousand times each.
+	snapMu sync.Mutex
+	snap   *snapshot
 
 	change chan struct{} // one pending notice that entries changed
 	sigs   chan os.Signal
@@ -84,18 +97,27 @@ func setupSubreaper(noCgroup string, interval time.Duration) (*subreaperSystem, 
 		return nil, fmt.Errorf("prctl(PR_SET_CHILD_SUBREAPER): %w", err)
 	}
 	s := &subreaperSystem{
-		self:     os.Getpid(),
-		noCgroup: noCgroup,
-		interval: cmp.Or(interval, scanInterval),
-		rest:     min(cmp.Or(interval, scanRest), scanRest),
-		holders:  map[*treeHolder]struct{}{},
-		started:  map[int]uint64{},
-		retired:  map[int]uint64{},
-		pending:  map[int]struct{}{},
-		change:   make(chan struct{}, 1),
-		sigs:     make(chan os.Signal, 1),
-		stop:     make(chan struct{}),
-		done:     make(chan struct{}),
+		self:      os.Getpid(),
+		noCgroup:  noCgroup,
+		interval:  cmp.Or(interval, scanInterval),
+		rest:      min(cmp.Or(interval, scanRest), scanRest),
+		holders:   map[*treeHolder]struct{}{},
+		started:   map[int]uint64{},
+		retired:   map[int]uint64{},
+		inherited: map[int]uint64{},
+		pending:   map[int]struct{}{},
+		change:    make(chan struct{}, 1),
+		sigs:      make(chan os.Signal, 1),
+		stop:      make(chan struct{}),
+		done:      make(chan struct{}),
+	}
+	// Our children now were not orphaned to us: we were no subreaper.
+	if table, err := procTable(); err == nil {
+		for _, p := range table {
+			if p.ppid == s.self {
+				s.inherited[p.pid] = p.start
+			}
+		}
 	}
 	signal.Notify(s.sigs, unix.SIGCHLD)
 	go s.run()
@@ -127,25 +149,73 @@ func (s *subreaperSystem) run() {
 	}
 }
 
+// A snapshot is one read of every process, indexed.
+type snapshot struct {
+	began time.Time // when the read began
+	x     procIndex
+	err   error
+	done  chan struct{} // closed once read
+}
+
+// snapshot returns a read of the process table that began at since or
+// later: one under way or done that began late enough serves every caller
+// that asks meanwhile.
+func (s *subreaperSystem) snapshot(since time.Time) (procIndex, error) {
+	s.snapMu.Lock()
+	for {
+		r := s.snap
+		if r != nil && !r.began.Before(since) {
+			s.snapMu.Unlock()
+			<-r.done
+			return r.x, r.err
+		}
+		if r != nil {
+			select {
+			case <-r.done:
+			default:
+				// Under way, begun too early: the next read follows it.
+				s.snapMu.Unlock()
+				<-r.done
+				s.snapMu.Lock()
+				continue
+			}
+		}
+		r = &snapshot{began: time.Now(), done: make(chan struct{})}
+		s.snap = r
+		s.snapMu.Unlock()
+		table, err := procTable()
+		if err == nil {
+			r.x = indexProcs(table)
+		}
+		r.err = err
+		close(r.done)
+		return r.x, r.err
+	}
+}
+
 // scan kills and reaps orphans, and updates what each container holds.
 func (s *subreaperSystem) scan() {
-	table, err := procTable()
+	x, err := s.snapshot(time.Now())
 	if err != nil {
 		return // /proc unreadable for a moment: the next tick tries again
 	}
-	s.reapOrphans(table)
-	s.track(indexProcs(table))
+	s.reapOrphans(x)
+	s.track(x)
 }
 
-// reapOrphans kills every child of ours in table that no container
-// started, and reaps those killed before, by pid.
-func (s *subreaperSystem) reapOrphans(table []procInfo) {
+// reapOrphans kills every child of ours in x that no container started,
+// and reaps those killed before, by pid.
+func (s *subreaperSystem) reapOrphans(x procIndex) {
 	s.starting.Lock()
 	defer s.starting.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, p := range table {
-		if p.ppid != s.self || s.ours(p.pid, p.start) {
+	for _, pid := range x.children[s.self] {
+		p := x.byPid[pid]
+		if s.ours(p.pid, p.start) {
+			continue
+		}
+		if st, ok := s.inherited[p.pid]; ok && st == p.start {
 			continue
 		}
 		// Read again now that no start is under way: since the table was
@@ -168,6 +238,13 @@ func (s *subreaperSystem) reapOrphans(table []procInfo) {
 		wpid, err := unix.Wait4(pid, &ws, unix.WNOHANG, nil)
 		if wpid == pid || errors.Is(err, unix.ECHILD) {
 			delete(s.pending, pid)
+		}
+	}
+	if len(s.inherited) > 0 {
+		for pid, start := range s.inherited {
+			if p, ok := x.byPid[pid]; !ok || p.start != start {
+				delete(s.inherited, pid)
+			}
 		}
 	}
 	for pid, start := range s.retired {
@@ -256,11 +333,11 @@ func (s *subreaperSystem) close(ctx context.Context) error {
 	signal.Stop(s.sigs)
 	// The last orphans: those of the containers just killed.
 	err := poll(ctx, func() (bool, error) {
-		table, err := procTable()
+		x, err := s.snapshot(time.Now())
 		if err != nil {
 			return false, err
 		}
-		s.reapOrphans(table)
+		s.reapOrphans(x)
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		return len(s.pending) == 0, nil
@@ -273,6 +350,13 @@ func (s *subreaperSystem) close(ctx context.Context) error {
 	}
 	subreaperActive.Store(false)
 	return errors.Join(errs...)
+}
+
+// orphansPending reports whether orphans were killed and not yet reaped.
+func (s *subreaperSystem) orphansPending() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.pending) > 0
 }
 
 // orphanCount is how many orphans the subreaper has killed.
@@ -294,12 +378,12 @@ type treeHolder struct {
 }
 
 // start implements holder.
-func (h *treeHolder) start(cmd *exec.Cmd) error {
+func (h *treeHolder) start(cmd *exec.Cmd, attached bool) error {
 	attr := cmd.SysProcAttr
 	if attr == nil {
 		attr = &syscall.SysProcAttr{}
 	}
-	if !attr.Setsid {
+	if !attr.Setsid && !attached {
 		attr.Setpgid = true
 	}
 	cmd.SysProcAttr = attr
@@ -344,12 +428,13 @@ func (h *treeHolder) members(x procIndex) []procInfo {
 	for _, m := range ms {
 		seen[m.pid] = true
 	}
-	for _, p := range x.byPid {
-		for _, l := range leaders {
+	for _, l := range leaders {
+		for _, pid := range x.groups[l.pid] {
 			// A group never leaves its session; a member started after
 			// the leader did. The leader's pid cannot name another group
 			// while this one has members.
-			if !seen[p.pid] && p.pgid == l.pid && p.sid == l.sid && p.start >= l.start {
+			p := x.byPid[pid]
+			if !seen[p.pid] && p.sid == l.sid && p.start >= l.start {
 				seen[p.pid] = true
 				ms = append(ms, p)
 			}
@@ -387,12 +472,12 @@ func (h *treeHolder) isLeader(p procInfo) bool {
 
 // signal implements holder.
 func (h *treeHolder) signal(sig syscall.Signal) error {
-	table, err := procTable()
+	x, err := h.sys.snapshot(time.Now())
 	if err != nil {
 		return err
 	}
 	var errs []error
-	for _, m := range h.members(indexProcs(table)) {
+	for _, m := range h.members(x) {
 		if !m.dead() {
 			if _, err := signalProc(m.id(), sig); err != nil {
 				errs = append(errs, err)
@@ -403,16 +488,18 @@ func (h *treeHolder) signal(sig syscall.Signal) error {
 }
 
 // kill implements holder: SIGKILL to every member until none is left.
-// What a dying member leaves comes to us, and is killed as an orphan.
+// What a dying member leaves comes to us, and is killed as an orphan;
+// kill returns once the orphans killed are gone too, so that nothing the
+// container started runs when it returns.
 func (h *treeHolder) kill(ctx context.Context) error {
 	err := poll(ctx, func() (bool, error) {
-		table, err := procTable()
+		x, err := h.sys.snapshot(time.Now())
 		if err != nil {
 			return false, err
 		}
-		h.sys.reapOrphans(table)
+		h.sys.reapOrphans(x)
 		left := false
-		for _, m := range h.members(indexProcs(table)) {
+		for _, m := range h.members(x) {
 			if m.dead() {
 				continue
 			}
@@ -421,7 +508,7 @@ func (h *treeHolder) kill(ctx context.Context) error {
 				return false, err
 			}
 		}
-		return !left, nil
+		return !left && !h.sys.orphansPending(), nil
 	})
 	if err != nil {
 		return fmt.Errorf("process tree: %w", err)
@@ -467,12 +554,12 @@ func (h *treeHolder) entries() []Entry {
 
 // pids implements holder.
 func (h *treeHolder) pids() ([]int, error) {
-	table, err := procTable()
+	x, err := h.sys.snapshot(time.Now())
 	if err != nil {
 		return nil, err
 	}
 	var pids []int
-	for _, m := range h.members(indexProcs(table)) {
+	for _, m := range h.members(x) {
 		if !m.dead() {
 			pids = append(pids, m.pid)
 		}

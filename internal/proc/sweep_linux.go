@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,24 +14,26 @@ import (
 )
 
 // Sweep ends what a dead launcher left, as its record names it: every
-// process in each cgroup and below (the cgroups are removed then), and each
-// process with every process below it. Call it before starting anything,
-// with the record's entries. Processes get SIGTERM first and grace to end
-// (servers may be saving state), then SIGKILL; ctx bounds the whole.
+// process in each cgroup and below (the cgroups are removed then), and
+// each process with every process below it and, when it led a process
+// group, the group's members (see procIndex.recorded). Call it before
+// starting anything, with the record's entries. Processes get SIGTERM
+// first and grace to end (servers may be saving state), then SIGKILL; ctx
+// bounds the whole. It returns the processes that were running, and the
+// entries that still name live processes, to keep for the next try, and
+// says why in the error.
 //
 // An entry is acted on only while it still names what was recorded: a
 // cgroup by its inode, a process by its start time. A cgroup entry that is
 // not a cgroup v2 directory named mcpgen-*, or that holds this process,
-// only a corrupt record could hold: it is dropped with an error. Sweep
-// returns the entries that still name live processes, to keep for the next
-// try, and says why in the error.
+// only a corrupt record could hold: it is dropped with an error.
 //
 // A process tree is frozen before it is killed (SIGSTOP, until a pass finds
 // no new member), so that no process can fork a child that escapes the
 // tree when its parent dies; a member that exits on its own in the instant
 // between two passes can still leave a child that is no longer below any
 // recorded process.
-func Sweep(ctx context.Context, entries []Entry, grace time.Duration) (left []Entry, err error) {
+func Sweep(ctx context.Context, entries []Entry, grace time.Duration) (ended []ProcID, left []Entry, err error) {
 	host, hostErr := findCgroup()
 	var errs []error
 	var cgroups, procs []Entry
@@ -62,16 +65,17 @@ func Sweep(ctx context.Context, entries []Entry, grace time.Duration) (left []En
 	for i, e := range procs {
 		roots[i] = e.Proc
 	}
+	if x, err := liveIndex(); err == nil {
+		ended = running(x, cgroups, roots)
+	}
 
-	if grace > 0 {
+	if grace > 0 && len(ended) > 0 {
 		for _, e := range cgroups {
 			_ = signalCgroup(e.Path, host, unix.SIGTERM)
 		}
 		if x, err := liveIndex(); err == nil {
-			for _, p := range x.below(roots) {
-				if !p.dead() && p.pid != os.Getpid() {
-					_, _ = signalProc(p.id(), unix.SIGTERM)
-				}
+			for _, p := range living(x.recorded(roots)) {
+				_, _ = signalProc(p.id(), unix.SIGTERM)
 			}
 		}
 		gctx, cancel := context.WithTimeout(ctx, grace)
@@ -94,7 +98,7 @@ func Sweep(ctx context.Context, entries []Entry, grace time.Duration) (left []En
 			errs = append(errs, err)
 			if x, err := liveIndex(); err == nil {
 				for _, e := range procs {
-					if len(living(x.below([]ProcID{e.Proc}))) > 0 {
+					if len(living(x.recorded([]ProcID{e.Proc}))) > 0 {
 						left = append(left, e)
 					}
 				}
@@ -103,7 +107,33 @@ func Sweep(ctx context.Context, entries []Entry, grace time.Duration) (left []En
 			}
 		}
 	}
-	return left, errors.Join(errs...)
+	return ended, left, errors.Join(errs...)
+}
+
+// running lists the live processes that the cgroups and the recorded
+// process trees hold, each once, by pid.
+func running(x procIndex, cgroups []Entry, roots []ProcID) []ProcID {
+	seen := map[ProcID]bool{}
+	var ids []ProcID
+	add := func(p procInfo) {
+		if !p.dead() && p.pid != os.Getpid() && !seen[p.id()] {
+			seen[p.id()] = true
+			ids = append(ids, p.id())
+		}
+	}
+	for _, e := range cgroups {
+		pids, _ := cgroupPids(e.Path)
+		for _, pid := range pids {
+			if p, ok := x.byPid[pid]; ok {
+				add(p)
+			}
+		}
+	}
+	for _, p := range x.recorded(roots) {
+		add(p)
+	}
+	slices.SortFunc(ids, func(a, b ProcID) int { return a.Pid - b.Pid })
+	return ids
 }
 
 // sweepable checks a recorded cgroup: live says it is still the one
@@ -147,7 +177,7 @@ func swept(cgroups []Entry, roots []ProcID) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return len(living(x.below(roots))) == 0, nil
+	return len(living(x.recorded(roots))) == 0, nil
 }
 
 func liveIndex() (procIndex, error) {
@@ -180,11 +210,13 @@ func stopAndKill(ctx context.Context, roots []ProcID) error {
 		if err != nil {
 			return false, err
 		}
-		all := append([]ProcID(nil), roots...)
+		var more []ProcID
 		for id := range caught {
-			all = append(all, id)
+			more = append(more, id)
 		}
-		live := living(x.below(all))
+		// What the roots cover now, and what lies below the processes
+		// caught before, whose parents may have died since.
+		live := living(append(x.recorded(roots), x.below(more)...))
 		if len(live) == 0 {
 			return true, nil
 		}

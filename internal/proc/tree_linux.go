@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"strconv"
 
 	"golang.org/x/sys/unix"
@@ -112,17 +113,22 @@ func procTable() ([]procInfo, error) {
 	return procs, nil
 }
 
-// A procIndex is a table of processes by pid and by parent.
+// A procIndex is a table of processes by pid, by parent, and by process
+// group (the members of each group other than its leader).
 type procIndex struct {
 	byPid    map[int]procInfo
 	children map[int][]int
+	groups   map[int][]int
 }
 
 func indexProcs(table []procInfo) procIndex {
-	x := procIndex{byPid: make(map[int]procInfo, len(table)), children: map[int][]int{}}
+	x := procIndex{byPid: make(map[int]procInfo, len(table)), children: map[int][]int{}, groups: map[int][]int{}}
 	for _, p := range table {
 		x.byPid[p.pid] = p
 		x.children[p.ppid] = append(x.children[p.ppid], p.pid)
+		if p.pgid != p.pid {
+			x.groups[p.pgid] = append(x.groups[p.pgid], p.pid)
+		}
 	}
 	return x
 }
@@ -158,6 +164,58 @@ func (x procIndex) below(roots []ProcID) []procInfo {
 		}
 	}
 	return out
+}
+
+// recorded returns what proc entries for roots cover, as Sweep ends it:
+// each root (still in the table with its start time), every process below
+// it, and, when the root led a process group (as the processes that
+// containers start do), the group's members that started no earlier than
+// it, with what lies below them: those whose parent died and left them to
+// init are found there. A group never leaves its session: while the root
+// lives, members are those of its session too. When it is gone, a process
+// of a new group with the root's pid, made after the root's group ended
+// and whose maker ended in turn, could pass for a member: that takes the
+// pid space to turn over within the life of the record.
+func (x procIndex) recorded(roots []ProcID) []procInfo {
+	all := slices.Clone(roots)
+	for _, r := range roots {
+		root, ok := x.byPid[r.Pid]
+		if ok && root.start != r.Start {
+			continue // another process has the pid: our group ended before
+		}
+		for _, pid := range x.groups[r.Pid] {
+			p := x.byPid[pid]
+			if p.start >= r.Start && (!ok || p.sid == root.sid) {
+				all = append(all, p.id())
+			}
+		}
+	}
+	return x.below(all)
+}
+
+func (p procInfo) export() Proc {
+	return Proc{Pid: p.pid, PPid: p.ppid, Pgid: p.pgid, Sid: p.sid, State: p.state, Start: p.start}
+}
+
+// ReadProc reads what /proc says of process pid. A pid that no process
+// has gives an error that satisfies errors.Is(err, fs.ErrNotExist).
+func ReadProc(pid int) (Proc, error) {
+	p, err := readProcInfo(pid)
+	return p.export(), err
+}
+
+// Procs lists every process. A process that ends during the listing is
+// left out.
+func Procs() ([]Proc, error) {
+	table, err := procTable()
+	if err != nil {
+		return nil, err
+	}
+	ps := make([]Proc, len(table))
+	for i, p := range table {
+		ps[i] = p.export()
+	}
+	return ps, nil
 }
 
 // Tree returns the process pid and every process below it (its children,

@@ -114,23 +114,23 @@ func TestRun(t *testing.T) {
 	env := os.Environ()
 	dir := t.TempDir()
 
-	r := Run(ctx, []string{"sh", "-c", "echo out; echo err >&2; exit 3"}, dir, env, time.Minute)
+	r := Run(ctx, containment(t), "t", []string{"sh", "-c", "echo out; echo err >&2; exit 3"}, dir, env, time.Minute)
 	if r.Exit != 3 || string(r.Stdout) != "out\n" || string(r.Stderr) != "err\n" || r.Err != nil {
 		t.Errorf("exit 3: got %+v", r)
 	}
 
-	r = Run(ctx, []string{"pwd"}, dir, env, time.Minute)
+	r = Run(ctx, containment(t), "t", []string{"pwd"}, dir, env, time.Minute)
 	if strings.TrimSpace(string(r.Stdout)) != dir {
 		t.Errorf("pwd: got %q, want %q", r.Stdout, dir)
 	}
 
-	r = Run(ctx, []string{"no-such-command-mcpgen"}, dir, env, time.Minute)
+	r = Run(ctx, containment(t), "t", []string{"no-such-command-mcpgen"}, dir, env, time.Minute)
 	if r.Err == nil || !strings.Contains(r.Err.Error(), "not found") {
 		t.Errorf("missing command: got %+v", r)
 	}
 
 	// Output beyond the cap is counted, not kept, and never blocks the child.
-	r = Run(ctx, []string{"head", "-c", strconv.Itoa(3 * MaxOutput), "/dev/zero"}, dir, env, time.Minute)
+	r = Run(ctx, containment(t), "t", []string{"head", "-c", strconv.Itoa(3 * MaxOutput), "/dev/zero"}, dir, env, time.Minute)
 	if len(r.Stdout) != MaxOutput || r.StdoutLen != 3*MaxOutput || r.Exit != 0 {
 		t.Errorf("big output: kept %d of %d, exit %d", len(r.Stdout), r.StdoutLen, r.Exit)
 	}
@@ -151,7 +151,7 @@ run = ["sh", "-c", "echo bad input >&2; exit 2"]
 [servers.t.tools.hang]
 run = ["sleep", "30"]
 `)
-	srv, err := New(m, s, Options{Dir: t.TempDir(), Env: os.Environ(), Version: "test"})
+	srv, err := New(m, s, Options{Dir: t.TempDir(), Env: os.Environ(), Version: "test", Containment: containment(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,7 +312,7 @@ func TestDashResult(t *testing.T) {
 run = ["touch", "{file}"]
 args.file = { type = "string" }
 `)
-	srv, err := New(m, s, Options{Dir: dir, Env: os.Environ(), Version: "test"})
+	srv, err := New(m, s, Options{Dir: dir, Env: os.Environ(), Version: "test", Containment: containment(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,7 +339,7 @@ func TestNoCommand(t *testing.T) {
 run = ["{cmd}", "--version"]
 args.cmd = { type = "string", required = false }
 `)
-	srv, err := New(m, s, Options{Dir: t.TempDir(), Env: os.Environ(), Version: "test"})
+	srv, err := New(m, s, Options{Dir: t.TempDir(), Env: os.Environ(), Version: "test", Containment: containment(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/mcpgen/mcpgen/internal/proc"
 )
 
 // killHolders kills every process but this one that holds the write end of
@@ -67,30 +69,15 @@ func killHolders(outputs []*os.File) {
 	}
 }
 
-// processes returns the parent of every process in /proc.
+// processes returns the parent of every process.
 func processes() map[int]int {
-	entries, err := os.ReadDir("/proc")
+	procs, err := proc.Procs()
 	if err != nil {
 		return nil
 	}
-	parents := make(map[int]int, len(entries))
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue // gone
-		}
-		// pid (comm) state ppid ...; comm may hold spaces and parentheses.
-		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-		if len(fields) < 2 {
-			continue
-		}
-		if ppid, err := strconv.Atoi(fields[1]); err == nil {
-			parents[pid] = ppid
-		}
+	parents := make(map[int]int, len(procs))
+	for _, p := range procs {
+		parents[p.Pid] = p.PPid
 	}
 	return parents
 }

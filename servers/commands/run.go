@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"time"
+
+	"github.com/mcpgen/mcpgen/internal/proc"
 )
 
 // Output caps. A tool's stdout beyond MaxOutput is cut (and the result says
@@ -41,12 +43,13 @@ type Result struct {
 var outputWait = 2 * time.Second
 
 // Run runs argv in dir with env, without a shell, as the root of a process
-// tree of its own (see startTree). When ctx ends or timeout passes, the tree
-// is killed. Whatever the outcome, Run returns within outputWait (twice, at
-// worst) of the command's end, and what it started is killed: a tool that
-// leaves a daemon behind does not get to keep it. What escaped the tree and
-// let go of its output is beyond reach here (see tree_unix.go).
-func Run(ctx context.Context, argv []string, dir string, env []string, timeout time.Duration) *Result {
+// tree of its own in a container of c (see startTree), named for the tool.
+// When ctx ends or timeout passes, the tree is killed. Whatever the
+// outcome, Run returns within outputWait (twice, at worst) of the
+// command's end, and what it started is killed: a tool that leaves a
+// daemon behind does not get to keep it. With process groups only, what
+// escaped the group and let go of its output is beyond reach (see tree).
+func Run(ctx context.Context, c *proc.Containment, name string, argv []string, dir string, env []string, timeout time.Duration) *Result {
 	res := &Result{Exit: -1}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
@@ -68,7 +71,7 @@ func Run(ctx context.Context, argv []string, dir string, env []string, timeout t
 		return res
 	}
 	cmd.Stdout, cmd.Stderr = outW, errW
-	tree, err := startTree(cmd)
+	tree, err := startTree(c, name, cmd)
 	outW.Close()
 	errW.Close()
 	if err != nil {
@@ -105,6 +108,7 @@ func Run(ctx context.Context, argv []string, dir string, env []string, timeout t
 		waitErr = <-exited
 	}
 	tree.end() // what the command left behind in its tree
+	defer tree.close()
 
 	readers := 2
 	drained := func() bool {
@@ -121,9 +125,9 @@ func Run(ctx context.Context, argv []string, dir string, env []string, timeout t
 		return true
 	}
 	if !drained() {
-		// Someone outside the tree holds the output: a descendant that left
-		// the process group (setsid). End those that can be found, then stop
-		// waiting whatever happens.
+		// Someone the container did not reach holds the output: with
+		// process groups only, a descendant that left the group (setsid).
+		// End those that can be found, then stop waiting whatever happens.
 		tree.end(outR, errR)
 		if !drained() {
 			res.Held = true

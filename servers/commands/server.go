@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpgen/mcpgen/internal/proc"
 	"github.com/mcpgen/mcpgen/manifest"
 	"github.com/mcpgen/mcpgen/mcp"
 )
@@ -19,6 +20,9 @@ type Options struct {
 	Dir     string   // the working directory: the server's cwd
 	Env     []string // the whole environment of the tools, "K=V"
 	Version string   // reported in serverInfo
+	// Containment holds each tool run, with everything it starts, in a
+	// container of its own (required).
+	Containment *proc.Containment
 }
 
 // progressEvery is how often a long call tells a client that asked for
@@ -29,6 +33,9 @@ const progressEvery = 5 * time.Second
 func New(m *manifest.Manifest, s *manifest.Server, o Options) (*mcp.Server, error) {
 	if s.Kind != manifest.KindDeclared {
 		return nil, fmt.Errorf("server %q declares no tools", s.Name)
+	}
+	if o.Containment == nil {
+		return nil, fmt.Errorf("server %q: no containment for its tools' runs", s.Name)
 	}
 	srv := mcp.NewServer(mcp.Implementation{Name: s.Name, Version: o.Version}, &mcp.ServerOptions{Instructions: s.Description})
 	lookup := manifest.EnvLookup(o.Env)
@@ -80,7 +87,7 @@ func call(ctx context.Context, m *manifest.Manifest, t *manifest.Tool, req *mcp.
 	argv[0] = m.ResolvePath(argv[0])
 
 	stop := reportProgress(ctx, req)
-	res := Run(ctx, argv, o.Dir, o.Env, timeout)
+	res := Run(ctx, o.Containment, t.Name, argv, o.Dir, o.Env, timeout)
 	stop()
 	return result(t, res, timeout), nil
 }

@@ -79,15 +79,15 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 }
 
 // groupProcs returns the live (not zombie) processes of group pgid.
-func groupProcs(t *testing.T, pgid int) []proc.Stat {
+func groupProcs(t *testing.T, pgid int) []proc.Proc {
 	t.Helper()
-	procs, err := proc.Scan()
+	procs, err := proc.Procs()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var in []proc.Stat
+	var in []proc.Proc
 	for _, p := range procs {
-		if p.Pgid == pgid && p.State != 'Z' {
+		if p.Pgid == pgid && !p.Dead() {
 			in = append(in, p)
 		}
 	}

@@ -5,6 +5,7 @@ package testserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -65,6 +66,11 @@ func Self(t testing.TB) string {
 //	noterm      as echo, but ignores SIGTERM and stdin's EOF
 //	grandchild  as echo, with a `sleep 300` child whose pid it writes to
 //	            $MCPGEN_TESTSERVER_PIDFILE
+//	escape      as echo, with the escapes of issue 8 item 2, each a
+//	            `sleep 300` that writes "PID START" to a file in
+//	            $MCPGEN_TESTSERVER_PIDDIR before the server answers: a
+//	            child that calls setsid ("setsid"), and a daemon that
+//	            double-forks and calls setsid ("daemon")
 //
 // Tools: echo {text}, slow {ms}, progress {steps}, crash, pid, sample
 // (asks its client sampling/createMessage), roots (asks roots/list), add
@@ -108,6 +114,11 @@ func serve(mode string) {
 			os.Exit(1)
 		}
 		_ = os.WriteFile(os.Getenv("MCPGEN_TESTSERVER_PIDFILE"), []byte(strconv.Itoa(child.Process.Pid)), 0o600)
+	case "escape":
+		if err := escape(os.Getenv("MCPGEN_TESTSERVER_PIDDIR")); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
 	}
 	s := &wireServer{
 		w:       mcp.NewWriter(os.Stdout),
@@ -189,6 +200,41 @@ type wireServer struct {
 	asks    map[mcp.ID]chan *mcp.Message
 	nextAsk int64
 	tools   []string
+}
+
+// idLine is sh that writes "PID START" of the shell running it to
+// $DIR/name, atomically; the shell then execs, which keeps both.
+func idLine(name string) string {
+	return `set -- $(cat /proc/$$/stat); echo "$1 ${22}" > "$DIR/` + name + `.tmp"; mv "$DIR/` + name + `.tmp" "$DIR/` + name + `"`
+}
+
+// escape starts the escapes of the mode of that name and waits until each
+// has said who it is in dir. The setsid child is ours (setsid(1) calls
+// setsid itself in a process that leads no group); the daemon's parent
+// waits until it has said who it is, then exits, so that the daemon is
+// known even where it dies young (a subreaper kills orphans at once).
+func escape(dir string) error {
+	env := append(os.Environ(), "DIR="+dir)
+	child := exec.Command("setsid", "sh", "-c", idLine("setsid")+"; exec sleep 300")
+	child.Env = env
+	if err := child.Start(); err != nil {
+		return err
+	}
+	go func() { _ = child.Wait() }() // ends when it is killed
+	daemon := exec.Command("sh", "-c", `( setsid sh -c '`+idLine("daemon")+`; exec sleep 300' >/dev/null 2>&1 &
+  until [ -e "$DIR/daemon" ]; do sleep 0.01; done )`)
+	daemon.Env = env
+	if out, err := daemon.CombinedOutput(); err != nil {
+		return fmt.Errorf("daemon: %v: %s", err, out)
+	}
+	for deadline := time.Now().Add(WaitLong); ; time.Sleep(5 * time.Millisecond) {
+		if _, err := os.Stat(dir + "/setsid"); err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return errors.New("the setsid child did not say who it is")
+		}
+	}
 }
 
 func (s *wireServer) reply(id mcp.ID, result any) {
