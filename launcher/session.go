@@ -959,7 +959,7 @@ func (s *Session) supervisors(names []string) []*supervisor {
 // timeout.
 func (s *Session) restartServer(ctx context.Context, name string) ([]string, error) {
 	s.mu.Lock()
-	v, closing := s.servers[name], s.closing
+	v, closing := s.servers[name], s.closing || s.exit.exiting
 	s.mu.Unlock()
 	switch {
 	case closing:
