@@ -596,13 +596,14 @@ func TestRequestTimeout(t *testing.T) {
 // request's stream is closed, and no error answers the cancelled request.
 func TestCancel(t *testing.T) {
 	f := newFake(t)
-	gone := make(chan struct{})
+	started, gone := make(chan struct{}), make(chan struct{})
 	f.call = func(w http.ResponseWriter, r *http.Request, msg *mcp.Message) {
 		if msg.Method == "ping" {
 			writeJSON(w, `{"jsonrpc":"2.0","id":`+msg.ID.String()+`,"result":{}}`)
 			return
 		}
 		startSSE(w)
+		close(started)
 		<-r.Context().Done()
 		close(gone)
 	}
@@ -611,14 +612,28 @@ func TestCancel(t *testing.T) {
 	l.handshake()
 	f.waitPosted()
 	l.write(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"hang"}}`)
+	// The call must be at the server before it is cancelled: a cancel that
+	// overtakes its request may rightly keep the request from being sent.
+	waitClosed(t, started, "the call to reach the server")
 	l.write(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5,"reason":"user"}}`)
 	if m := f.waitPosted(); m.Method != "notifications/cancelled" {
 		t.Fatalf("posted: got %+v, want notifications/cancelled", m)
 	}
-	<-gone
+	waitClosed(t, gone, "the cancelled call's stream to close")
 	l.write(`{"jsonrpc":"2.0","id":6,"method":"ping"}`)
 	if m := l.read(); m.ID != mcp.Int64ID(6) {
 		t.Errorf("got %+v, want the answer to 6 and nothing for the cancelled 5", m)
+	}
+}
+
+// waitClosed waits for c to be closed; the bound only turns a hang into a
+// failure that says what never happened.
+func waitClosed(t *testing.T, c <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-c:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("gave up waiting for %s", what)
 	}
 }
 
