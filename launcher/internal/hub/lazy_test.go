@@ -281,3 +281,115 @@ func TestHubPreloadChanged(t *testing.T) {
 		t.Fatal("tools/list without a catalog did not start the server")
 	}
 }
+
+// TestHubIdleLists: an idle server's catalog answers the lists an agent
+// makes at its start, tools through the tool filter, and prompts and
+// resources when the catalog has them; a list it does not have (nil)
+// starts the server.
+func TestHubIdleLists(t *testing.T) {
+	th := &testHub{t: t, hub: New("test", t.TempDir(), slog.New(slog.DiscardHandler))}
+	t.Cleanup(func() {
+		th.hub.Close()
+		th.proc.Kill()
+	})
+	th.start("echo", "MCPGEN_TESTSERVER_CATALOG=1", "MCPGEN_TESTSERVER_TOOLS=echo,pid")
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	lists := th.up.Lists(ctx, th.init)
+	if lists.Prompts == nil || lists.Resources == nil || lists.Templates == nil {
+		t.Fatalf("Upstream.Lists: got %+v, want every list of a server that has them", lists)
+	}
+	th.crash()
+	lists.Templates = nil // as a catalog that did not keep them
+	th.hub.Preload(th.init, th.tools, lists)
+	demand := th.hub.Idle()
+	th.hub.SetFilter(func(tool string) bool { return tool != "pid" })
+	c := th.client("a", "")
+
+	tests := []struct {
+		method string
+		want   string // what the answer holds
+		starts bool
+	}{
+		{"tools/list", `"name":"echo"`, false},
+		{"prompts/list", `"name":"greet"`, false},
+		{"resources/list", `"uri":"test://test/readme"`, false},
+		{"resources/templates/list", "", true},
+	}
+	for i, tt := range tests {
+		c.Send(`{"jsonrpc":"2.0","id":` + strconv.Itoa(i) + `,"method":"` + tt.method + `"}`)
+		if tt.starts {
+			select {
+			case <-demand:
+			case <-time.After(waitLong):
+				t.Fatalf("%s with no list kept: the server did not start", tt.method)
+			}
+			continue
+		}
+		m := c.Next()
+		if got := string(m.AppendJSON(nil)); !strings.Contains(got, tt.want) || strings.Contains(got, `"pid"`) {
+			t.Errorf("%s: got %s, want it to hold %s (and no hidden pid)", tt.method, got, tt.want)
+		}
+		select {
+		case <-demand:
+			t.Fatalf("%s started the idle server", tt.method)
+		default:
+		}
+	}
+}
+
+// TestHubMemberUse: a member (a gateway session) keeps the server from its
+// idle stop only while it has a request under way, and the quiet counts
+// from its answer; a client connection keeps it for as long as it is
+// connected.
+func TestHubMemberUse(t *testing.T) {
+	th := newTestHub(t, "echo")
+	m, log := th.member("gateway", false)
+	if quiet, _, _ := th.hub.Quiet(); !quiet {
+		t.Fatal("a member with nothing under way: got not quiet")
+	}
+	before := time.Now()
+	m.Handle(request("1", "tools/call", `{"name":"slow","arguments":{"ms":100}}`))
+	if quiet, _, _ := th.hub.Quiet(); quiet {
+		t.Fatal("a member's call under way: got quiet")
+	}
+	if _, ok := th.hub.IdleIf(th.up, time.Now()); ok {
+		t.Fatal("IdleIf with a member's call under way: got the stop")
+	}
+	log.wait(t, "the answer", byID("1"))
+	since := waitQuiet(t, th.hub)
+	if !since.After(before) {
+		t.Errorf("quiet since %v, want after the call began (%v)", since, before)
+	}
+	if _, ok := th.hub.IdleIf(th.up, before); ok {
+		t.Error("IdleIf since before the member's call: got the stop, want it off")
+	}
+
+	c := th.client("agent", "")
+	if quiet, _, _ := th.hub.Quiet(); quiet {
+		t.Fatal("a client connected: got quiet")
+	}
+	c.Close()
+	left := waitQuiet(t, th.hub)
+	if _, ok := th.hub.IdleIf(th.up, left); !ok {
+		t.Error("IdleIf since the client left, the member still joined: got it off, want the stop")
+	}
+}
+
+// waitQuiet waits until nothing keeps the hub's server running, and
+// returns since when.
+func waitQuiet(t *testing.T, h *Hub) time.Time {
+	t.Helper()
+	deadline := time.After(waitLong)
+	for {
+		quiet, since, changed := h.Quiet()
+		if quiet {
+			return since
+		}
+		select {
+		case <-changed:
+		case <-deadline:
+			t.Fatal("still not quiet")
+		}
+	}
+}
