@@ -62,6 +62,25 @@ func listTools(t *testing.T, c *testserver.Client, id int) []string {
 	return names
 }
 
+// waitStates waits until the server's states, as logged, are want: a
+// state is logged just after status shows it. A hang guard, not a timing
+// check.
+func (ts *testSession) waitStates(name string, want []State) {
+	ts.t.Helper()
+	deadline := time.Now().Add(waitLong)
+	for {
+		got := ts.events.states(name)
+		if slices.Equal(got, want) {
+			return
+		}
+		if len(got) > len(want) || time.Now().After(deadline) {
+			ts.t.Errorf("server %s: got states %v, want %v", name, got, want)
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // noProcess fails if the session's server runs a process.
 func noProcess(t *testing.T, ts *testSession, name string) {
 	t.Helper()
@@ -124,10 +143,7 @@ func TestSessionLazy(t *testing.T) {
 		t.Errorf("the call after the idle stop was answered by pid %d, want a new process (not %d)", pid2, pid)
 	}
 	ts.wait("ready", serverIs("srv", Ready))
-	want := []State{Idle, Starting, Ready, Idle, Starting, Ready}
-	if got := ts.events.states("srv"); !slices.Equal(got, want) {
-		t.Errorf("got states %v, want %v", got, want)
-	}
+	ts.waitStates("srv", []State{Idle, Starting, Ready, Idle, Starting, Ready})
 	c.Close()
 	ts.wait("idle at last", serverIs("srv", Idle))
 }
@@ -149,9 +165,7 @@ func TestSessionEagerIdle(t *testing.T) {
 	noProcess(t, ts, "srv")
 	c.CallPid("1")
 	ts.wait("ready after a call", serverIs("srv", Ready))
-	if want, got := []State{Starting, Ready, Idle, Starting, Ready}, ts.events.states("srv"); !slices.Equal(got, want) {
-		t.Errorf("got states %v, want %v", got, want)
-	}
+	ts.waitStates("srv", []State{Starting, Ready, Idle, Starting, Ready})
 }
 
 // TestSessionIdleStopCancelled: a client that connects as the idle timer
@@ -226,9 +240,7 @@ func TestSessionIdleStopRace(t *testing.T) {
 		t.Errorf("the call: got pid %d (%v), want a new process, not %d", got, err, pid)
 	}
 	ts.wait("ready", serverIs("srv", Ready))
-	if want, got := []State{Starting, Ready, Idle, Starting, Ready}, ts.events.states("srv"); !slices.Equal(got, want) {
-		t.Errorf("got states %v, want %v", got, want)
-	}
+	ts.waitStates("srv", []State{Starting, Ready, Idle, Starting, Ready})
 }
 
 // TestSessionLazyStartFails: a lazy server that fails to start answers

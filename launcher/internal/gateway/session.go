@@ -532,6 +532,7 @@ func (s *session) list(msg *mcp.Message, result func(*Catalog) json.RawMessage) 
 				return
 			}
 		}
+		s.g.invalidate()
 		s.refresh() // the catalog of now, whatever run has applied yet
 		s.waited.Store(true)
 		s.reply(msg.ID, result(s.cat.Load()), nil)
