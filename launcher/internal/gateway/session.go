@@ -782,7 +782,7 @@ func oneLine(s string) string {
 
 // forwardStarted hands a request to a server that is idle, or starting
 // for a request: off the read loop, it starts the server (the hub bounds
-// the wait: the server's startup, at most 30 s) and then forwards the
+// the wait by the server's startup_timeout) and then forwards the
 // request. A start that fails answers it with why (see refuse), as the
 // hub says it. A cancellation meanwhile drops it unsent.
 func (s *session) forwardStarted(server string, msg *mcp.Message, asResult bool) {

@@ -208,3 +208,23 @@ func TestDrain(t *testing.T) {
 		})
 	}
 }
+
+// TestHubAnswerBound: a request waits for the server to be ready 30 s, or
+// its startup_timeout and a margin when longer, then its tool_timeout.
+func TestHubAnswerBound(t *testing.T) {
+	tests := []struct {
+		startup, tool time.Duration
+		want          time.Duration
+	}{
+		{0, 0, 30*time.Second + time.Minute},
+		{10 * time.Second, time.Second, 31 * time.Second},
+		{60 * time.Second, 2 * time.Minute, 65*time.Second + 2*time.Minute},
+	}
+	for _, tt := range tests {
+		h := New("test", t.TempDir(), nil)
+		h.SetTimeouts(tt.startup, tt.tool)
+		if got := h.AnswerBound(); got != tt.want {
+			t.Errorf("startup %s, tool %s: got %s, want %s", tt.startup, tt.tool, got, tt.want)
+		}
+	}
+}

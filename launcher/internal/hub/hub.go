@@ -70,10 +70,10 @@ type Hub struct {
 	nextWatch   int
 	listsWanted bool // the hub is watched: keep the lists besides tools
 
-	// toolTimeout is how long one call of the server may take (the
-	// manifest's tool_timeout): it bounds how long a client that closed
-	// its input waits for its answers (AnswerBound).
-	toolTimeout time.Duration
+	// The server's startup_timeout and tool_timeout: how long a request
+	// waits for the server to be ready (readyBoundLocked), and how long a
+	// client that closed its input waits for its answers (AnswerBound).
+	startTimeout, toolTimeout time.Duration
 }
 
 // A routedRequest is a server's request that a client answers. Its
@@ -112,9 +112,22 @@ func New(name, root string, log *slog.Logger) *Hub {
 // that was told none.
 const defaultToolTimeout = time.Minute
 
-// readyWait is how long a client's request waits for a server that is
-// starting or restarting before it fails.
+// readyWait is how long a client's request waits at least for a server
+// that is starting or restarting before it fails; longer for a server
+// whose startup_timeout is (see readyBoundLocked).
 const readyWait = 30 * time.Second
+
+// startMargin is added to a server's startup_timeout for the wait of a
+// request: the time to spawn it, or to stop the process before.
+const startMargin = 5 * time.Second
+
+// readyBoundLocked is how long a request waits for the server to be
+// ready: readyWait, or its startup_timeout and a margin when that is
+// longer, so that a request that starts a slow lazy server waits as long
+// as its start may take. The caller holds h.mu.
+func (h *Hub) readyBoundLocked() time.Duration {
+	return max(readyWait, h.startTimeout+startMargin)
+}
 
 // SetRoot changes the workspace dir that roots/list answers (a reload may
 // change it).
@@ -169,14 +182,16 @@ func (h *Hub) Listed(up *Upstream) <-chan struct{} {
 
 var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
-// SetToolTimeout says how long one call of the server may take: its
-// tool_timeout (see AnswerBound).
-func (h *Hub) SetToolTimeout(d time.Duration) {
-	if d <= 0 {
-		d = defaultToolTimeout
+// SetTimeouts says how long the server may take to start (its
+// startup_timeout: a request waits that long for it, 30 s at least) and
+// one of its calls (its tool_timeout: see AnswerBound); zero: the
+// manifest's defaults.
+func (h *Hub) SetTimeouts(startup, tool time.Duration) {
+	if tool <= 0 {
+		tool = defaultToolTimeout
 	}
 	h.mu.Lock()
-	h.toolTimeout = d
+	h.startTimeout, h.toolTimeout = startup, tool
 	h.mu.Unlock()
 }
 
@@ -187,7 +202,7 @@ func (h *Hub) SetToolTimeout(d time.Duration) {
 func (h *Hub) AnswerBound() time.Duration {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return readyWait + h.toolTimeout
+	return h.readyBoundLocked() + h.toolTimeout
 }
 
 // Detach drops up when it is the hub's server: requests arriving now wait
@@ -292,7 +307,10 @@ func (h *Hub) current() *Upstream {
 
 // ready returns the hub's server, waiting for it when it is starting.
 func (h *Hub) ready(ctx context.Context) (*Upstream, *mcp.InitializeResult, error) {
-	timer := time.NewTimer(readyWait)
+	h.mu.Lock()
+	bound := h.readyBoundLocked()
+	h.mu.Unlock()
+	timer := time.NewTimer(bound)
 	defer timer.Stop()
 	w := h.await() // an idle server starts: this request needs it
 	defer w.done()
@@ -314,7 +332,7 @@ func (h *Hub) ready(ctx context.Context) (*Upstream, *mcp.InitializeResult, erro
 		case <-ctx.Done():
 			return nil, nil, mcp.NewError(CodeUnavailable, "server %q is not ready: %v", h.name, context.Cause(ctx))
 		case <-timer.C:
-			return nil, nil, mcp.NewError(CodeUnavailable, "server %q is not ready after %s (see mcpgen status)", h.name, readyWait)
+			return nil, nil, mcp.NewError(CodeUnavailable, "server %q is not ready after %s (see mcpgen status)", h.name, bound)
 		}
 	}
 }

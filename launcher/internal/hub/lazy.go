@@ -190,10 +190,12 @@ func (h *Hub) memberBusy(busy bool) {
 // EnsureStarted makes the server take requests: it starts it if it is
 // idle, and waits until it is ready, as a client's request would: until
 // its start fails (the supervisor bounds a start by the server's
-// startup_timeout) or 30 s have passed. The error, a *mcp.Error, says why
-// it is not ready: its start failed, it failed for good, or ctx ended. A request that the hub forwards does the same by itself:
-// this is for who needs the server without sending it anything yet (the
-// workspace gateway, say).
+// startup_timeout) or the wait's bound has passed (30 s, or its
+// startup_timeout and a margin when longer: see SetTimeouts). The error,
+// a *mcp.Error, says why it is not ready: its start failed, it failed for
+// good, or ctx ended. A request that the hub forwards does the same by
+// itself: this is for who needs the server without sending it anything
+// yet (the workspace gateway, say).
 func (h *Hub) EnsureStarted(ctx context.Context) error {
 	_, _, err := h.ready(ctx)
 	return err
