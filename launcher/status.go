@@ -64,6 +64,10 @@ type ServerStatus struct {
 type ClientsStatus struct {
 	Count int      `json:"count"`
 	Names []string `json:"names"`
+	// Gateway is how many of them are agents of the workspace gateway,
+	// which joins every server (they are counted once, in the gateway's
+	// status).
+	Gateway int `json:"gateway,omitempty"`
 }
 
 // WriteTable writes the status as an aligned table.

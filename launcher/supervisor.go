@@ -678,6 +678,7 @@ func (v *supervisor) status() ServerStatus {
 	}
 	st.Clients.Names = v.hub.Clients()
 	st.Clients.Count = len(st.Clients.Names)
+	st.Clients.Gateway = v.hub.Members()
 	if st.Clients.Names == nil {
 		st.Clients.Names = []string{} // [] in JSON, as tools are
 	}

@@ -278,6 +278,20 @@ func (h *Hub) Tools() []string {
 	return exposedNames(h.tools, h.exposes)
 }
 
+// Members returns how many of the clients are Members (sessions of the
+// workspace gateway).
+func (h *Hub) Members() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for c := range h.clients {
+		if c.conn == nil {
+			n++
+		}
+	}
+	return n
+}
+
 // Clients returns the names the connected clients gave in initialize.
 func (h *Hub) Clients() []string {
 	h.mu.Lock()
