@@ -793,9 +793,14 @@ func (s *session) forwardStarted(server string, msg *mcp.Message, asResult bool)
 		return
 	}
 	m := s.members[server]
-	if m == nil || len(s.starting) >= maxStarting {
+	busy := len(s.starting) >= maxStarting
+	if m == nil || busy {
 		s.mu.Unlock()
-		s.refuse(msg.ID, fmt.Sprintf("server %q is not running in the workspace now", server), asResult)
+		why := fmt.Sprintf("server %q is not running in the workspace now", server)
+		if busy {
+			why = fmt.Sprintf("server %q is starting, and %d requests of this agent wait for servers to start already; retry once it has", server, maxStarting)
+		}
+		s.refuse(msg.ID, why, asResult)
 		return
 	}
 	call := &startingCall{server: server}
