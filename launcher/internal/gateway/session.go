@@ -513,12 +513,14 @@ func (s *session) list(msg *mcp.Message, result func(*Catalog) json.RawMessage) 
 			starts.Go(func() { _ = b.Hub.EnsureStarted(ctx) })
 		}
 		started := make(chan struct{})
-		go func() { starts.Wait(); close(started) }()
+		go func() { starts.Wait(); close(started) }() // ends with the starts
 		poll := time.NewTicker(100 * time.Millisecond) // a server that fails to start wakes no hub
 		defer poll.Stop()
-		for !isClosed(started) || s.startingFirstTime() {
+		starting := started // nil once closed
+		for starting != nil || s.startingFirstTime() {
 			select {
-			case <-started:
+			case <-starting:
+				starting = nil
 			case <-s.g.awaitWake():
 			case <-poll.C:
 			case <-s.done:
@@ -537,15 +539,6 @@ func (s *session) list(msg *mcp.Message, result func(*Catalog) json.RawMessage) 
 		s.waited.Store(true)
 		s.reply(msg.ID, result(s.cat.Load()), nil)
 	}()
-}
-
-func isClosed(c <-chan struct{}) bool {
-	select {
-	case <-c:
-		return true
-	default:
-		return false
-	}
 }
 
 // startingFirstTime reports whether a server of the session is starting
