@@ -513,7 +513,7 @@ func (s *session) list(msg *mcp.Message, result func(*Catalog) json.RawMessage) 
 			starts.Go(func() { _ = b.Hub.EnsureStarted(ctx) })
 		}
 		started := make(chan struct{})
-		go func() { starts.Wait(); close(started) }() // ends with the starts
+		go func() { starts.Wait(); close(started) }()  // ends with the starts
 		poll := time.NewTicker(100 * time.Millisecond) // a server that fails to start wakes no hub
 		defer poll.Stop()
 		starting := started // nil once closed
