@@ -48,6 +48,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/mcpgen/mcpgen/manifest"
 )
 
 // Hang guards for the clients, never timing assertions.
@@ -186,7 +188,7 @@ func validateCodexFile(base string, env, flags []string, file string, names ...s
 		if real, rerr := filepath.EvalSymlinks(trust); rerr == nil {
 			trust = real
 		}
-		err = writeFile(filepath.Join(codexHome, "config.toml"), []byte("[projects."+tomlString(trust)+"]\ntrust_level = \"trusted\"\n"))
+		err = writeFile(filepath.Join(codexHome, "config.toml"), []byte("[projects."+manifest.TOMLString(trust)+"]\ntrust_level = \"trusted\"\n"))
 	}
 	if err != nil {
 		tr.problem("%v", err)
@@ -835,24 +837,6 @@ func withEnv(env, drop []string, set ...string) []string {
 		}
 	}
 	return append(out, set...)
-}
-
-// tomlString quotes s as a TOML basic string.
-func tomlString(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"' || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\u%04X`, r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String() + `"`
 }
 
 func mkdirs(dirs ...string) error {

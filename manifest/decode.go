@@ -133,7 +133,7 @@ func (d *decoder) strs(path []string, v any) ([]string, bool) {
 	a, ok := v.([]any)
 	if !ok {
 		if s, isStr := v.(string); isStr {
-			fix := tomlArray([]string{s})
+			fix := TOMLArray([]string{s})
 			d.valueError(path, "%q must be an array of strings: write %s", name(path), fix).Suggestion = fix
 		} else {
 			d.valueError(path, "%q must be an array of strings, not %s", name(path), describe(v))
@@ -245,13 +245,13 @@ func (d *decoder) argvStrings(path []string, v any, command bool) ([]string, boo
 		var msg, fix string
 		switch {
 		case !simple && command:
-			fix = tomlArray([]string{"sh", "-c", s})
+			fix = TOMLArray([]string{"sh", "-c", s})
 			msg = "%q must be an array of strings, run without a shell: to use one, write %s"
 		case len(words) > 1:
-			fix = tomlArray(words)
+			fix = TOMLArray(words)
 			msg = "%q must be an array of strings, one per argument (no shell splits them): write %s"
 		default:
-			fix = tomlArray([]string{s})
+			fix = TOMLArray([]string{s})
 			msg = "%q must be an array of strings: write %s"
 		}
 		d.valueError(path, msg, name(path), fix).Suggestion = fix
@@ -290,8 +290,8 @@ func (d *decoder) command(path []string, s string) {
 	if len(words) < 2 || strings.ContainsAny(words[0], `/\`) || strings.Contains(s, "${") {
 		return // a path may hold spaces
 	}
-	fix := fmt.Sprintf("command = %s, args = %s", tomlString(words[0]), tomlArray(words[1:]))
-	d.valueError(path, "\"command\" names one program, run without a shell, not a command line: write command = %s and put %s at the start of args", tomlString(words[0]), tomlArray(words[1:])).Suggestion = fix
+	fix := fmt.Sprintf("command = %s, args = %s", TOMLString(words[0]), TOMLArray(words[1:]))
+	d.valueError(path, "\"command\" names one program, run without a shell, not a command line: write command = %s and put %s at the start of args", TOMLString(words[0]), TOMLArray(words[1:])).Suggestion = fix
 }
 
 // splitCommand splits a command line at blanks, as a shell splits a
@@ -343,36 +343,4 @@ func splitCommand(s string) (words []string, simple bool) {
 		words = append(words, cur.String())
 	}
 	return words, simple
-}
-
-// tomlArray writes strings as a TOML array: ["git", "status"].
-func tomlArray(ss []string) string {
-	quoted := make([]string, len(ss))
-	for i, s := range ss {
-		quoted[i] = tomlString(s)
-	}
-	return "[" + strings.Join(quoted, ", ") + "]"
-}
-
-// tomlString writes s as a TOML basic string.
-func tomlString(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"' || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\u%04X`, r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
 }

@@ -83,7 +83,7 @@ func (f *formatter) header(path string, key ...string) {
 		if i > 0 {
 			f.b.WriteByte('.')
 		}
-		f.b.WriteString(formatKey(k))
+		f.b.WriteString(TOMLKey(k))
 	}
 	f.b.WriteString("]\n")
 }
@@ -126,7 +126,7 @@ func (f *formatter) templates(path string, ts []Template) string {
 func (f *formatter) vars(path, name string, vars []Var) {
 	for _, v := range vars {
 		p := path + "." + name + "." + v.Name
-		f.line(p, name+"."+formatKey(v.Name), f.template(p, v.Value))
+		f.line(p, name+"."+TOMLKey(v.Name), f.template(p, v.Value))
 	}
 }
 
@@ -272,36 +272,27 @@ func (f *formatter) tool(server, serverName string, t *Tool) {
 		if a.AllowDash {
 			kvs = append(kvs, "allow_dash = true")
 		}
-		f.line(key("args."+a.Name), "args."+formatKey(a.Name), "{ "+strings.Join(kvs, ", ")+" }")
+		f.line(key("args."+a.Name), "args."+TOMLKey(a.Name), "{ "+strings.Join(kvs, ", ")+" }")
 	}
 }
 
-// formatKey writes a bare key when TOML allows one, else a quoted key.
-func formatKey(k string) string {
+// TOMLKey writes a bare key when TOML allows one, else a quoted key: what
+// everything mcpgen writes in TOML (a manifest, Codex's tables) uses.
+func TOMLKey(k string) string {
 	if k == "" {
 		return `""`
 	}
 	for _, r := range k {
 		if !(r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
-			return formatString(k)
+			return TOMLString(k)
 		}
 	}
 	return k
 }
 
-// formatString writes a TOML string: a literal string ('C:\bin') when the
-// text has backslashes and nothing a literal string cannot hold, which
-// reads better than doubled backslashes; else a basic string.
-func formatString(s string) string {
-	literal := strings.Contains(s, `\`) && !strings.Contains(s, "'")
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f {
-			literal = false
-		}
-	}
-	if literal {
-		return "'" + s + "'"
-	}
+// TOMLString writes s as a TOML basic string, every control character
+// escaped.
+func TOMLString(s string) string {
 	var b strings.Builder
 	b.WriteByte('"')
 	for _, r := range s {
@@ -330,6 +321,31 @@ func formatString(s string) string {
 	}
 	b.WriteByte('"')
 	return b.String()
+}
+
+// TOMLArray writes strings as a TOML array: ["git", "status"].
+func TOMLArray(ss []string) string {
+	quoted := make([]string, len(ss))
+	for i, s := range ss {
+		quoted[i] = TOMLString(s)
+	}
+	return "[" + strings.Join(quoted, ", ") + "]"
+}
+
+// formatString writes a TOML string: a literal string ('C:\bin') when the
+// text has backslashes and nothing a literal string cannot hold, which
+// reads better than doubled backslashes; else a basic string.
+func formatString(s string) string {
+	literal := strings.Contains(s, `\`) && !strings.Contains(s, "'")
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f {
+			literal = false
+		}
+	}
+	if literal {
+		return "'" + s + "'"
+	}
+	return TOMLString(s)
 }
 
 func formatStrings(ss []string) string {

@@ -218,29 +218,11 @@ func detectKind(file string, data []byte) (string, error) {
 // file, synced, then linked to its name, which fails if the name exists,
 // so that a file created meanwhile is not overwritten either.
 func writeNew(path string, data []byte, mode os.FileMode) error {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	tmp, err := writeTemp(path, data, mode)
 	if err != nil {
 		return err
 	}
-	tmp := f.Name()
 	defer os.Remove(tmp)
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(mode)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
 	err = os.Link(tmp, path)
 	switch {
 	case err == nil:

@@ -46,6 +46,29 @@ func tailFile(ctx context.Context, w io.Writer, path string, follow bool) error 
 	if _, err := io.Copy(w, f); err != nil || !follow {
 		return err
 	}
+	return followEvery(ctx, func() error {
+		if _, err := io.Copy(w, f); err != nil {
+			return err
+		}
+		if rotated(f, path) {
+			nf, err := openLog(path)
+			if errors.Is(err, os.ErrNotExist) {
+				return nil // between the rename and the new file
+			}
+			if err != nil {
+				return err
+			}
+			_, _ = io.Copy(w, f) // what was written before the switch
+			f.Close()
+			f = nf
+		}
+		return nil
+	})
+}
+
+// followEvery calls step every followPoll until ctx ends, or SIGINT or
+// SIGTERM comes (the way out of logs -f: a clean exit), or step fails.
+func followEvery(ctx context.Context, step func() error) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	tick := time.NewTicker(followPoll)
@@ -56,20 +79,8 @@ func tailFile(ctx context.Context, w io.Writer, path string, follow bool) error 
 			return nil
 		case <-tick.C:
 		}
-		if _, err := io.Copy(w, f); err != nil {
+		if err := step(); err != nil {
 			return err
-		}
-		if rotated(f, path) {
-			nf, err := openLog(path)
-			if errors.Is(err, os.ErrNotExist) {
-				continue // between the rename and the new file
-			}
-			if err != nil {
-				return err
-			}
-			_, _ = io.Copy(w, f) // what was written before the switch
-			f.Close()
-			f = nf
 		}
 	}
 }
@@ -243,16 +254,7 @@ func mergeLogs(ctx context.Context, w io.Writer, logs map[string]string, list fu
 	if err := emit(false); err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	tick := time.NewTicker(followPoll)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-tick.C:
-		}
+	return followEvery(ctx, func() error {
 		if err := emit(false); err != nil {
 			return err
 		}
@@ -266,5 +268,6 @@ func mergeLogs(ctx context.Context, w io.Writer, logs map[string]string, list fu
 				return err
 			}
 		}
-	}
+		return nil
+	})
 }

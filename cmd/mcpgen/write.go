@@ -58,31 +58,42 @@ func writeFile(path string, data []byte, mode os.FileMode) (backup string, err e
 	return backup, writeAtomic(path, data, mode)
 }
 
+// writeAtomic replaces the file at path with data: a reader sees the old
+// content or the new, never a part.
 func writeAtomic(path string, data []byte, mode os.FileMode) error {
+	tmp, err := writeTemp(path, data, mode)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp) // a no-op once renamed
+	return os.Rename(tmp, path)
+}
+
+// writeTemp writes data, synced and with mode, to a new temporary file
+// beside path, and returns its name for the caller to rename or link into
+// place (or remove).
+func writeTemp(path string, data []byte, mode os.FileMode) (string, error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
 	}
 	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
 	if err != nil {
-		return err
+		return "", err
 	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // a no-op once renamed
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(mode)
 	}
-	if err := f.Chmod(mode); err != nil {
-		f.Close()
-		return err
+	if err == nil {
+		err = f.Sync()
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	if err := f.Close(); err != nil {
-		return err
+	if err != nil {
+		os.Remove(f.Name())
+		return "", err
 	}
-	return os.Rename(tmp, path)
+	return f.Name(), nil
 }

@@ -66,7 +66,7 @@ func Import(data []byte, file string) (*providers.ImportedFile, error) {
 	for _, name := range names {
 		table, ok := servers[name].(map[string]any)
 		if !ok {
-			errs = append(errs, fmt.Errorf("%s:%s: mcp_servers.%s must be a table", file, ix.at("mcp_servers", name), tomlKey(name)))
+			errs = append(errs, fmt.Errorf("%s:%s: mcp_servers.%s must be a table", file, ix.at("mcp_servers", name), manifest.TOMLKey(name)))
 			continue
 		}
 		r := &reader{file: file, name: name, ix: ix}
@@ -90,7 +90,7 @@ func Import(data []byte, file string) (*providers.ImportedFile, error) {
 	if len(approvals) > 0 {
 		tables := make([]string, len(approvals))
 		for i, n := range approvals {
-			tables[i] = "[mcp_servers." + tomlKey(n) + ".tools.*]"
+			tables[i] = "[mcp_servers." + manifest.TOMLKey(n) + ".tools.*]"
 		}
 		out.Notes = append(out.Notes, fmt.Sprintf("Codex's approval settings (%s) are not servers: they stay in %s, and emit keeps them in place.", strings.Join(tables, ", "), file))
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/pelletier/go-toml/v2"
 	"github.com/pelletier/go-toml/v2/unstable"
 
+	"github.com/mcpgen/mcpgen/manifest"
 	"github.com/mcpgen/mcpgen/providers"
 )
 
@@ -224,7 +225,7 @@ func trimBlankLines(b []byte) []byte {
 
 // header returns the table header of a new block's server.
 func (b block) header(eol string) string {
-	return "[mcp_servers." + tomlKey(b.name) + "]" + eol
+	return "[mcp_servers." + manifest.TOMLKey(b.name) + "]" + eol
 }
 
 // text returns a new block: marker, header and body.

@@ -14,6 +14,7 @@ import (
 	"github.com/rogpeppe/go-internal/diff"
 	"github.com/rogpeppe/go-internal/txtar"
 
+	"github.com/mcpgen/mcpgen/manifest"
 	"github.com/mcpgen/mcpgen/providers"
 )
 
@@ -362,8 +363,8 @@ func TestTOMLKey(t *testing.T) {
 		"é":         `"é"`,
 	}
 	for name, want := range tests {
-		if got := tomlKey(name); got != want {
-			t.Errorf("tomlKey(%q) = %s, want %s", name, got, want)
+		if got := manifest.TOMLKey(name); got != want {
+			t.Errorf("manifest.TOMLKey(%q) = %s, want %s", name, got, want)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/pelletier/go-toml/v2/unstable"
 
+	"github.com/mcpgen/mcpgen/manifest"
 	"github.com/mcpgen/mcpgen/providers"
 )
 
@@ -145,7 +146,7 @@ func (d *document) checkToolsPlacement(s *server) error {
 	for _, pt := range s.parts {
 		if pt.tools && !pt.header {
 			line, col := position(d.data, d.units[pt.first].at)
-			key := tomlKey(s.name)
+			key := manifest.TOMLKey(s.name)
 			return fmt.Errorf("%d:%d: server %q has tool settings written as dotted keys outside its tables, so mcpgen cannot add [mcp_servers.%s] after them: move them into [mcp_servers.%s.tools.TOOL] tables, then re-run",
 				line, col, s.name, key, key)
 		}

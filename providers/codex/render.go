@@ -236,18 +236,18 @@ type writer struct {
 }
 
 func (w *writer) raw(key, value string) {
-	w.b.WriteString(tomlKey(key))
+	w.b.WriteString(manifest.TOMLKey(key))
 	w.b.WriteString(" = ")
 	w.b.WriteString(value)
 	w.b.WriteByte('\n')
 }
 
-func (w *writer) str(key, value string) { w.raw(key, tomlString(value)) }
+func (w *writer) str(key, value string) { w.raw(key, manifest.TOMLString(value)) }
 
 func (w *writer) strs(key string, values []string) {
 	quoted := make([]string, len(values))
 	for i, v := range values {
-		quoted[i] = tomlString(v)
+		quoted[i] = manifest.TOMLString(v)
 	}
 	w.raw(key, "["+strings.Join(quoted, ", ")+"]")
 }
@@ -256,52 +256,7 @@ func (w *writer) strs(key string, values []string) {
 func (w *writer) table(key string, vars []manifest.EnvVar) {
 	kvs := make([]string, len(vars))
 	for i, v := range vars {
-		kvs[i] = tomlKey(v.Name) + " = " + tomlString(v.Value)
+		kvs[i] = manifest.TOMLKey(v.Name) + " = " + manifest.TOMLString(v.Value)
 	}
 	w.raw(key, "{ "+strings.Join(kvs, ", ")+" }")
-}
-
-// tomlKey writes a bare key when TOML allows one, else a quoted key.
-func tomlKey(k string) string {
-	if k == "" {
-		return `""`
-	}
-	for _, r := range k {
-		if !(r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
-			return tomlString(k)
-		}
-	}
-	return k
-}
-
-// tomlString writes a TOML basic string.
-func tomlString(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch r {
-		case '"':
-			b.WriteString(`\"`)
-		case '\\':
-			b.WriteString(`\\`)
-		case '\b':
-			b.WriteString(`\b`)
-		case '\t':
-			b.WriteString(`\t`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\f':
-			b.WriteString(`\f`)
-		case '\r':
-			b.WriteString(`\r`)
-		default:
-			if r < 0x20 || r == 0x7f {
-				fmt.Fprintf(&b, `\u%04X`, r)
-			} else {
-				b.WriteRune(r)
-			}
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 
+	"github.com/mcpgen/mcpgen/manifest"
 	"github.com/mcpgen/mcpgen/providers"
 )
 
@@ -35,7 +36,7 @@ func verify(d *document, p *plan, out []byte) error {
 	for _, name := range p.removed {
 		touched[name] = true
 		if _, ok := gotServers[name]; ok {
-			return bug("mcp_servers." + tomlKey(name))
+			return bug("mcp_servers." + manifest.TOMLKey(name))
 		}
 	}
 	for _, b := range p.written {
@@ -45,17 +46,17 @@ func verify(d *document, p *plan, out []byte) error {
 		gotValue, _ := v.(map[string]any)
 		keepsTools := d.servers[b.name] == nil || d.servers[b.name].state != owned || sameValue(oldValue["tools"], gotValue["tools"])
 		if !ok || !sameValue(withoutTools(v), b.value) || !keepsTools {
-			return bug("mcp_servers." + tomlKey(b.name))
+			return bug("mcp_servers." + manifest.TOMLKey(b.name))
 		}
 	}
 	for name, v := range oldServers {
 		if !touched[name] && !sameValue(v, gotServers[name]) {
-			return bug("mcp_servers." + tomlKey(name))
+			return bug("mcp_servers." + manifest.TOMLKey(name))
 		}
 	}
 	for name := range gotServers {
 		if _, ok := oldServers[name]; !ok && !touched[name] {
-			return bug("mcp_servers." + tomlKey(name))
+			return bug("mcp_servers." + manifest.TOMLKey(name))
 		}
 	}
 	return nil
