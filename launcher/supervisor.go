@@ -530,9 +530,14 @@ func (v *supervisor) keepCatalog(cfg *serverConfig, up *hub.Upstream, init *mcp.
 	}
 }
 
-// watch waits for the ready server to exit, to stop answering pings, or
-// for a command.
+// watch waits for the ready server to exit (for a remote one, child is
+// nil: for its session to end), to stop answering pings, for a command, or
+// for the server to have been idle for its idle_timeout.
 func (v *supervisor) watch(child *proc.Process, up *hub.Upstream, keep *catalogKeep) (*supervisorCmd, error) {
+	var exited <-chan struct{} // stays nil for a remote server: never fires
+	if child != nil {
+		exited = child.Exited()
+	}
 	ping := time.NewTicker(v.timing.PingInterval)
 	defer ping.Stop()
 	idle := v.watchIdle()
@@ -544,12 +549,14 @@ func (v *supervisor) watch(child *proc.Process, up *hub.Upstream, keep *catalogK
 		case <-keep.listed:
 			keep.listed = nil
 			keep.keep()
-		case <-child.Exited():
+		case <-exited:
 			return nil, exitError(child.ExitErr())
 		case <-up.Done():
-			// Its output closed: it is exiting, most likely.
-			if exit := exitWithin(child, exitWait); exit != nil {
-				return nil, exit
+			// A process's output closed: it is exiting, most likely.
+			if child != nil {
+				if exit := exitWithin(child, exitWait); exit != nil {
+					return nil, exit
+				}
 			}
 			return nil, up.Err()
 		case cmd := <-v.cmds:
@@ -564,6 +571,7 @@ func (v *supervisor) watch(child *proc.Process, up *hub.Upstream, keep *catalogK
 			}
 			pinging = true
 			go func() {
+				// Ends within PingTimeout; pong has room for its answer.
 				ctx, cancel := context.WithTimeout(context.Background(), v.timing.PingTimeout)
 				defer cancel()
 				pong <- up.Ping(ctx)

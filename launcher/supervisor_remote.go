@@ -79,7 +79,7 @@ func (v *supervisor) runRemote(cfg *serverConfig) (*supervisorCmd, crashInfo) {
 	v.mu.Unlock()
 	v.session.event(v.name, Ready, fmt.Sprintf("remote, %d tools", len(v.hub.Tools())), nil)
 
-	cmd, err := v.watchRemote(up, keep)
+	cmd, err := v.watch(nil, up, keep)
 	v.hub.Detach(up)
 	closeRemote(t, up)
 	if cmd != nil {
@@ -94,53 +94,6 @@ func (v *supervisor) runRemote(cfg *serverConfig) (*supervisorCmd, crashInfo) {
 func closeRemote(t *streamable.Transport, up *hub.Upstream) {
 	_ = t.Close()
 	<-up.Done()
-}
-
-// watchRemote waits for the session to end, to stop answering pings, for
-// a command, or for the server to have been idle for its idle_timeout.
-func (v *supervisor) watchRemote(up *hub.Upstream, keep *catalogKeep) (*supervisorCmd, error) {
-	ping := time.NewTicker(v.timing.PingInterval)
-	defer ping.Stop()
-	idle := v.watchIdle()
-	defer idle.stop()
-	pong := make(chan error, 1)
-	pinging, misses := false, 0
-	for {
-		select {
-		case <-keep.listed:
-			keep.listed = nil
-			keep.keep()
-		case <-up.Done():
-			return nil, up.Err()
-		case cmd := <-v.cmds:
-			return &cmd, nil
-		case since := <-idle.c:
-			if cmd := v.idleStop(up, since); cmd != nil {
-				return cmd, nil
-			}
-		case <-ping.C:
-			if pinging {
-				continue
-			}
-			pinging = true
-			go func() {
-				// Ends within PingTimeout; pong has room for its answer.
-				ctx, cancel := context.WithTimeout(context.Background(), v.timing.PingTimeout)
-				defer cancel()
-				pong <- up.Ping(ctx)
-			}()
-		case err := <-pong:
-			pinging = false
-			if err == nil {
-				misses = 0
-				continue
-			}
-			misses++
-			if misses >= v.timing.PingMisses {
-				return nil, fmt.Errorf("no answer to %d pings in a row: %v", misses, err)
-			}
-		}
-	}
 }
 
 // remoteKey sums up what a remote server's session depends on, so that a
