@@ -80,7 +80,7 @@ func watchedFiles(t *testing.T, dir, glob string, files []string) map[string]boo
 	t.Helper()
 	manifestPath := filepath.Join(dir, "mcpgen.toml")
 	writeFile(t, manifestPath, "version = 1\n")
-	w, err := watch.New(manifestPath, 10*time.Millisecond)
+	w, err := watch.New(manifestPath, watch.Options{Debounce: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

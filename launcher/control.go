@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"time"
@@ -37,6 +38,9 @@ type controlAnswer struct {
 	Error  string  `json:"error,omitempty"`
 	Status *Status `json:"status,omitempty"`
 	Stdio  bool    `json:"stdio,omitempty"` // the launcher takes the stdio offered
+	// Exiting, on a refused connect, says that the launcher exits for
+	// idleness: a new launcher is to be started once it has.
+	Exiting bool `json:"exiting,omitempty"`
 	// Starting, on a wait or a restart, names the servers still starting
 	// when the wait's bound passed.
 	Starting []string `json:"starting,omitempty"`
@@ -83,7 +87,7 @@ func (s *Session) control(ctx context.Context, conn net.Conn) {
 		answer(conn, controlAnswer{OK: true, Status: s.Status()})
 		conn.Close()
 	case "reload":
-		s.reloadNow(true)
+		s.reloadNow(true, nil)
 		st := s.Status()
 		a := controlAnswer{OK: st.Reload.OK, Status: st}
 		if !st.Reload.OK {
@@ -113,6 +117,12 @@ func (s *Session) control(ctx context.Context, conn net.Conn) {
 		answer(conn, controlAnswer{OK: true, Status: s.Status(), Starting: starting})
 		conn.Close()
 	case "connect":
+		if !s.openClient() {
+			answer(conn, refuseExiting(s.opts.Workspace))
+			conn.Close()
+			return
+		}
+		defer s.closeClient()
 		h, err := s.hubOf(req.Server)
 		if err != nil {
 			answer(conn, controlAnswer{Error: err.Error()})
@@ -174,10 +184,17 @@ func readLine(r io.Reader, max int) ([]byte, error) {
 	return nil, errors.New("request line too long")
 }
 
-// NotRunningError says that a workspace has no launcher.
-type NotRunningError struct{ Workspace string }
+// NotRunningError says that a workspace has no launcher: none runs, or
+// the one that runs is exiting (idle), and takes no more clients.
+type NotRunningError struct {
+	Workspace string
+	Exiting   bool
+}
 
 func (e *NotRunningError) Error() string {
+	if e.Exiting {
+		return fmt.Sprintf("workspace %q: %s", e.Workspace, exitingMessage)
+	}
 	return fmt.Sprintf("no launcher is running for workspace %q (start one with mcpgen launch --workspace %s)", e.Workspace, e.Workspace)
 }
 
@@ -194,7 +211,7 @@ func dialControl(ctx context.Context, workspace string, req controlRequest, answ
 		return nil, nil, err
 	}
 	if !exists {
-		return nil, nil, &NotRunningError{workspace}
+		return nil, nil, &NotRunningError{Workspace: workspace}
 	}
 	path, err := socketPath(dir, controlSocket)
 	if err != nil {
@@ -204,7 +221,7 @@ func dialControl(ctx context.Context, workspace string, req controlRequest, answ
 	conn, err := d.DialContext(ctx, "unix", path)
 	if err != nil {
 		if noListener(err) {
-			return nil, nil, &NotRunningError{workspace}
+			return nil, nil, &NotRunningError{Workspace: workspace}
 		}
 		return nil, nil, err
 	}
@@ -225,6 +242,11 @@ func dialControl(ctx context.Context, workspace string, req controlRequest, answ
 		conn.Close()
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()
+		}
+		if _, serr := os.Stat(path); errors.Is(serr, fs.ErrNotExist) {
+			// It closed the connection unanswered, and its socket is
+			// gone: it exits (idle) and this connection was on its way.
+			return nil, nil, &NotRunningError{Workspace: workspace, Exiting: true}
 		}
 		return nil, nil, fmt.Errorf("the launcher of workspace %q did not answer: %v", workspace, err)
 	}
@@ -372,6 +394,9 @@ func connectStdio(ctx context.Context, workspace string, req controlRequest, in,
 	}
 	if !a.OK {
 		conn.Close()
+		if a.Exiting {
+			return nil, false, &NotRunningError{Workspace: workspace, Exiting: true}
+		}
 		return nil, false, errors.New(a.Error)
 	}
 	if !offer || !a.Stdio {

@@ -157,7 +157,17 @@ func (st *Status) writeGateway(w io.Writer) {
 // serveGateway serves the control socket's gateway request: the agent's
 // connection becomes a session of the workspace gateway, on the socket or
 // on the stdio the client hands over (as connect does).
+//
+// The agent counts as a client of the session (openClient) for as long as
+// it is connected, so that the launcher does not exit for idleness under
+// it; it keeps no server running for that (see the hub's lazy.go).
 func (s *Session) serveGateway(ctx context.Context, conn net.Conn, req controlRequest) {
+	if !s.openClient() {
+		answer(conn, refuseExiting(s.opts.Workspace))
+		conn.Close()
+		return
+	}
+	defer s.closeClient()
 	s.mu.Lock()
 	gw := s.gw
 	s.mu.Unlock()

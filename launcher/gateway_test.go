@@ -73,6 +73,9 @@ func TestSessionGateway(t *testing.T) {
 	if st.Gateway == nil || len(st.Gateway.Tools) != 4 || st.Gateway.Prefix != "conflicts" || st.Gateway.Clients.Count != 1 {
 		t.Fatalf("status: gateway %+v", st.Gateway)
 	}
+	if _, _, clients := st.Counts(); clients != 1 || server(st, "a").Clients.Gateway != 1 {
+		t.Errorf("one gateway agent over two servers: ps counts %d clients, a's gateway clients %d; want 1 and 1", clients, server(st, "a").Clients.Gateway)
+	}
 	want := []GatewayName{{"a__echo", "a", "echo", false}, {"pid", "a", "pid", false}, {"crash", "a", "crash", false}, {"b__echo", "b", "echo", false}}
 	if !slices.Equal(st.Gateway.Tools, want) {
 		t.Errorf("status tools: got %+v, want %+v", st.Gateway.Tools, want)

@@ -35,7 +35,12 @@ func (e *serverError) Unwrap() error { return e.Err }
 // makes it ready and stops it: how mcpgen build checks that a server
 // works. It returns the tools the server offered and how long it took from
 // spawn to ready. self is the mcpgen binary (for built-in and declared
-// servers), env the environment the server inherits.
+// servers), env the environment the server inherits. For a workspace
+// (c.WorkspaceID), it keeps what the server offered in the workspace's
+// catalog cache, as a launcher does after a handshake (its tools, and the
+// prompts, resources and templates it lists), so that a lazy server
+// answers tools/list before its first start; a catalog that cannot be
+// kept fails the probe.
 func Probe(ctx context.Context, contain *proc.Containment, m *manifest.Manifest, s *manifest.Server, c *manifest.Context, self string, env []string) ([]*mcp.Tool, time.Duration, error) {
 	spec, err := serverSpec(m, s, c, self, env)
 	if err != nil {
@@ -57,13 +62,24 @@ func Probe(ctx context.Context, contain *proc.Containment, m *manifest.Manifest,
 	go up.Run() // ends when the process exits
 	timeout := s.Startup()
 	hctx, cancel := context.WithTimeoutCause(ctx, timeout, fmt.Errorf("not ready within %s (startup_timeout)", timeout))
-	_, tools, err := up.Initialize(hctx)
-	cancel()
+	init, tools, err := up.Initialize(hctx)
 	elapsed := time.Since(p.Started)
+	var lists hub.Lists
+	if err == nil && c.WorkspaceID != "" {
+		// What the catalog keeps besides tools, within what is left of
+		// the startup timeout; a list that fails is left out.
+		lists = up.Lists(hctx, init)
+	}
+	cancel()
 	stopErr := p.Stop(ctx)
 	<-up.Done()
 	if err != nil {
 		return nil, elapsed, &serverError{Err: handshakeError(err, stopErr), Stderr: stderr.Bytes()}
+	}
+	if c.WorkspaceID != "" {
+		if err := keepProbed(m, s, c, spec, env, &catalog{init, tools, lists}); err != nil {
+			return tools, elapsed, err
+		}
 	}
 	return tools, elapsed, nil
 }

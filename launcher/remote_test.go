@@ -195,3 +195,48 @@ bearer_token_env = "NO_SUCH_TOKEN"
 		}
 	}
 }
+
+// TestSessionRemoteLazy: a lazy url server with an idle_timeout holds no
+// session until a request needs one; once unused for its idle_timeout the
+// session is deleted and the server is idle; then tools/list is answered
+// from its catalog, and a call opens a new session.
+func TestSessionRemoteLazy(t *testing.T) {
+	f := newFakeRemote(t)
+	path := filepath.Join(t.TempDir(), "mcpgen.toml")
+	writeFile(t, path, fmt.Sprintf("[servers.web]\nurl = %s\nstart = \"lazy\"\nidle_timeout = \"100ms\"\n", tomlString(f.url())))
+	ts := startSession(t, path, Options{})
+	ts.wait("idle", serverIs("web", Idle))
+	sessions := func() (started int, deleted []string) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return f.started, slices.Clone(f.deleted)
+	}
+	if started, _ := sessions(); started != 0 {
+		t.Fatalf("a lazy url server at launch: got %d sessions opened, want none", started)
+	}
+
+	c := ts.connect("web", "agent") // no catalog yet: initialize connects
+	c.Call("1", "echo", `{"text":"hi"}`)
+	if got := testserver.ResultText(t, c.Next()); got != "session-1: hi" {
+		t.Errorf("echo: got %q", got)
+	}
+	c.Close()
+	ts.wait("idle once unused", serverIs("web", Idle))
+	if started, deleted := sessions(); started != 1 || !slices.Equal(deleted, []string{"session-1"}) {
+		t.Errorf("after the idle stop: got %d sessions opened, %q deleted; want 1, session-1", started, deleted)
+	}
+
+	c = ts.connect("web", "again") // initialize from the catalog
+	c.Send(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	if m := c.Next(); !strings.Contains(string(m.Result), `"name":"echo"`) {
+		t.Errorf("tools/list while idle: got %s", m.AppendJSON(nil))
+	}
+	if started, _ := sessions(); started != 1 {
+		t.Errorf("listing while idle: got %d sessions opened, want still 1", started)
+	}
+	c.Call("3", "echo", `{"text":"again"}`)
+	if got := testserver.ResultText(t, c.Next()); got != "session-2: again" {
+		t.Errorf("echo after the idle stop: got %q, want it on a new session", got)
+	}
+	ts.waitStates("web", []State{Idle, Starting, Ready, Idle, Starting, Ready})
+}

@@ -47,12 +47,30 @@ type Options struct {
 	// what it does on SIGTERM (and on a second signal): end Run's context
 	// (and call Hurry). Unset, the session does that itself.
 	Stop func(hurry bool)
-	// Debounce is the quiet time the watcher waits for after a change.
+	// Debounce is the quiet time the watcher waits for after a change it
+	// does not apply at once: a write in place, or content that does not
+	// parse (the manifest replaced whole by content that parses is applied
+	// at once).
 	Debounce time.Duration
 	Timing   Timing
 	// Containment forces a way of containing servers (see proc.Mode); the
 	// zero value takes the strongest the system has.
 	Containment proc.Mode
+	// IdleExit, when positive, is how long the launcher waits with no
+	// client and no running server before it exits, whatever the
+	// manifest's [session] idle_exit says; negative: it never exits so.
+	// Zero: as the manifest says (never, when it says nothing).
+	IdleExit time.Duration
+
+	hooks testHooks // tests' ways into the moments where races are decided
+}
+
+// testHooks let tests act at the moments where races are decided; each is
+// nil outside tests.
+type testHooks struct {
+	idleStop func(server string) // a quiet server's idle timer fired, before the stop is decided
+	idleExit func()              // the idle-exit timer fired, before the exit is decided
+	exiting  func()              // the exit is decided, before the socket goes
 }
 
 // A Session is one workspace's launcher: it holds the workspace's lock,
@@ -80,6 +98,12 @@ type Session struct {
 	// control socket's, so that a manifest read earlier is never applied
 	// after one read later.
 	reloading sync.Mutex
+	// applied is the number of the watcher's content applied last
+	// (watch.Content.Seq); guarded by reloading.
+	applied uint64
+	// file and path name the manifest as it was loaded first, for parsing
+	// the content the watcher reads; set before the watcher starts.
+	file, path string
 	// reloads holds Reload's request until Run takes it; requests made
 	// meanwhile merge into it.
 	reloads chan struct{}
@@ -92,9 +116,10 @@ type Session struct {
 	servers  map[string]*supervisor
 	logs     map[string]*logfile.File
 	lastLoad ReloadStatus
-	building map[string]bool // servers being rebuilt after a source change
-	again    map[string]bool // ... whose sources changed again meanwhile
-	closing  bool            // shutdown has begun: nothing starts any more
+	catalogs map[string][32]byte // a sum of each server's catalog as kept last (keepCatalog)
+	building map[string]bool     // servers being rebuilt after a source change
+	again    map[string]bool     // ... whose sources changed again meanwhile
+	closing  bool                // shutdown has begun: nothing starts any more
 	sessCtx  context.Context
 	watcher  *watch.Watcher // nil when the manifest is not a file, or cannot be watched
 	hurried  bool           // Hurry was called
@@ -109,7 +134,8 @@ type Session struct {
 	ended chan struct{}
 	// up is closed once Run has started the servers and answers on its
 	// control socket.
-	up chan struct{}
+	up   chan struct{}
+	exit sessionExit // the idle exit (exit.go)
 
 	gw *gateway.Gateway // the workspace gateway; set by Run
 }
@@ -135,12 +161,14 @@ func NewSession(opts Options) *Session {
 		log:      opts.Log,
 		servers:  make(map[string]*supervisor),
 		logs:     make(map[string]*logfile.File),
+		catalogs: make(map[string][32]byte),
 		building: make(map[string]bool),
 		again:    make(map[string]bool),
 		reloads:  make(chan struct{}, 1),
 		settle:   make(chan struct{}),
 		ended:    make(chan struct{}),
 		up:       make(chan struct{}),
+		exit:     sessionExit{kick: make(chan struct{}, 1)},
 
 		startSlots: make(chan struct{}, startConcurrency),
 	}
@@ -206,17 +234,28 @@ func (s *Session) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// Watch at once: the watcher takes the manifest as it is now for what
-	// was loaded, so the sooner it starts, the less a change can slip by.
+	// Watch at once, and apply what the watcher read: it compares later
+	// content with that, so a change made since the load is applied now,
+	// and one made after is seen.
 	var events <-chan watch.Event
 	var watchErrs <-chan error
 	var watcher *watch.Watcher
 	if m.Path != "" {
-		if watcher, err = watch.New(m.Path, s.opts.Debounce); err != nil {
+		s.file, s.path = m.File, m.Path
+		watcher, err = watch.New(m.Path, watch.Options{Debounce: s.opts.Debounce, Complete: s.parses})
+		if err != nil {
 			s.log.Warn("not watching the manifest", "error", err)
 		} else {
 			defer watcher.Close()
 			events, watchErrs = watcher.Events(), watcher.Errors()
+			if content, err := watcher.Read(); err == nil {
+				if m2, c2, err := s.parse(content.Data); err == nil {
+					m, c, s.applied = m2, c2, content.Seq
+				}
+				// Else it changed since the load, to content that does
+				// not parse: the load stands, and the next change that
+				// parses is applied.
+			}
 		}
 	}
 	sockPath, err := socketPath(s.runtimeDir, controlSocket)
@@ -250,6 +289,8 @@ func (s *Session) Run(ctx context.Context) error {
 
 	served := make(chan struct{})
 	go func() { defer close(served); s.serveControl(ctx, ln) }()
+	idled := make(chan struct{})
+	go func() { defer close(idled); s.watchIdleExit(ctx, sockPath, stopRun) }()
 	close(s.up)
 
 	if watcher != nil {
@@ -264,6 +305,7 @@ func (s *Session) Run(ctx context.Context) error {
 			s.shutdown(hurry)
 			ln.Close()
 			<-served
+			<-idled
 			s.log.Info("session stopped", "workspace", s.opts.Workspace)
 			return nil
 		case ev, ok := <-events:
@@ -271,8 +313,8 @@ func (s *Session) Run(ctx context.Context) error {
 				events = nil
 				continue
 			}
-			if ev.Manifest {
-				s.reloadNow(false)
+			if ev.Manifest != nil {
+				s.reloadNow(false, ev.Manifest)
 			}
 			for _, name := range ev.Sources {
 				s.rebuild(name)
@@ -284,7 +326,7 @@ func (s *Session) Run(ctx context.Context) error {
 			}
 			s.log.Warn("watching files", "error", err)
 		case <-s.reloads:
-			s.reloadNow(true)
+			s.reloadNow(true, nil)
 		}
 	}
 }
@@ -449,12 +491,12 @@ func (s *Session) Hurry() {
 	}
 }
 
-// reloadNow reads the manifest again and applies it, then watches the
-// sources of the servers it has; it returns once removed and changed
-// servers have stopped. retryFailed restarts failed servers even when their
-// configuration did not change.
-func (s *Session) reloadNow(retryFailed bool) {
-	s.reload(retryFailed)
+// reloadNow reads the manifest again (or takes content, as the watcher
+// read it) and applies it, then watches the sources of the servers it has;
+// it returns once removed and changed servers have stopped. retryFailed
+// restarts failed servers even when their configuration did not change.
+func (s *Session) reloadNow(retryFailed bool, content *watch.Content) {
+	s.reload(retryFailed, content)
 	s.mu.Lock()
 	w, closing := s.watcher, s.closing
 	s.mu.Unlock()
@@ -463,11 +505,34 @@ func (s *Session) reloadNow(retryFailed bool) {
 	}
 }
 
-// reload reads the manifest again and applies it: see Reload.
-func (s *Session) reload(retryFailed bool) {
+// reload reads the manifest again and applies it: see Reload. content,
+// when not nil, is the manifest as the watcher read it; without it, the
+// manifest is read through the watcher when there is one, so that the
+// watcher compares later changes with what was applied.
+func (s *Session) reload(retryFailed bool, content *watch.Content) {
 	s.reloading.Lock()
 	defer s.reloading.Unlock()
-	m, c, err := s.load()
+	s.mu.Lock()
+	w := s.watcher
+	s.mu.Unlock()
+	var m *manifest.Manifest
+	var c *manifest.Context
+	var err error
+	switch {
+	case content == nil && w != nil:
+		if content, err = w.Read(); err != nil {
+			break
+		}
+		fallthrough
+	case content != nil:
+		if content.Seq < s.applied {
+			return // a later content was applied already
+		}
+		s.applied = content.Seq
+		m, c, err = s.parse(content.Data)
+	default:
+		m, c, err = s.load()
+	}
 	now := time.Now().UTC()
 	s.mu.Lock()
 	s.lastLoad = ReloadStatus{At: &now, OK: err == nil}
@@ -484,6 +549,28 @@ func (s *Session) reload(retryFailed bool) {
 	s.log.Info("reloaded", "manifest", m.File)
 }
 
+// parse reads the manifest from content the watcher read, as Load would
+// from the file, and resolves the workspace context.
+func (s *Session) parse(data []byte) (*manifest.Manifest, *manifest.Context, error) {
+	m, err := manifest.Parse(data, s.file, filepath.Dir(s.path))
+	if err != nil {
+		return nil, nil, err
+	}
+	m.Path = s.path
+	c, err := m.Context(s.opts.Context)
+	if err != nil {
+		return nil, nil, err
+	}
+	return m, c, nil
+}
+
+// parses tells the watcher whether content is a manifest that applies:
+// then a manifest replaced whole by it is applied at once.
+func (s *Session) parses(data []byte) bool {
+	_, _, err := s.parse(data)
+	return err == nil
+}
+
 // apply makes the running servers match m: removed servers stop, added ones
 // start, changed ones restart, and the others keep their process.
 func (s *Session) apply(m *manifest.Manifest, c *manifest.Context, retryFailed bool) {
@@ -494,7 +581,7 @@ func (s *Session) apply(m *manifest.Manifest, c *manifest.Context, retryFailed b
 		}
 	}
 	s.mu.Lock()
-	if s.closing {
+	if s.closing || s.exit.exiting {
 		s.mu.Unlock() // a reload that raced the shutdown: start nothing
 		return
 	}
@@ -539,9 +626,21 @@ func (s *Session) apply(m *manifest.Manifest, c *manifest.Context, retryFailed b
 	}
 	wg.Wait()
 	for _, v := range start {
+		if cfg := v.config(); cfg.server.Lazy {
+			// Its catalog, if one was kept: it answers until the server
+			// runs.
+			if cat := s.cachedCatalog(v.name, cfg.catKey); cat != nil {
+				v.hub.Preload(cat.init, cat.tools, cat.lists)
+			}
+		}
+	}
+	// The gateway watches the new hubs before their servers start, so
+	// that their first handshake lists prompts and resources too, and
+	// the catalog kept has them.
+	s.updateGateway(m)
+	for _, v := range start {
 		go v.run()
 	}
-	s.updateGateway(m)
 	s.changed()
 }
 
@@ -552,6 +651,7 @@ func (s *Session) configure(m *manifest.Manifest, c *manifest.Context, srv *mani
 	if srv.Kind == manifest.KindRemote {
 		cfg.remote, cfg.err = m.Remote(srv, c, manifest.EnvLookup(s.opts.Env))
 		cfg.key = restartKey(srv, nil, cfg.err) + remoteKey(cfg.remote)
+		cfg.catKey = remoteCatalogKey(cfg.key)
 		return cfg
 	}
 	cfg.spec, cfg.err = serverSpec(m, srv, c, s.opts.Self, s.opts.Env)
@@ -559,6 +659,7 @@ func (s *Session) configure(m *manifest.Manifest, c *manifest.Context, srv *mani
 		cfg.err = checkLimits(s.contain, m, srv, cfg.limits)
 	}
 	cfg.key = restartKey(srv, cfg.spec, cfg.err)
+	cfg.catKey = catalogKey(m, srv, c, cfg.spec, s.opts.Env, cfg.err)
 	return cfg
 }
 
@@ -783,6 +884,7 @@ func (s *Session) changed() {
 	s.mu.Lock()
 	close(s.settle)
 	s.settle = make(chan struct{})
+	s.kickExitLocked()
 	s.mu.Unlock()
 	if s.opts.Changed != nil {
 		s.opts.Changed()
@@ -873,7 +975,7 @@ func (s *Session) supervisors(names []string) []*supervisor {
 // timeout.
 func (s *Session) restartServer(ctx context.Context, name string) ([]string, error) {
 	s.mu.Lock()
-	v, closing := s.servers[name], s.closing
+	v, closing := s.servers[name], s.closing || s.exit.exiting
 	s.mu.Unlock()
 	switch {
 	case closing:
@@ -883,7 +985,7 @@ func (s *Session) restartServer(ctx context.Context, name string) ([]string, err
 		return nil, err
 	}
 	s.log.Info("restart requested (mcpgen restart)", "server", name)
-	v.restart(v.config())
+	v.restartNow(v.config())
 	return s.waitSettled(ctx, []string{name}), nil
 }
 
@@ -948,6 +1050,7 @@ func (s *Session) Status() *Status {
 	}
 	sort.Slice(st.Servers, func(i, j int) bool { return order[st.Servers[i].Name] < order[st.Servers[j].Name] })
 	st.Gateway = s.gatewayStatus()
+	s.idleExitStatus(st)
 	return st
 }
 

@@ -170,7 +170,7 @@ func testContainsEscapes(t *testing.T, mode proc.Mode) {
 	// A reload: stop is removed, restart changed. Both are stopped by the
 	// time the reload returns.
 	mm.set(manifest("2", false))
-	ts.s.reloadNow(false)
+	ts.s.reloadNow(false, nil)
 	checkEnded(t, "a server removed by a reload", ids["stop"])
 	checkEnded(t, "a server restarted by a reload", ids["restart"])
 	ts.wait("ready after the reload", allReady("restart", "crash", "plain"))
@@ -280,7 +280,7 @@ func TestSessionUnrecordedStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	mm.set(testServerTOML(t, "first", "echo") + testServerTOML(t, "late", "echo"))
-	ts.s.reloadNow(false)
+	ts.s.reloadNow(false, nil)
 	st := ts.wait("late fails to start", func(st *Status) bool {
 		return strings.Contains(server(st, "late").LastError, "could not be recorded")
 	})

@@ -584,7 +584,7 @@ func TestSessionReload(t *testing.T) {
 		testServerTOML(t, "change", "echo", "X=2") +
 		testServerTOML(t, "desc", "echo") + "description = \"two\"\n" +
 		testServerTOML(t, "add", "echo"))
-	ts.s.reloadNow(false) // returns once removed and changed servers have stopped
+	ts.s.reloadNow(false, nil) // returns once removed and changed servers have stopped
 	if exited := exited(pids["gone"]) && exited(pids["change"]); !exited {
 		t.Errorf("after the reload returned, the removed or the changed server still runs")
 	}
@@ -626,7 +626,7 @@ func TestSessionReloadRetriesFailed(t *testing.T) {
 	if err := os.Chmod(script, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	ts.s.reloadNow(false)
+	ts.s.reloadNow(false, nil)
 	if s := server(ts.status(), "late"); s.State != Failed {
 		t.Errorf("after a reload without changes: got %+v, want failed", s)
 	}

@@ -92,14 +92,18 @@ func Sessions(ctx context.Context) ([]SessionInfo, error) {
 }
 
 // Counts sums up a status for mcpgen ps: servers ready, servers in all,
-// and client connections over every server.
+// and client connections: over every server, and to the gateway (an agent
+// of the gateway is a client of every server, and counts once).
 func (st *Status) Counts() (ready, total, clients int) {
 	for _, s := range st.Servers {
 		total++
 		if s.State == Ready {
 			ready++
 		}
-		clients += s.Clients.Count
+		clients += s.Clients.Count - s.Clients.Gateway
+	}
+	if st.Gateway != nil {
+		clients += st.Gateway.Clients.Count
 	}
 	return ready, total, clients
 }

@@ -19,6 +19,11 @@ type Status struct {
 	User      string       `json:"user"` // USER_ID, as the servers get it
 	StartedAt time.Time    `json:"started_at"`
 	Reload    ReloadStatus `json:"reload"`
+	// IdleExit is how long the launcher waits with no client and no
+	// running server before it exits ("" when it does not); IdleExitAt is
+	// when it will if nothing changes.
+	IdleExit   string     `json:"idle_exit,omitempty"`
+	IdleExitAt *time.Time `json:"idle_exit_at,omitempty"`
 	// Containment says how the servers are contained: a cgroup, a
 	// subreaper, or process groups only, and why nothing stronger.
 	Containment proc.Report    `json:"containment"`
@@ -36,23 +41,33 @@ type ReloadStatus struct {
 
 // ServerStatus is one server of the session.
 type ServerStatus struct {
-	Name      string        `json:"name"`
-	Kind      string        `json:"kind"`
-	State     State         `json:"state"`
-	Pid       int           `json:"pid"`
-	Restarts  int           `json:"restarts"`
-	Tools     []string      `json:"tools"`
-	StartedAt *time.Time    `json:"started_at"`
-	RetryAt   *time.Time    `json:"retry_at,omitempty"`
-	LastError string        `json:"last_error"`
-	Log       string        `json:"log"`
-	Clients   ClientsStatus `json:"clients"`
+	Name      string     `json:"name"`
+	Kind      string     `json:"kind"`
+	State     State      `json:"state"`
+	Pid       int        `json:"pid"`
+	Restarts  int        `json:"restarts"`
+	Tools     []string   `json:"tools"`
+	StartedAt *time.Time `json:"started_at"`
+	RetryAt   *time.Time `json:"retry_at,omitempty"`
+	// Start is eager or lazy, as the manifest says; IdleTimeout its
+	// idle_timeout ("" when none), and IdleStopAt when the server will be
+	// stopped for idleness if no client comes.
+	Start       string        `json:"start"`
+	IdleTimeout string        `json:"idle_timeout,omitempty"`
+	IdleStopAt  *time.Time    `json:"idle_stop_at,omitempty"`
+	LastError   string        `json:"last_error"`
+	Log         string        `json:"log"`
+	Clients     ClientsStatus `json:"clients"`
 }
 
 // ClientsStatus lists the clients connected to a server.
 type ClientsStatus struct {
 	Count int      `json:"count"`
 	Names []string `json:"names"`
+	// Gateway is how many of them are agents of the workspace gateway,
+	// which joins every server (they are counted once, in the gateway's
+	// status).
+	Gateway int `json:"gateway,omitempty"`
 }
 
 // WriteTable writes the status as an aligned table.
@@ -67,6 +82,13 @@ func (st *Status) WriteTable(w io.Writer, now time.Time) {
 				since(now, *st.Reload.At), strings.ReplaceAll(st.Reload.Error, "\n", "\n  "))
 		}
 	}
+	if st.IdleExit != "" {
+		if st.IdleExitAt != nil {
+			fmt.Fprintf(w, "idle: exits in %s (after %s without clients or running servers)\n", since(*st.IdleExitAt, now), st.IdleExit)
+		} else {
+			fmt.Fprintf(w, "idle exit: after %s without clients or running servers\n", st.IdleExit)
+		}
+	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERVER\tKIND\tSTATE\tPID\tUP\tRESTARTS\tTOOLS\tCLIENTS\tLAST ERROR")
 	for _, s := range st.Servers {
@@ -78,8 +100,13 @@ func (st *Status) WriteTable(w io.Writer, now time.Time) {
 			up = since(now, *s.StartedAt)
 		}
 		state := string(s.State)
-		if s.RetryAt != nil {
+		switch {
+		case s.RetryAt != nil:
 			state += " (" + since(*s.RetryAt, now) + ")"
+		case s.IdleStopAt != nil:
+			state += " (idle in " + since(*s.IdleStopAt, now) + ")"
+		case s.State == Idle && s.Start == "lazy":
+			state += " (lazy)"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n", s.Name, s.Kind, state, pid, up, s.Restarts, len(s.Tools), s.Clients.Count, oneLine(s.LastError, 80))
 	}

@@ -21,6 +21,7 @@ import (
 type State string
 
 const (
+	Idle     State = "idle"     // no process: starts when a request needs it (lazy, or stopped for idleness)
 	Starting State = "starting" // spawned, not ready yet
 	Ready    State = "ready"    // initialized and listed its tools
 	Backoff  State = "backoff"  // crashed; waiting before the next start
@@ -87,6 +88,7 @@ type serverConfig struct {
 	limits proc.Limits // memory_max, cpu_max
 	err    error       // why the server cannot be started: no retry can fix it
 	key    string      // what a restart depends on: when it changes, restart
+	catKey string      // the key of its catalog in the cache (catalogKey)
 }
 
 // A supervisor keeps one server running: it starts the process, makes it
@@ -111,13 +113,18 @@ type supervisor struct {
 	startedAt time.Time
 	lastError string
 	retryAt   time.Time
+	idle      supervisorIdle // lazy start and idle stop (idle.go)
 }
 
 type supervisorCmd struct {
 	stop  bool
 	hurry context.Context // for stop: when done, skip the grace periods
 	cfg   *serverConfig   // for restart: the new configuration
+	start bool            // for restart: start an idle server too (mcpgen restart)
 	ack   chan struct{}   // closed once handled
+	// idle, from the supervisor itself, stops the process for idleness:
+	// the server is idle then, until this is closed.
+	idle <-chan struct{}
 }
 
 func newSupervisor(s *Session, cfg *serverConfig, h *hub.Hub) *supervisor {
@@ -133,8 +140,10 @@ func newSupervisor(s *Session, cfg *serverConfig, h *hub.Hub) *supervisor {
 		done:     make(chan struct{}),
 		cfg:      cfg,
 		state:    Starting,
+		idle:     supervisorIdle{pokes: make(chan struct{}, 1)},
 	}
 	h.SetFilter(toolFilter(cfg.server))
+	h.SetTimeouts(cfg.server.Startup(), cfg.server.ToolCall())
 	return v
 }
 
@@ -144,6 +153,16 @@ func (v *supervisor) restart(cfg *serverConfig) {
 	ack := make(chan struct{})
 	select {
 	case v.cmds <- supervisorCmd{cfg: cfg, ack: ack}:
+		<-ack
+	case <-v.done:
+	}
+}
+
+// restartNow is restart for mcpgen restart: an idle server starts too.
+func (v *supervisor) restartNow(cfg *serverConfig) {
+	ack := make(chan struct{})
+	select {
+	case v.cmds <- supervisorCmd{cfg: cfg, start: true, ack: ack}:
 		<-ack
 	case <-v.done:
 	}
@@ -159,30 +178,60 @@ func (v *supervisor) stop(hurry context.Context) {
 	<-v.done
 }
 
-// run is the supervisor's life: start, watch, restart, until stopped.
+// run is the supervisor's life: start, watch, restart, until stopped. A
+// lazy server starts idle, and any server is idle after a stop for
+// idleness: then it starts when a request needs it.
 func (v *supervisor) run() {
 	defer close(v.done)
 	var crashes []time.Time
 	attempt := 0
+	var demand <-chan struct{} // while idle: closed when a request needs the server
+	if cfg := v.config(); cfg.server.Lazy && cfg.err == nil {
+		demand = v.hub.Idle() // one that cannot start fails at once instead
+	}
 	for {
+		woken := demand != nil
+		if woken {
+			cmd := v.sleep(demand)
+			switch {
+			case cmd != nil && cmd.stop:
+				v.setState(Stopped, "")
+				return
+			case cmd != nil:
+				attempt, crashes = 0, nil
+				if !v.restartIdle(cmd) {
+					continue // still idle, with the new configuration
+				}
+			}
+			demand = nil
+		}
 		cmd, crash := v.runOnce()
 		switch {
 		case cmd != nil && cmd.stop:
 			v.setState(Stopped, "")
 			return
+		case cmd != nil && cmd.idle != nil:
+			attempt, crashes = 0, nil
+			demand = cmd.idle
+			continue
 		case cmd != nil:
 			attempt, crashes = 0, nil
 			v.restartFor(cmd, true)
 			continue
 		}
+		if woken && !crash.ready {
+			// The requests that started it learn why it did not.
+			v.hub.StartFailed(crash.err)
+		}
 
 		// A crash, or a start that failed.
 		var permanent *proc.PermanentError
 		if errors.As(crash.err, &permanent) {
-			if v.failUntilCommand(crash.err.Error()) {
+			stopped, idle := v.failUntilCommand(crash.err.Error())
+			if stopped {
 				return
 			}
-			attempt, crashes = 0, nil
+			attempt, crashes, demand = 0, nil, idle
 			continue
 		}
 		if crash.stable {
@@ -192,10 +241,17 @@ func (v *supervisor) run() {
 		crashes = append(recent(crashes, now.Add(-v.timing.FailureWindow)), now)
 		if len(crashes) >= v.timing.FailureLimit {
 			msg := fmt.Sprintf("%d crashes within %s, giving up (a reload or SIGHUP tries again); last: %v", len(crashes), v.timing.FailureWindow, crash.err)
-			if v.failUntilCommand(msg) {
+			stopped, idle := v.failUntilCommand(msg)
+			if stopped {
 				return
 			}
-			attempt, crashes = 0, nil
+			attempt, crashes, demand = 0, nil, idle
+			continue
+		}
+		if woken && !crash.ready {
+			// Started for a request, and not ready: idle again, without a
+			// backoff; the next request tries again.
+			demand = v.idleAfter(crash.err)
 			continue
 		}
 		// Counted here, where a restart is decided: a crash that gives up
@@ -244,22 +300,22 @@ func (v *supervisor) waitOrCommand(d time.Duration) (stopped bool) {
 }
 
 // failUntilCommand marks the server failed and waits for a restart (a
-// reload) or a stop. It reports whether the supervisor was stopped.
-func (v *supervisor) failUntilCommand(reason string) (stopped bool) {
+// reload) or a stop. It reports whether the supervisor was stopped; a lazy
+// server that a reload retries is idle then (idle is what it sleeps on).
+func (v *supervisor) failUntilCommand(reason string) (stopped bool, idle <-chan struct{}) {
 	v.setState(Failed, reason)
 	v.hub.Fail(fmt.Errorf("server %q failed: %s", v.name, reason))
 	if v.stopping.Err() != nil {
 		<-v.cmds // the stop that cancelled it
 		v.setState(Stopped, "")
-		return true
+		return true, nil
 	}
 	cmd := <-v.cmds
 	if cmd.stop {
 		v.setState(Stopped, "")
-		return true
+		return true, nil
 	}
-	v.restartFor(&cmd, true)
-	return false
+	return false, v.retryFailed(&cmd)
 }
 
 // restartFor takes a restart command: the server is starting (with the
@@ -282,12 +338,15 @@ func (v *supervisor) adopt(cfg *serverConfig) {
 	v.cfg = cfg
 	v.mu.Unlock()
 	v.hub.SetFilter(toolFilter(cfg.server))
+	v.hub.SetTimeouts(cfg.server.Startup(), cfg.server.ToolCall())
+	v.poke() // its idle_timeout may have changed
 }
 
 // crashInfo says how a run ended when no command ended it.
 type crashInfo struct {
 	err    error
 	stable bool // it had run long enough to reset the backoff
+	ready  bool // it had been ready
 }
 
 // runOnce starts the server, makes it ready and watches it until it
@@ -299,6 +358,7 @@ func (v *supervisor) runOnce() (*supervisorCmd, crashInfo) {
 	if cfg.err != nil {
 		return nil, crashInfo{err: &proc.PermanentError{Err: cfg.err}}
 	}
+	v.hub.SetTimeouts(cfg.server.Startup(), cfg.server.ToolCall())
 	if cfg.remote != nil {
 		return v.runRemote(cfg)
 	}
@@ -394,6 +454,7 @@ func (v *supervisor) runOnce() (*supervisorCmd, crashInfo) {
 		return v.commandOr(crashInfo{err: withStderr(err, child, tail)})
 	}
 	v.hub.Attach(up, init, tools)
+	keep := v.keepCatalog(cfg, up, init, tools)
 	names := v.hub.Tools()
 	// What it wrote until now (a banner, say) is a healthy server's: only
 	// what it writes from here on can say why it ends.
@@ -403,7 +464,7 @@ func (v *supervisor) runOnce() (*supervisorCmd, crashInfo) {
 	v.mu.Unlock()
 	v.session.event(v.name, Ready, fmt.Sprintf("pid %d, %d tools", child.Pid, len(names)), nil)
 
-	cmd, err := v.watch(child, up)
+	cmd, err := v.watch(child, up, keep)
 	// Detached before its stdin closes (end, Kill): a request that took
 	// this process from the hub just now is then refused, and goes to the
 	// next process, instead of failing on a closed pipe.
@@ -415,7 +476,7 @@ func (v *supervisor) runOnce() (*supervisorCmd, crashInfo) {
 	why = err
 	child.Kill() // its container: what the crashed server left behind
 	<-up.Done()
-	return nil, crashInfo{err: withStderr(err, child, tail), stable: time.Since(child.Started) >= v.timing.StableAfter}
+	return nil, crashInfo{err: withStderr(err, child, tail), stable: time.Since(child.Started) >= v.timing.StableAfter, ready: true}
 }
 
 // end stops the process for a command: gracefully (stdin, SIGTERM, SIGKILL),
@@ -445,31 +506,72 @@ func (v *supervisor) commandOr(c crashInfo) (*supervisorCmd, crashInfo) {
 	}
 }
 
-// watch waits for the ready server to exit, to stop answering pings, or
-// for a command.
-func (v *supervisor) watch(child *proc.Process, up *hub.Upstream) (*supervisorCmd, error) {
+// A catalogKeep keeps a ready process's catalog in the cache once its hub
+// has listed what the server offers besides tools (see keepCatalog).
+type catalogKeep struct {
+	listed <-chan struct{} // nil once kept
+	keep   func()
+}
+
+// keepCatalog keeps the catalog of up, just attached to the hub, in the
+// cache: at once when the hub has nothing more to list (nil is returned),
+// else once it has (watch waits on the catalogKeep returned), so that the
+// prompts, resources and templates that the gateway lists are kept too.
+func (v *supervisor) keepCatalog(cfg *serverConfig, up *hub.Upstream, init *mcp.InitializeResult, tools []*mcp.Tool) *catalogKeep {
+	k := &catalogKeep{listed: v.hub.Listed(up), keep: func() {
+		v.session.keepCatalog(v.name, cfg.catKey, &catalog{init, tools, v.hub.Catalog().Lists})
+	}}
+	select {
+	case <-k.listed:
+		k.keep()
+		return &catalogKeep{}
+	default:
+		return k
+	}
+}
+
+// watch waits for the ready server to exit (for a remote one, child is
+// nil: for its session to end), to stop answering pings, for a command, or
+// for the server to have been idle for its idle_timeout.
+func (v *supervisor) watch(child *proc.Process, up *hub.Upstream, keep *catalogKeep) (*supervisorCmd, error) {
+	var exited <-chan struct{} // stays nil for a remote server: never fires
+	if child != nil {
+		exited = child.Exited()
+	}
 	ping := time.NewTicker(v.timing.PingInterval)
 	defer ping.Stop()
+	idle := v.watchIdle()
+	defer idle.stop()
 	pong := make(chan error, 1)
 	pinging, misses := false, 0
 	for {
 		select {
-		case <-child.Exited():
+		case <-keep.listed:
+			keep.listed = nil
+			keep.keep()
+		case <-exited:
 			return nil, exitError(child.ExitErr())
 		case <-up.Done():
-			// Its output closed: it is exiting, most likely.
-			if exit := exitWithin(child, exitWait); exit != nil {
-				return nil, exit
+			// A process's output closed: it is exiting, most likely.
+			if child != nil {
+				if exit := exitWithin(child, exitWait); exit != nil {
+					return nil, exit
+				}
 			}
 			return nil, up.Err()
 		case cmd := <-v.cmds:
 			return &cmd, nil
+		case since := <-idle.c:
+			if cmd := v.idleStop(up, since); cmd != nil {
+				return cmd, nil
+			}
 		case <-ping.C:
 			if pinging {
 				continue
 			}
 			pinging = true
 			go func() {
+				// Ends within PingTimeout; pong has room for its answer.
 				ctx, cancel := context.WithTimeout(context.Background(), v.timing.PingTimeout)
 				defer cancel()
 				pong <- up.Ping(ctx)
@@ -584,6 +686,7 @@ func (v *supervisor) status() ServerStatus {
 	}
 	st.Clients.Names = v.hub.Clients()
 	st.Clients.Count = len(st.Clients.Names)
+	st.Clients.Gateway = v.hub.Members()
 	if st.Clients.Names == nil {
 		st.Clients.Names = []string{} // [] in JSON, as tools are
 	}
@@ -595,5 +698,13 @@ func (v *supervisor) status() ServerStatus {
 		t := v.retryAt.UTC()
 		st.RetryAt = &t
 	}
+	st.Start = "eager"
+	if v.cfg.server.Lazy {
+		st.Start = "lazy"
+	}
+	if d := v.cfg.server.IdleTimeout; d > 0 {
+		st.IdleTimeout = d.String()
+	}
+	st.IdleStopAt = v.idleStopAtLocked()
 	return st
 }

@@ -20,7 +20,10 @@ import (
 // on a process's stdio, so the server is shared (connect NAME) and takes
 // part in the gateway as a stdio server does. The session ending (the
 // server expired it, or cannot be reached) is a crash: backoff, then a new
-// session. A command ends the session (DELETE) before it is handled.
+// session. A command ends the session (DELETE) before it is handled, and
+// so does a stop for idleness (idle_timeout): a lazy or idle remote server
+// holds no session, and connects again when a request needs it, as a
+// stdio server starts.
 func (v *supervisor) runRemote(cfg *serverConfig) (*supervisorCmd, crashInfo) {
 	v.setState(Starting, "")
 	r := cfg.remote
@@ -70,18 +73,19 @@ func (v *supervisor) runRemote(cfg *serverConfig) (*supervisorCmd, crashInfo) {
 		return v.commandOr(crashInfo{err: fmt.Errorf("handshake: %w", res.err)})
 	}
 	v.hub.Attach(up, res.init, res.tools)
+	keep := v.keepCatalog(cfg, up, res.init, res.tools)
 	v.mu.Lock()
 	v.state, v.lastError = Ready, ""
 	v.mu.Unlock()
 	v.session.event(v.name, Ready, fmt.Sprintf("remote, %d tools", len(v.hub.Tools())), nil)
 
-	cmd, err := v.watchRemote(up)
+	cmd, err := v.watch(nil, up, keep)
 	v.hub.Detach(up)
 	closeRemote(t, up)
 	if cmd != nil {
 		return cmd, crashInfo{}
 	}
-	return nil, crashInfo{err: err, stable: time.Since(started) >= v.timing.StableAfter}
+	return nil, crashInfo{err: err, stable: time.Since(started) >= v.timing.StableAfter, ready: true}
 }
 
 // closeRemote ends a remote session (the transport's DELETE takes a few
@@ -90,44 +94,6 @@ func (v *supervisor) runRemote(cfg *serverConfig) (*supervisorCmd, crashInfo) {
 func closeRemote(t *streamable.Transport, up *hub.Upstream) {
 	_ = t.Close()
 	<-up.Done()
-}
-
-// watchRemote waits for the session to end, to stop answering pings, or
-// for a command.
-func (v *supervisor) watchRemote(up *hub.Upstream) (*supervisorCmd, error) {
-	ping := time.NewTicker(v.timing.PingInterval)
-	defer ping.Stop()
-	pong := make(chan error, 1)
-	pinging, misses := false, 0
-	for {
-		select {
-		case <-up.Done():
-			return nil, up.Err()
-		case cmd := <-v.cmds:
-			return &cmd, nil
-		case <-ping.C:
-			if pinging {
-				continue
-			}
-			pinging = true
-			go func() {
-				// Ends within PingTimeout; pong has room for its answer.
-				ctx, cancel := context.WithTimeout(context.Background(), v.timing.PingTimeout)
-				defer cancel()
-				pong <- up.Ping(ctx)
-			}()
-		case err := <-pong:
-			pinging = false
-			if err == nil {
-				misses = 0
-				continue
-			}
-			misses++
-			if misses >= v.timing.PingMisses {
-				return nil, fmt.Errorf("no answer to %d pings in a row: %v", misses, err)
-			}
-		}
-	}
 }
 
 // remoteKey sums up what a remote server's session depends on, so that a

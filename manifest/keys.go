@@ -283,7 +283,7 @@ var serverKeys = keyTable[*Server]{
 		doc: "Tools the hub, the gateway and Codex hide (Codex's own key)."},
 		func(d *decoder, p []string, v any, s *Server) { s.DisabledTools = d.toolNames(p, v) }},
 	{keySpec{name: "start", typ: typeString, enum: []string{"eager", "lazy"}, def: "eager",
-		doc: "\"lazy\": the launcher starts the server on first use, not at launch."},
+		doc: "\"lazy\": the launcher starts the server (a url server: opens its session) on first use, not at launch."},
 		func(d *decoder, p []string, v any, s *Server) {
 			if str, ok := d.str(p, v); ok {
 				switch str {
@@ -296,7 +296,7 @@ var serverKeys = keyTable[*Server]{
 			}
 		}},
 	{keySpec{name: "idle_timeout", typ: typeDuration,
-		doc: "The launcher stops the server after no client and no call for this long." + durationDoc},
+		doc: "The launcher stops the server (a url server: deletes its session) once unused for this long: no client connected to it, and no call of a gateway agent." + durationDoc},
 		func(d *decoder, p []string, v any, s *Server) { s.IdleTimeout = d.duration(p, v) }},
 	{keySpec{name: "memory_max", typ: typeSize, kinds: stdioKinds,
 		doc: "A memory limit for the server's processes, where cgroups are available: bytes, or \"512M\", \"2G\" (K, M, G, T: powers of 1024)."},

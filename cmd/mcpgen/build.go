@@ -34,7 +34,12 @@ command is newer than every file its watch patterns match, unless
 performs the MCP handshake, lists its tools and stops it.
 
 It prints a table, or JSON with --json, and exits 1 if any server fails to
-build or to start, naming it and showing the tail of its stderr.`,
+build or to start, naming it and showing the tail of its stderr.
+
+For a workspace (--workspace, or $WORKSPACE_ID), it keeps what each server
+offered in the workspace's catalog cache, as the launcher does: a lazy
+server (start = "lazy") then answers initialize and tools/list before its
+first start.`,
 		Example: `  mcpgen build
   mcpgen build acme-tools --force
   mcpgen build --json --workspace ws-42`,

@@ -134,9 +134,21 @@ func (a *app) dial(ctx context.Context, o connectOptions, server string) (net.Co
 // autostartWait bounds how long connect waits for a launcher it started.
 const autostartWait = 30 * time.Second
 
+// autostartIdleExit is how long a launcher that connect starts waits with
+// no client and no running server before it exits, unless the manifest
+// says otherwise ([session] idle_exit).
+const autostartIdleExit = 10 * time.Minute
+
+// autostartStarts bounds the launchers one connect starts: one that exits
+// at once (it lost the workspace to another, say) may be tried again.
+const autostartStarts = 3
+
 // autostart starts a launcher for the workspace in the background and
 // connects once it answers. A lock in the runtime dir makes racing connects
-// start one launcher: the others wait for it.
+// start one launcher: the others wait for it. A launcher that holds the
+// workspace but does not answer is starting, or exiting (idle): connect
+// waits for it to answer, or to release the workspace, and then starts a
+// new one.
 func (a *app) autostart(ctx context.Context, o connectOptions, server string) (net.Conn, bool, error) {
 	m, err := a.loadManifestQuiet()
 	if err != nil {
@@ -151,22 +163,34 @@ func (a *app) autostart(ctx context.Context, o connectOptions, server string) (n
 		return nil, false, err
 	}
 	defer unlock()
-	// Another connect may have started it while we waited for the lock.
-	if conn, passed, err := a.dial(ctx, o, server); !isNotRunning(err) {
-		return conn, passed, err
-	}
-	if _, running := launcher.Holder(dir); !running {
-		if err := a.startLauncher(o, m); err != nil {
-			return nil, false, err
-		}
-	}
 	deadline := time.Now().Add(autostartWait)
+	var started *startedLauncher // the last one this connect started
+	starts := 0
 	for {
+		// Another connect may have started one while we waited for the
+		// lock; or the one we started answers now.
 		conn, passed, err := a.dial(ctx, o, server)
-		if !isNotRunning(err) || time.Now().After(deadline) {
+		if !isNotRunning(err) {
 			return conn, passed, err
 		}
-		time.Sleep(50 * time.Millisecond)
+		if time.Now().After(deadline) {
+			return nil, false, fmt.Errorf("workspace %q: no launcher answered within %s (see %s): %w", o.workspace, autostartWait, autostartLog(o.workspace), err)
+		}
+		_, held := launcher.Holder(dir)
+		if !held && (started == nil || started.exited()) {
+			if starts == autostartStarts {
+				return nil, false, fmt.Errorf("workspace %q: %d launchers started and exited (see %s): %w", o.workspace, starts, autostartLog(o.workspace), err)
+			}
+			if started, err = a.startLauncher(o, m); err != nil {
+				return nil, false, err
+			}
+			starts++
+		}
+		select {
+		case <-ctx.Done():
+			return nil, false, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
 }
 
@@ -175,14 +199,39 @@ func isNotRunning(err error) bool {
 	return errors.As(err, &nr)
 }
 
+// autostartLog names where a launcher that connect starts writes, for
+// messages.
+func autostartLog(workspace string) string {
+	state, err := launcher.StateDir(workspace)
+	if err != nil {
+		return "the launcher's autostart.log"
+	}
+	return filepath.Join(state, "autostart.log")
+}
+
+// A startedLauncher is a launcher that connect started, until it exits.
+type startedLauncher struct{ done chan struct{} }
+
+func (l *startedLauncher) exited() bool {
+	select {
+	case <-l.done:
+		return true
+	default:
+		return false
+	}
+}
+
 // startLauncher starts `mcpgen launch` detached from the agent (see
 // startDetached): no stdin, its output and events in its logs.
-func (a *app) startLauncher(o connectOptions, m *manifest.Manifest) error {
+func (a *app) startLauncher(o connectOptions, m *manifest.Manifest) (*startedLauncher, error) {
 	self, err := os.Executable()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	args := append([]string{"launch", "--workspace", o.workspace, "--log-format", "text"}, m.Flags()...)
+	if m.Session.IdleExit == 0 {
+		args = append(args, "--idle-exit", autostartIdleExit.String())
+	}
 	if o.dir != "" {
 		args = append(args, "--dir", o.dir)
 	}
@@ -191,11 +240,11 @@ func (a *app) startLauncher(o connectOptions, m *manifest.Manifest) error {
 	}
 	state, err := launcher.StateDir(o.workspace)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	logf, err := os.OpenFile(filepath.Join(state, "autostart.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer logf.Close()
 	cmd, err := startDetached(func() *exec.Cmd {
@@ -204,11 +253,15 @@ func (a *app) startLauncher(o connectOptions, m *manifest.Manifest) error {
 		return c
 	})
 	if err != nil {
-		return fmt.Errorf("starting a launcher: %w", err)
+		return nil, fmt.Errorf("starting a launcher: %w", err)
 	}
 	fmt.Fprintf(a.stderr, "mcpgen: started a launcher for workspace %q (pid %d; events in %s)\n", o.workspace, cmd.Process.Pid, logf.Name())
+	l := &startedLauncher{done: make(chan struct{})}
 	// The launcher outlives connect (init adopts it then); while connect
 	// lives, this goroutine reaps it if it exits first.
-	go func() { _ = cmd.Wait() }()
-	return nil
+	go func() {
+		_ = cmd.Wait()
+		close(l.done)
+	}()
+	return l, nil
 }

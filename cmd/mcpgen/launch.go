@@ -29,6 +29,7 @@ type launchOptions struct {
 	logFormat string
 	timing    launcher.Timing
 	debounce  time.Duration
+	idleExit  time.Duration
 }
 
 func (a *app) launchCommand() *cobra.Command {
@@ -43,7 +44,11 @@ mcpgen reload), rebuilds servers whose sources change, and shares each
 server among every agent of the workspace (mcpgen connect, emit --launcher).
 
 It runs in the foreground until SIGINT or SIGTERM, then stops every server
-and exits 0; a second signal skips the grace periods. On a terminal it
+and exits 0; a second signal skips the grace periods. With [session]
+idle_exit in the manifest, or --idle-exit, it also exits (0) once it has
+had no client and no running server for that long; a launcher that
+mcpgen connect starts does so after 10 minutes, unless the manifest says
+otherwise. On a terminal it
 shows a live table of the servers; elsewhere it logs one line per event
 (--log-format json for platforms).
 
@@ -65,6 +70,7 @@ when CMD exits, the session stops and launch exits with CMD's status.`,
 	f.StringVar(&o.dir, "dir", "", "WORKSPACE_DIR (default: the manifest's workspace.dir, else the current directory)")
 	f.StringVar(&o.user, "user", "", "USER_ID (default: the manifest's workspace.user, else $USER)")
 	f.StringVar(&o.logFormat, "log-format", "", "text or json: one line per event on stderr (default: a live table on a terminal, text elsewhere)")
+	f.DurationVar(&o.idleExit, "idle-exit", 0, "exit after this long with no client and no running server, whatever the manifest's [session] idle_exit says (default: as it says; never when it says nothing)")
 	_ = cmd.MarkFlagRequired("workspace")
 	_ = cmd.RegisterFlagCompletionFunc("log-format", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
 	// Timings, for tests and for platforms with unusual servers.
@@ -144,6 +150,7 @@ func (a *app) launch(o launchOptions, agent []string) error {
 		Log:       logger,
 		Debounce:  o.debounce,
 		Timing:    o.timing,
+		IdleExit:  o.idleExit,
 
 		Containment: mode,
 		Stop: func(hurry bool) {
@@ -155,6 +162,10 @@ func (a *app) launch(o launchOptions, agent []string) error {
 				}
 			}
 		},
+	}
+	if len(agent) > 0 {
+		// The session lasts as long as the agent, idle or not.
+		opts.IdleExit = -1
 	}
 	var table *liveTable
 	if live {

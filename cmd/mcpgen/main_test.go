@@ -72,6 +72,7 @@ func TestScripts(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"fileinfo": cmdFileinfo,
 			"backdate": cmdBackdate,
+			"mcp":      cmdMCP,
 		},
 		Condition: func(cond string) (bool, error) {
 			switch cond {

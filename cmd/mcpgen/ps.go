@@ -17,8 +17,9 @@ func (a *app) psCommand() *cobra.Command {
 		Use:   "ps",
 		Short: "List the running workspace sessions of this user",
 		Long: `Ps lists every workspace session of this user that runs now: its
-workspace, launcher pid, uptime, servers ready out of all, connected
-clients and manifest. It finds them by their held locks in the runtime
+workspace, launcher pid, uptime, servers ready out of all (and how many
+are idle: not started yet, or stopped for idleness), connected clients,
+when the launcher exits for idleness if nothing changes, and manifest. It finds them by their held locks in the runtime
 dirs, and creates nothing; a session that ended, however it ended, is not
 listed. A launcher that does not answer (starting, stopping, or stuck) is
 listed with why.`,
@@ -38,7 +39,7 @@ listed with why.`,
 				fmt.Fprintln(a.stderr, "no workspace session is running")
 				return nil
 			}
-			writePS(a.stdout, rows)
+			writePS(a.stdout, rows, time.Now())
 			return nil
 		},
 	}
@@ -56,11 +57,17 @@ type psRow struct {
 	Dir       string     `json:"dir"`
 	Servers   psServers  `json:"servers"`
 	Clients   int        `json:"clients"`
-	Error     string     `json:"error,omitempty"` // why the launcher did not answer
+	// IdleExit is how long the launcher waits, with no client and no
+	// running server, before it exits ("" when it does not);
+	// IdleExitAt is when it will if nothing changes.
+	IdleExit   string     `json:"idle_exit,omitempty"`
+	IdleExitAt *time.Time `json:"idle_exit_at,omitempty"`
+	Error      string     `json:"error,omitempty"` // why the launcher did not answer
 }
 
 type psServers struct {
 	Ready int `json:"ready"`
+	Idle  int `json:"idle"`
 	Total int `json:"total"`
 }
 
@@ -78,20 +85,40 @@ func psRows(sessions []launcher.SessionInfo, now time.Time) []psRow {
 		r.Pid, r.StartedAt, r.Uptime = st.Pid, &started, launcher.Since(now, started)
 		r.Manifest, r.Dir = st.Manifest, st.Dir
 		r.Servers.Ready, r.Servers.Total, r.Clients = st.Counts()
+		for _, srv := range st.Servers {
+			if srv.State == launcher.Idle {
+				r.Servers.Idle++
+			}
+		}
+		r.IdleExit, r.IdleExitAt = st.IdleExit, st.IdleExitAt
 		rows = append(rows, r)
 	}
 	return rows
 }
 
-func writePS(w io.Writer, rows []psRow) {
+// writePS writes the sessions as a table. SERVERS is ready/total, with
+// the idle ones; IDLE EXIT when the launcher exits if nothing changes
+// ("after D" while it is not idle, "-" when it never does).
+func writePS(w io.Writer, rows []psRow, now time.Time) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "WORKSPACE\tPID\tUP\tSERVERS\tCLIENTS\tMANIFEST")
+	fmt.Fprintln(tw, "WORKSPACE\tPID\tUP\tSERVERS\tCLIENTS\tIDLE EXIT\tMANIFEST")
 	for _, r := range rows {
 		if r.Error != "" {
-			fmt.Fprintf(tw, "%s\t%d\t-\t-\t-\t(not answering: %s)\n", r.Workspace, r.Pid, r.Error)
+			fmt.Fprintf(tw, "%s\t%d\t-\t-\t-\t-\t(not answering: %s)\n", r.Workspace, r.Pid, r.Error)
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%d/%d\t%d\t%s\n", r.Workspace, r.Pid, r.Uptime, r.Servers.Ready, r.Servers.Total, r.Clients, r.Manifest)
+		servers := fmt.Sprintf("%d/%d", r.Servers.Ready, r.Servers.Total)
+		if r.Servers.Idle > 0 {
+			servers += fmt.Sprintf(" (%d idle)", r.Servers.Idle)
+		}
+		exit := "-"
+		switch {
+		case r.IdleExitAt != nil:
+			exit = "in " + launcher.Since(*r.IdleExitAt, now)
+		case r.IdleExit != "":
+			exit = "after " + r.IdleExit
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%d\t%s\t%s\n", r.Workspace, r.Pid, r.Uptime, servers, r.Clients, exit, r.Manifest)
 	}
 	tw.Flush()
 }

@@ -82,26 +82,7 @@ func newProcTree(table []Proc) procTree {
 // below returns the processes of the trees rooted at roots (those still
 // in the table with their start time), roots included, each once.
 func (x procTree) below(roots []ProcID) []Proc {
-	seen := map[int]bool{}
-	var out, queue []Proc
-	for _, r := range roots {
-		if p, ok := x.byPid[r.Pid]; ok && p.Start == r.Start && !seen[p.Pid] {
-			seen[p.Pid] = true
-			queue = append(queue, p)
-		}
-	}
-	for len(queue) > 0 {
-		p := queue[0]
-		queue = queue[1:]
-		out = append(out, p)
-		for _, c := range x.children[p.Pid] {
-			if !seen[c] {
-				seen[c] = true
-				queue = append(queue, x.byPid[c])
-			}
-		}
-	}
-	return out
+	return below(x.byPid, x.children, Proc.ID, roots)
 }
 
 // Tree returns the process pid and every process below it, with their

@@ -20,3 +20,30 @@ func (p Proc) ID() ProcID { return ProcID{Pid: p.Pid, Start: p.Start} }
 
 // Dead reports whether the process has exited (a zombie has).
 func (p Proc) Dead() bool { return p.State == 'Z' || p.State == 'X' }
+
+// below returns the processes of the trees rooted at roots (those still in
+// byPid with their start time), roots included, each once, parents before
+// their children. id names a process of the table; children lists each
+// pid's children.
+func below[P any](byPid map[int]P, children map[int][]int, id func(P) ProcID, roots []ProcID) []P {
+	seen := map[int]bool{}
+	var out, queue []P
+	for _, r := range roots {
+		if p, ok := byPid[r.Pid]; ok && id(p) == r && !seen[r.Pid] {
+			seen[r.Pid] = true
+			queue = append(queue, p)
+		}
+	}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		out = append(out, p)
+		for _, c := range children[id(p).Pid] {
+			if !seen[c] {
+				seen[c] = true
+				queue = append(queue, byPid[c])
+			}
+		}
+	}
+	return out
+}

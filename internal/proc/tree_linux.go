@@ -144,26 +144,7 @@ func (x procIndex) alive(id ProcID) bool {
 // the table with their start time), roots included, each once. Zombies
 // are included: their children are not reparented until they are reaped.
 func (x procIndex) below(roots []ProcID) []procInfo {
-	seen := map[int]bool{}
-	var out, queue []procInfo
-	for _, r := range roots {
-		if p, ok := x.byPid[r.Pid]; ok && p.start == r.Start && !seen[p.pid] {
-			seen[p.pid] = true
-			queue = append(queue, p)
-		}
-	}
-	for len(queue) > 0 {
-		p := queue[0]
-		queue = queue[1:]
-		out = append(out, p)
-		for _, c := range x.children[p.pid] {
-			if !seen[c] {
-				seen[c] = true
-				queue = append(queue, x.byPid[c])
-			}
-		}
-	}
-	return out
+	return below(x.byPid, x.children, procInfo.id, roots)
 }
 
 // recorded returns what proc entries for roots cover, as Sweep ends it:

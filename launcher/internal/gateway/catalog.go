@@ -128,19 +128,7 @@ func (c *Catalog) buildTools(servers []Server, always bool) {
 			keys, raws, failed = append(keys, key{s.Name, t.Name}), append(raws, raw), append(failed, s.Failed)
 		}
 	}
-	names := assignNames(keys, always)
-	var list [][]byte
-	for i, k := range keys {
-		c.Tools = append(c.Tools, Name{Name: names[i], Server: k.server, Original: k.name, Failed: failed[i]})
-		c.tools[names[i]] = Route{Server: k.server, Name: k.name, Failed: failed[i]}
-		if failed[i] {
-			continue
-		}
-		if raw, ok := expose(raws[i], names[i], k); ok {
-			list = append(list, raw)
-		}
-	}
-	c.toolsList = listResult("tools", list)
+	c.Tools, c.toolsList = nameAll(keys, raws, failed, always, c.tools, "tools")
 }
 
 func (c *Catalog) buildPrompts(servers []Server, always bool) {
@@ -160,11 +148,19 @@ func (c *Catalog) buildPrompts(servers []Server, always bool) {
 			keys, raws, failed = append(keys, key{s.Name, p.Name}), append(raws, raw), append(failed, s.Failed)
 		}
 	}
+	c.Prompts, c.promptsList = nameAll(keys, raws, failed, always, c.prompts, "prompts")
+}
+
+// nameAll names what servers offer (keys[i], described by raws[i]), records
+// each name's route in routes, and returns the names and the list result
+// under field, which leaves out what failed servers offer.
+func nameAll(keys []key, raws []json.RawMessage, failed []bool, always bool, routes map[string]Route, field string) ([]Name, json.RawMessage) {
 	names := assignNames(keys, always)
+	var all []Name
 	var list [][]byte
 	for i, k := range keys {
-		c.Prompts = append(c.Prompts, Name{Name: names[i], Server: k.server, Original: k.name, Failed: failed[i]})
-		c.prompts[names[i]] = Route{Server: k.server, Name: k.name, Failed: failed[i]}
+		all = append(all, Name{Name: names[i], Server: k.server, Original: k.name, Failed: failed[i]})
+		routes[names[i]] = Route{Server: k.server, Name: k.name, Failed: failed[i]}
 		if failed[i] {
 			continue
 		}
@@ -172,7 +168,7 @@ func (c *Catalog) buildPrompts(servers []Server, always bool) {
 			list = append(list, raw)
 		}
 	}
-	c.promptsList = listResult("prompts", list)
+	return all, listResult(field, list)
 }
 
 // buildResources merges resources by URI and templates by their text: the

@@ -298,6 +298,14 @@ func (g *Gateway) Clients() []string {
 	return names
 }
 
+// invalidate makes the next catalog be built from the hubs as they are
+// now, whether or not run has applied their last changes yet.
+func (g *Gateway) invalidate() {
+	g.mu.Lock()
+	g.version++
+	g.mu.Unlock()
+}
+
 // awaitWake returns the channel closed after the next change.
 func (g *Gateway) awaitWake() <-chan struct{} {
 	g.mu.Lock()

@@ -36,10 +36,10 @@ const (
 	firstListWait = time.Minute
 	// flushTimeout bounds the last writes to a closing agent.
 	flushTimeout = time.Second
-	// drainTimeout bounds how long a session whose agent closed its input
-	// waits for the answers to what it asked before (MCP asks a server to
-	// answer what it read before it exits).
-	drainTimeout = time.Minute
+	// maxStarting bounds an agent's requests that wait, each on a
+	// goroutine, for servers that their call starts (lazy, or stopped
+	// for idleness).
+	maxStarting = memberQueue
 )
 
 // CodeUnavailable is the JSON-RPC error code of a request that no server
@@ -79,10 +79,14 @@ type session struct {
 	elicitation bool
 	initialized bool
 	ended       bool
-	lists       int           // list requests waiting for servers that start
-	draining    bool          // the agent closed its input
-	drained     chan struct{} // closed once draining and nothing is left to answer
+	lists       int                      // list requests waiting for servers that start
+	starting    map[mcp.ID]*startingCall // requests waiting for their server to start, by id
+	drain       *hub.Drain               // kicked when an answer owed may have gone out
 }
+
+// A startingCall is a request of the agent that waits for its server to
+// start (see forwardStarted); it is in inflight too.
+type startingCall struct{ server string }
 
 // A routedRequest is a server's request that the agent answers.
 type routedRequest struct {
@@ -116,7 +120,8 @@ func newSession(ctx context.Context, g *Gateway, conn io.ReadWriteCloser, server
 		members:  map[string]*member{},
 		inflight: map[mcp.ID]string{},
 		routed:   map[mcp.ID]routedRequest{},
-		drained:  make(chan struct{}),
+		starting: map[mcp.ID]*startingCall{},
+		drain:    hub.NewDrain(),
 	}
 }
 
@@ -136,7 +141,9 @@ func (s *session) run() {
 				continue
 			}
 			if errors.Is(err, io.EOF) {
-				s.drain()
+				// The agent closed its input, and may still read: the
+				// answers to what it asked go out first (see hub.Drain).
+				s.drain.Wait(s.done, s.drainBound(), s.owes)
 			}
 			break
 		}
@@ -162,33 +169,28 @@ func (s *session) run() {
 	s.cancel()
 }
 
-// drain waits, within drainTimeout, for the answers to the agent's
-// requests in flight: it closed its input, and may still read.
-func (s *session) drain() {
+// owes reports whether the agent has requests that wait for an answer:
+// in flight to a server (or waiting for it to start), or a first list.
+func (s *session) owes() bool {
 	s.mu.Lock()
-	s.draining = true
-	s.checkDrainedLocked()
-	s.mu.Unlock()
-	t := time.NewTimer(drainTimeout)
-	defer t.Stop()
-	select {
-	case <-s.drained:
-	case <-s.done:
-	case <-t.C:
-	}
+	defer s.mu.Unlock()
+	return len(s.inflight) > 0 || s.lists > 0
 }
 
-// checkDrainedLocked closes drained when the session drains and has
-// nothing left to answer. s.mu is held.
-func (s *session) checkDrainedLocked() {
-	if s.draining && len(s.inflight) == 0 && s.lists == 0 {
-		select {
-		case <-s.drained:
-		default:
-			close(s.drained)
-		}
+// drainBound is the longest an answer the agent waits for may take: the
+// longest of its servers' (each bounds its requests: see
+// hub.Hub.AnswerBound), or of a first list's wait.
+func (s *session) drainBound() time.Duration {
+	bound := firstListWait
+	for _, b := range s.g.backendsFor(s.servers) {
+		bound = max(bound, b.Hub.AnswerBound())
 	}
+	return bound
 }
+
+// checkDrainedLocked says that an answer owed may have gone out: a
+// session that drains looks again (see owes). s.mu is held.
+func (s *session) checkDrainedLocked() { s.drain.Kick() }
 
 // close ends the session: the write loop flushes what is queued, then
 // closes the connection, which ends the read loop.
@@ -276,6 +278,7 @@ func (s *session) refresh() {
 			if server == name {
 				orphans = append(orphans, id)
 				delete(s.inflight, id)
+				delete(s.starting, id)
 			}
 		}
 	}
@@ -481,9 +484,12 @@ func (s *session) initialize(msg *mcp.Message) {
 }
 
 // list answers a list request from the catalog, in one page. The first
-// one waits (off the read loop) for servers starting for the first time.
+// one waits (off the read loop) for servers whose tools are not known
+// yet: those starting for the first time, and idle ones that have no
+// catalog kept, which it starts (an idle server with a catalog answers
+// from it, and stays idle).
 func (s *session) list(msg *mcp.Message, result func(*Catalog) json.RawMessage) {
-	if s.waited.Load() || !s.startingFirstTime() {
+	if s.waited.Load() || !s.startingFirstTime() && len(s.unknownIdle()) == 0 {
 		s.waited.Store(true)
 		s.reply(msg.ID, result(s.cat.Load()), nil)
 		return
@@ -498,22 +504,37 @@ func (s *session) list(msg *mcp.Message, result func(*Catalog) json.RawMessage) 
 			s.checkDrainedLocked()
 			s.mu.Unlock()
 		}()
-		deadline := time.NewTimer(firstListWait)
-		defer deadline.Stop()
+		ctx, cancel := context.WithTimeout(s.ctx, firstListWait)
+		defer cancel()
+		// Each start ends when its server is ready or its start failed,
+		// bounded by the hub; or with ctx.
+		var starts sync.WaitGroup
+		for _, b := range s.unknownIdle() {
+			starts.Go(func() { _ = b.Hub.EnsureStarted(ctx) })
+		}
+		started := make(chan struct{})
+		go func() { starts.Wait(); close(started) }()  // ends with the starts
 		poll := time.NewTicker(100 * time.Millisecond) // a server that fails to start wakes no hub
 		defer poll.Stop()
-		for s.startingFirstTime() {
+		starting := started // nil once closed
+		for starting != nil || s.startingFirstTime() {
 			select {
+			case <-starting:
+				starting = nil
 			case <-s.g.awaitWake():
 			case <-poll.C:
-			case <-deadline.C:
-				s.waited.Store(true)
-				s.reply(msg.ID, result(s.cat.Load()), nil)
-				return
 			case <-s.done:
+				return
+			case <-ctx.Done():
+				<-started // at once: ctx ends them
+				if s.ctx.Err() == nil {
+					s.waited.Store(true)
+					s.reply(msg.ID, result(s.cat.Load()), nil)
+				}
 				return
 			}
 		}
+		s.g.invalidate()
 		s.refresh() // the catalog of now, whatever run has applied yet
 		s.waited.Store(true)
 		s.reply(msg.ID, result(s.cat.Load()), nil)
@@ -531,6 +552,18 @@ func (s *session) startingFirstTime() bool {
 	return false
 }
 
+// unknownIdle returns the session's servers that are idle and have no
+// catalog: only a start tells their tools.
+func (s *session) unknownIdle() []Backend {
+	var out []Backend
+	for _, b := range s.g.backendsFor(s.servers) {
+		if c := b.Hub.Catalog(); c.Idle && c.Init == nil && c.Failed == nil {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
 // callTool routes a tools/call to the server that owns the tool, under
 // the server's own name for it. A server that cannot take it now gets the
 // agent an error result that says why and when to call again.
@@ -545,14 +578,36 @@ func (s *session) callTool(msg *mcp.Message) {
 		return
 	}
 	r, _ := cat.Tool(name)
-	if why := s.unavailable(r.Server, r.Failed); why != "" {
-		res, _ := mcp.ErrorResult("%s", why).MarshalJSON()
-		s.reply(msg.ID, res, nil)
-		return
-	}
 	out := *msg
 	out.Params = params
-	s.forward(r.Server, &out)
+	s.route(r.Server, r.Failed, &out, true)
+}
+
+// route hands a request to its server as the server is now: at once when
+// it takes requests; through a start when it is idle, or starting for a
+// request (forwardStarted); else the agent is told why not, and when to
+// try again: a tool call in an error result (asResult), which the model
+// reads, anything else in an error.
+func (s *session) route(server string, failed bool, msg *mcp.Message, asResult bool) {
+	how, why := s.reach(server, failed)
+	switch how {
+	case reachNow:
+		s.forward(server, msg)
+	case reachStart:
+		s.forwardStarted(server, msg, asResult)
+	default:
+		s.refuse(msg.ID, why, asResult)
+	}
+}
+
+// refuse answers a request that its server cannot take.
+func (s *session) refuse(id mcp.ID, why string, asResult bool) {
+	if asResult {
+		res, _ := mcp.ErrorResult("%s", why).MarshalJSON()
+		s.reply(id, res, nil)
+		return
+	}
+	s.reply(id, nil, mcp.NewError(CodeUnavailable, "%s", why))
 }
 
 // named routes a request that names a prompt by the gateway's name.
@@ -567,13 +622,9 @@ func (s *session) named(msg *mcp.Message, what string, lookup func(*Catalog, str
 		return
 	}
 	r, _ := lookup(cat, name)
-	if why := s.unavailable(r.Server, r.Failed); why != "" {
-		s.reply(msg.ID, nil, mcp.NewError(CodeUnavailable, "%s", why))
-		return
-	}
 	out := *msg
 	out.Params = params
-	s.forward(r.Server, &out)
+	s.route(r.Server, r.Failed, &out, false)
 }
 
 // byURI routes resources/read, subscribe and unsubscribe to the server of
@@ -592,11 +643,7 @@ func (s *session) byURI(msg *mcp.Message) {
 		s.reply(msg.ID, nil, mcp.NewError(-32002, "resource not found: no server of the workspace offers %q", p.URI))
 		return
 	}
-	if why := s.unavailable(r.Server, r.Failed); why != "" {
-		s.reply(msg.ID, nil, mcp.NewError(CodeUnavailable, "%s", why))
-		return
-	}
-	s.forward(r.Server, msg)
+	s.route(r.Server, r.Failed, msg, false)
 }
 
 // complete routes completion/complete by what it completes: a prompt (by
@@ -633,10 +680,6 @@ func (s *session) complete(msg *mcp.Message) {
 		s.reply(msg.ID, nil, mcp.NewError(mcp.CodeInvalidParams, "completion/complete: no server of the workspace has %s %q", ref.Type, ref.Name+ref.URI))
 		return
 	}
-	if why := s.unavailable(r.Server, r.Failed); why != "" {
-		s.reply(msg.ID, nil, mcp.NewError(CodeUnavailable, "%s", why))
-		return
-	}
 	params, err := jsonwire.Marshal(p)
 	if err != nil {
 		s.reply(msg.ID, nil, mcp.NewError(mcp.CodeInvalidParams, "completion/complete: %v", err))
@@ -644,12 +687,12 @@ func (s *session) complete(msg *mcp.Message) {
 	}
 	out := *msg
 	out.Params = params
-	s.forward(r.Server, &out)
+	s.route(r.Server, r.Failed, &out, false)
 }
 
 // setLevel passes logging/setLevel to every server that logs, and answers
 // at once: the level is a wish, and a server that is down gets it when an
-// agent asks again.
+// agent asks again. An idle server is left idle: the wish would start it.
 func (s *session) setLevel(msg *mcp.Message) {
 	cat := s.cat.Load()
 	s.mu.Lock()
@@ -660,6 +703,7 @@ func (s *session) setLevel(msg *mcp.Message) {
 		}
 	}
 	s.mu.Unlock()
+	targets = slices.DeleteFunc(targets, func(m *member) bool { return m.b.Hub.Catalog().Idle })
 	for _, m := range targets {
 		// An id of the gateway's own: the answer is dropped.
 		out := *msg
@@ -669,17 +713,32 @@ func (s *session) setLevel(msg *mcp.Message) {
 	s.reply(msg.ID, json.RawMessage(`{}`), nil)
 }
 
-// unavailable says why a server cannot take a request now, or "".
-func (s *session) unavailable(server string, failed bool) string {
+// A reach is how a request can reach its server now.
+type reach int
+
+const (
+	reachNow   reach = iota // it takes requests
+	reachStart              // it is idle, or starting for a request: the request starts it and waits
+	reachNot                // it cannot take requests now
+)
+
+// reach says how a request reaches a server now, and why not when it
+// cannot.
+func (s *session) reach(server string, failed bool) (reach, string) {
 	s.mu.Lock()
 	m := s.members[server]
 	s.mu.Unlock()
 	if m == nil {
-		return fmt.Sprintf("server %q is not running in the workspace now", server)
+		return reachNot, fmt.Sprintf("server %q is not running in the workspace now", server)
 	}
 	c := m.b.Hub.Catalog()
-	if c.Ready && !failed {
-		return ""
+	if !failed && c.Failed == nil {
+		switch {
+		case c.Ready:
+			return reachNow, ""
+		case c.Idle || c.Waking:
+			return reachStart, ""
+		}
 	}
 	var st State
 	if m.b.State != nil {
@@ -690,17 +749,17 @@ func (s *session) unavailable(server string, failed bool) string {
 		if why == "" && c.Failed != nil {
 			why = c.Failed.Error()
 		}
-		return fmt.Sprintf("server %q failed and is not running: %s. It is tried again at the next reload (mcpgen reload --workspace ID); the other servers' tools work meanwhile.", server, oneLine(why))
+		return reachNot, fmt.Sprintf("server %q failed and is not running: %s. It is tried again at the next reload (mcpgen reload --workspace ID); the other servers' tools work meanwhile.", server, oneLine(why))
 	}
 	switch {
 	case st.State == "backoff" && !st.RetryAt.IsZero():
 		wait := max(time.Until(st.RetryAt), 0).Round(time.Second)
-		return fmt.Sprintf("server %q is restarting after it stopped (%s); mcpgen starts it again at %s (in %s). Call the tool again then; the other servers' tools work meanwhile.",
+		return reachNot, fmt.Sprintf("server %q is restarting after it stopped (%s); mcpgen starts it again at %s (in %s). Call the tool again then; the other servers' tools work meanwhile.",
 			server, oneLine(st.LastError), st.RetryAt.Format("15:04:05"), wait)
 	case st.State == "starting" || st.State == "backoff" || st.State == "ready":
-		return fmt.Sprintf("server %q is starting; call the tool again in a few seconds. The other servers' tools work meanwhile.", server)
+		return reachNot, fmt.Sprintf("server %q is starting; call the tool again in a few seconds. The other servers' tools work meanwhile.", server)
 	}
-	return fmt.Sprintf("server %q is not running (%s)", server, st.State)
+	return reachNot, fmt.Sprintf("server %q is not running (%s)", server, st.State)
 }
 
 func oneLine(s string) string {
@@ -712,6 +771,65 @@ func oneLine(s string) string {
 		s = s[:300] + "..."
 	}
 	return s
+}
+
+// forwardStarted hands a request to a server that is idle, or starting
+// for a request: off the read loop, it starts the server (the hub bounds
+// the wait by the server's startup_timeout) and then forwards the
+// request. A start that fails answers it with why (see refuse), as the
+// hub says it. A cancellation meanwhile drops it unsent.
+func (s *session) forwardStarted(server string, msg *mcp.Message, asResult bool) {
+	s.mu.Lock()
+	if _, dup := s.inflight[msg.ID]; dup {
+		s.mu.Unlock()
+		s.reply(msg.ID, nil, mcp.NewError(mcp.CodeInvalidRequest, "request id %s is already in flight", msg.ID))
+		return
+	}
+	m := s.members[server]
+	busy := len(s.starting) >= maxStarting
+	if m == nil || busy {
+		s.mu.Unlock()
+		why := fmt.Sprintf("server %q is not running in the workspace now", server)
+		if busy {
+			why = fmt.Sprintf("server %q is starting, and %d requests of this agent wait for servers to start already; retry once it has", server, maxStarting)
+		}
+		s.refuse(msg.ID, why, asResult)
+		return
+	}
+	call := &startingCall{server: server}
+	s.inflight[msg.ID] = server
+	s.starting[msg.ID] = call
+	s.mu.Unlock()
+	go func() { // ends when the start does (bounded by the hub), or with the session (s.ctx)
+		err := m.b.Hub.EnsureStarted(s.ctx)
+		s.mu.Lock()
+		current := s.starting[msg.ID] == call
+		if current {
+			delete(s.starting, msg.ID)
+		}
+		if !current || s.members[server] != m {
+			// Cancelled, or its server left (refresh answered it).
+			s.checkDrainedLocked()
+			s.mu.Unlock()
+			return
+		}
+		if err != nil {
+			delete(s.inflight, msg.ID)
+			s.mu.Unlock()
+			why := err.Error()
+			var we *mcp.Error
+			if errors.As(err, &we) {
+				why = we.Message
+			}
+			s.refuse(msg.ID, fmt.Sprintf("%s. The other servers' tools work meanwhile; a later call tries again (mcpgen status and mcpgen logs %s say more).", oneLine(why), server), asResult)
+			s.mu.Lock()
+			s.checkDrainedLocked()
+			s.mu.Unlock()
+			return
+		}
+		s.mu.Unlock()
+		s.pushTo(m, server, msg)
+	}()
 }
 
 // forward hands a request to a server's hub under the agent's id.
@@ -731,6 +849,11 @@ func (s *session) forward(server string, msg *mcp.Message) {
 		s.reply(msg.ID, nil, mcp.NewError(CodeUnavailable, "server %q is not running in the workspace now", server))
 		return
 	}
+	s.pushTo(m, server, msg)
+}
+
+// pushTo hands a request, in inflight already, to its server's member.
+func (s *session) pushTo(m *member, server string, msg *mcp.Message) {
 	if !m.push(msg) {
 		s.mu.Lock()
 		delete(s.inflight, msg.ID)
@@ -756,10 +879,12 @@ func (s *session) notification(msg *mcp.Message) {
 		s.mu.Lock()
 		server, ok := s.inflight[p.RequestID]
 		delete(s.inflight, p.RequestID)
+		_, unsent := s.starting[p.RequestID] // it waits for its server to start
+		delete(s.starting, p.RequestID)
 		s.checkDrainedLocked()
 		m := s.members[server]
 		s.mu.Unlock()
-		if ok && m != nil {
+		if ok && m != nil && !unsent {
 			m.push(msg) // the hub tells the server, under its id
 		}
 	}

@@ -14,20 +14,45 @@ import (
 
 // A Catalog is what a hub knows of its server, for the workspace gateway:
 // the answer to initialize and the lists of the server's last ready
-// process (kept while it restarts), and whether it takes requests now.
+// process (kept while it restarts, or preloaded from the launcher's cache
+// while it is idle), and whether it takes requests now.
 type Catalog struct {
-	Init      *mcp.InitializeResult // nil until the server was first ready
-	Tools     []*mcp.Tool           // every tool the server lists; Exposes filters them
-	Prompts   []json.RawMessage
-	Resources []json.RawMessage
-	Templates []json.RawMessage // resource templates
+	Init  *mcp.InitializeResult // nil until the server was first ready (or preloaded)
+	Tools []*mcp.Tool           // every tool the server lists; Exposes filters them
+	Lists                       // prompts, resources, templates
 	// Exposes reports whether the hub's clients see a tool (SetFilter);
 	// nil: every tool.
 	Exposes func(tool string) bool
 	// Ready is true while a process of the server takes requests.
 	Ready bool
+	// Idle is true while the server has no process and starts when a
+	// request needs it (lazy start, idle stop): a request then waits for
+	// it, and EnsureStarted starts it.
+	Idle bool
+	// Waking is true from the moment a request started an idle server
+	// until it is ready or its start failed: a request may wait for it,
+	// and learns why if the start fails.
+	Waking bool
 	// Failed says why the server will not be ready before a reload.
 	Failed error
+}
+
+// Lists are what a server lists besides tools, each item as the server
+// wrote it. A nil list is one not known (never listed, or the server
+// does not have it); a known list that is empty is not nil.
+type Lists struct {
+	Prompts   []json.RawMessage
+	Resources []json.RawMessage
+	Templates []json.RawMessage // resource templates
+}
+
+// only returns the lists that are among these, the others not known.
+func (l Lists) only(these []list) Lists {
+	var out Lists
+	for _, li := range these {
+		*li.of(&out) = *li.of(&l)
+	}
+	return out
 }
 
 // Catalog returns what the hub knows of its server now. The slices must
@@ -35,12 +60,12 @@ type Catalog struct {
 func (h *Hub) Catalog() Catalog {
 	h.mu.Lock()
 	c := Catalog{
-		Init:      h.init,
-		Tools:     h.tools,
-		Prompts:   h.prompts,
-		Resources: h.resources,
-		Templates: h.templates,
-		Exposes:   h.exposes,
+		Init:    h.init,
+		Tools:   h.tools,
+		Lists:   h.lists,
+		Exposes: h.exposes,
+		Idle:    h.idle.on,
+		Waking:  h.idle.woken,
 	}
 	up := h.up
 	if h.failure != nil || h.closed {
@@ -69,10 +94,10 @@ func (h *Hub) Watch(f func()) (stop func()) {
 	h.watchers[id] = f
 	first := !h.listsWanted
 	h.listsWanted = true
-	up := h.up
+	up, init := h.up, h.init
 	h.mu.Unlock()
 	if first && up != nil {
-		h.listOthers(up, otherLists(h.Catalog().Init)...)
+		h.listOthers(up, nil, otherLists(init)...)
 	}
 	return func() {
 		h.mu.Lock()
@@ -183,14 +208,25 @@ func (h *Hub) filterTools(result json.RawMessage) json.RawMessage {
 // A list is one of the lists the hub keeps besides tools.
 type list struct {
 	method, key string
-	field       func(h *Hub) *[]json.RawMessage
+	of          func(l *Lists) *[]json.RawMessage
 }
 
 var (
-	promptsList   = list{"prompts/list", "prompts", func(h *Hub) *[]json.RawMessage { return &h.prompts }}
-	resourcesList = list{"resources/list", "resources", func(h *Hub) *[]json.RawMessage { return &h.resources }}
-	templatesList = list{"resources/templates/list", "resourceTemplates", func(h *Hub) *[]json.RawMessage { return &h.templates }}
+	promptsList   = list{"prompts/list", "prompts", func(l *Lists) *[]json.RawMessage { return &l.Prompts }}
+	resourcesList = list{"resources/list", "resources", func(l *Lists) *[]json.RawMessage { return &l.Resources }}
+	templatesList = list{"resources/templates/list", "resourceTemplates", func(l *Lists) *[]json.RawMessage { return &l.Templates }}
+	allLists      = []list{promptsList, resourcesList, templatesList}
 )
+
+// listOf returns the list that method lists, if the hub keeps it.
+func listOf(method string) (list, bool) {
+	for _, l := range allLists {
+		if l.method == method {
+			return l, true
+		}
+	}
+	return list{}, false
+}
 
 // otherLists returns the lists a server's capabilities say it has.
 func otherLists(init *mcp.InitializeResult) []list {
@@ -214,13 +250,20 @@ func otherLists(init *mcp.InitializeResult) []list {
 
 // listOthers lists prompts, resources or resource templates of the
 // server, in a goroutine of its own that ends within readyWait (or when
-// the upstream ends), and tells the watchers when a list changed. A
-// server that fails to list one keeps the list it had: a list is extra.
-func (h *Hub) listOthers(u *Upstream, lists ...list) {
+// the upstream ends), tells the watchers when a list changed, and then
+// closes done (if not nil). A server that fails to list one keeps the
+// list it had: a list is extra.
+func (h *Hub) listOthers(u *Upstream, done chan struct{}, lists ...list) {
 	if len(lists) == 0 {
+		if done != nil {
+			close(done)
+		}
 		return
 	}
 	go func() {
+		if done != nil {
+			defer close(done)
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), readyWait)
 		defer cancel()
 		changed := false
@@ -230,10 +273,13 @@ func (h *Hub) listOthers(u *Upstream, lists ...list) {
 				h.log.Warn("listing failed", "server", h.name, "method", l.method, "error", err)
 				continue
 			}
+			if items == nil {
+				items = []json.RawMessage{} // known, and empty
+			}
 			h.mu.Lock()
 			if h.up == u {
-				p := l.field(h)
-				changed = changed || !slices.EqualFunc(*p, items, func(a, b json.RawMessage) bool { return bytes.Equal(a, b) })
+				p := l.of(&h.lists)
+				changed = changed || *p == nil || !slices.EqualFunc(*p, items, func(a, b json.RawMessage) bool { return bytes.Equal(a, b) })
 				*p = items
 			}
 			h.mu.Unlock()
@@ -242,6 +288,24 @@ func (h *Hub) listOthers(u *Upstream, lists ...list) {
 			h.changed()
 		}
 	}()
+}
+
+// Lists lists what the server of up has besides tools, as its capabilities
+// in init say, within ctx: for a catalog kept without a hub (mcpgen
+// build). A list that fails is left unknown (nil).
+func (u *Upstream) Lists(ctx context.Context, init *mcp.InitializeResult) Lists {
+	var out Lists
+	for _, l := range otherLists(init) {
+		items, err := listAll(ctx, u, l.method, l.key)
+		if err != nil {
+			continue
+		}
+		if items == nil {
+			items = []json.RawMessage{}
+		}
+		*l.of(&out) = items
+	}
+	return out
 }
 
 // maxItems bounds a list of prompts, resources or templates, and maxPages

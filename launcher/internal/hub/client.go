@@ -44,6 +44,10 @@ func (c *client) start(msg *mcp.Message) {
 			return
 		}
 	}
+	if result, ok := c.hub.fromCatalog(msg.Method); ok {
+		c.answer(msg.ID, result, nil) // an idle server stays so
+		return
+	}
 	f := &forward{clientID: msg.ID, tools: msg.Method == "tools/list"}
 	c.mu.Lock()
 	if _, dup := c.inflight[msg.ID]; dup {
@@ -93,7 +97,7 @@ func (c *client) initialize(msg *mcp.Message) {
 		c.answer(msg.ID, nil, mcp.NewError(mcp.CodeInvalidParams, "initialize: %v", err))
 		return
 	}
-	_, init, err := c.hub.ready(c.ctx)
+	init, err := c.hub.initResult(c.ctx)
 	if err != nil {
 		c.answer(msg.ID, nil, asWireError(err))
 		return
@@ -234,6 +238,7 @@ func (c *client) abandon() {
 	for _, id := range ids {
 		c.cancel(id, errClientGone)
 	}
+	c.noteUse()
 }
 
 // answer sends the answer to one of the client's requests, which frees

@@ -74,6 +74,17 @@ type client struct {
 	heldBytes   int                 // the params of the requests held (see hold)
 	starting    bool                // a goroutine starts waiting requests
 	ended       bool                // run is ending: no more goroutines
+
+	// A member's use of the server, as the hub counts it (see lazy.go):
+	// inUse while it has requests under way. useMu orders the changes,
+	// so that the hub hears them in the order they happened.
+	useMu    sync.Mutex
+	inUse    bool
+	departed bool // it left: it uses nothing any more
+
+	// drain wakes a client that closed its input and waits for its
+	// answers (see readLoop).
+	drain *Drain
 }
 
 func newClient(ctx context.Context, h *Hub, conn io.ReadWriteCloser) *client {
@@ -83,6 +94,7 @@ func newClient(ctx context.Context, h *Hub, conn io.ReadWriteCloser) *client {
 		r:        mcp.NewReaderSize(conn, clientReadBuffer),
 		room:     make(chan struct{}, 1),
 		inflight: make(map[mcp.ID]*forward),
+		drain:    NewDrain(),
 	}
 	c.ctx, c.cancelCtx = context.WithCancel(ctx)
 	c.box = newOutbox(conn, c.release)
@@ -111,8 +123,12 @@ type outlet interface {
 func (c *client) run() {
 	// The writer ends when the outbox is closed and flushed, or when a
 	// write fails; either way it closes the connection, which ends the
-	// read loop if it has not ended yet.
-	go c.box.run(c.conn.Close)
+	// read loop if it has not ended yet, and the client is gone: what
+	// waits on its behalf (a drain too) stops.
+	go func() {
+		c.box.run(c.conn.Close)
+		c.cancelCtx()
+	}()
 	c.readLoop()
 	c.cancelCtx()
 	c.out.close()
@@ -125,13 +141,19 @@ func (c *client) run() {
 	<-c.out.finished()
 }
 
-// readLoop reads the client's messages until its connection ends.
+// readLoop reads the client's messages until its connection ends. A
+// client that closed its input (EOF) first gets the answers to what it
+// asked (see owes): MCP asks a server to answer what it read before it
+// exits, and `printf '...' | mcpgen connect` is such a client.
 func (c *client) readLoop() {
 	for {
 		msg, err := c.r.Read()
 		if err != nil {
 			var de *mcp.DecodeError
 			if !errors.As(err, &de) {
+				if errors.Is(err, io.EOF) {
+					c.drain.Wait(c.ctx.Done(), c.hub.AnswerBound(), c.owes)
+				}
 				return
 			}
 			// The hub is the client's server: JSON-RPC 2.0 asks a server
@@ -162,6 +184,7 @@ func (c *client) request(msg *mcp.Message) {
 		if len(c.waiting) == 0 && c.roomLocked() {
 			c.slots++
 			c.mu.Unlock()
+			c.noteUse() // before the request reaches the server: see IdleIf
 			c.start(msg)
 			return
 		}
@@ -169,6 +192,7 @@ func (c *client) request(msg *mcp.Message) {
 			c.waiting = append(c.waiting, c.holdLocked(msg))
 			c.startWaitingLocked()
 			c.mu.Unlock()
+			c.noteUse()
 			return
 		}
 		c.mu.Unlock()
@@ -258,6 +282,46 @@ func (c *client) roomMade() {
 	c.mu.Lock()
 	c.startWaitingLocked()
 	c.mu.Unlock()
+	if c.drain != nil {
+		c.drain.Kick()
+	}
+	c.noteUse()
+}
+
+// owes reports whether the client has requests whose answers are not
+// written yet: under way (forwarded, waiting for the server, answered by
+// the hub), or waiting for a slot.
+func (c *client) owes() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.slots > 0 || len(c.waiting) > 0
+}
+
+// noteUse tells the hub when a member's requests begin or end being under
+// way (see lazy.go); a connection's use is its being connected.
+func (c *client) noteUse() {
+	if c.conn != nil {
+		return
+	}
+	c.useMu.Lock()
+	defer c.useMu.Unlock()
+	inUse := c.owes()
+	if c.departed || inUse == c.inUse {
+		return
+	}
+	c.inUse = inUse
+	c.hub.memberBusy(inUse)
+}
+
+// leftBusy ends a member's use: it left.
+func (c *client) leftBusy() {
+	c.useMu.Lock()
+	defer c.useMu.Unlock()
+	if c.inUse {
+		c.inUse = false
+		c.hub.memberBusy(false)
+	}
+	c.departed = true
 }
 
 // startWaitingLocked starts a goroutine that starts the requests that

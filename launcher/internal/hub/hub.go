@@ -54,6 +54,7 @@ type Hub struct {
 	progress  map[string]*progressRoute // by the token the server sees (see tokenKey)
 	nextID    int64                     // ids the hub gives out: routed requests, progress tokens
 	listing   bool                      // a re-list after list_changed is under way
+	idle      idleState                 // lazy start and idle stop (lazy.go)
 
 	// roomWaits, in tests, hears each time a client's read loop starts
 	// waiting for room (see client.waitRoom): how a test knows that the
@@ -62,12 +63,17 @@ type Hub struct {
 
 	// What the workspace gateway reads (catalog.go).
 	exposes     func(tool string) bool // the tool filter; nil shows every tool
-	prompts     []json.RawMessage      // listed once the hub is watched
-	resources   []json.RawMessage
-	templates   []json.RawMessage
+	lists       Lists                  // listed once the hub is watched, or preloaded
+	listed      chan struct{}          // closed once listedUp's lists are listed (Listed)
+	listedUp    *Upstream
 	watchers    map[int]func()
 	nextWatch   int
 	listsWanted bool // the hub is watched: keep the lists besides tools
+
+	// The server's startup_timeout and tool_timeout: how long a request
+	// waits for the server to be ready (readyBoundLocked), and how long a
+	// client that closed its input waits for its answers (AnswerBound).
+	startTimeout, toolTimeout time.Duration
 }
 
 // A routedRequest is a server's request that a client answers. Its
@@ -97,12 +103,31 @@ func New(name, root string, log *slog.Logger) *Hub {
 		routed:   make(map[mcp.ID]*routedRequest),
 		progress: make(map[string]*progressRoute),
 		watchers: make(map[int]func()),
+
+		toolTimeout: defaultToolTimeout,
 	}
 }
 
-// readyWait is how long a client's request waits for a server that is
-// starting or restarting before it fails.
+// defaultToolTimeout is the manifest's default tool_timeout, for a hub
+// that was told none.
+const defaultToolTimeout = time.Minute
+
+// readyWait is how long a client's request waits at least for a server
+// that is starting or restarting before it fails; longer for a server
+// whose startup_timeout is (see readyBoundLocked).
 const readyWait = 30 * time.Second
+
+// startMargin is added to a server's startup_timeout for the wait of a
+// request: the time to spawn it, or to stop the process before.
+const startMargin = 5 * time.Second
+
+// readyBoundLocked is how long a request waits for the server to be
+// ready: readyWait, or its startup_timeout and a margin when that is
+// longer, so that a request that starts a slow lazy server waits as long
+// as its start may take. The caller holds h.mu.
+func (h *Hub) readyBoundLocked() time.Duration {
+	return max(readyWait, h.startTimeout+startMargin)
+}
 
 // SetRoot changes the workspace dir that roots/list answers (a reload may
 // change it).
@@ -112,23 +137,72 @@ func (h *Hub) SetRoot(root string) {
 	h.mu.Unlock()
 }
 
-// Attach makes up the hub's server, ready with the given handshake.
+// Attach makes up the hub's server, ready with the given handshake. A
+// watched hub then lists the server's prompts, resources and templates
+// too (see Listed).
 func (h *Hub) Attach(up *Upstream, init *mcp.InitializeResult, tools []*mcp.Tool) {
 	catalog := toolsCatalog(tools)
+	others := otherLists(init)
 	h.mu.Lock()
 	changed := h.toolsJSON != nil && !bytes.Equal(catalog, h.toolsJSON)
 	h.up, h.init, h.tools, h.toolsJSON, h.failure = up, init, tools, catalog, nil
+	h.idle.woken = false
 	h.wakeLocked()
 	clients := h.clientList()
-	wanted := h.listsWanted
+	// The lists the server no longer has go; those it has are kept
+	// until listed again (a list is extra: a failed listing keeps it).
+	h.lists = h.lists.only(others)
+	var done chan struct{}
+	if !h.listsWanted {
+		others = nil
+	}
+	if len(others) > 0 {
+		done = make(chan struct{})
+	}
+	h.listed, h.listedUp = done, up
 	h.mu.Unlock()
 	if changed {
 		h.broadcast(clients, listChanged)
 	}
-	if wanted {
-		h.listOthers(up, otherLists(init)...)
-	}
+	h.listOthers(up, done, others...)
 	h.changed()
+}
+
+// Listed returns a channel closed once the lists that up's Attach began
+// (prompts, resources, templates: see Watch) are listed, or failed to be;
+// closed at once when there were none, or up is not the hub's server.
+func (h *Hub) Listed(up *Upstream) <-chan struct{} {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.listedUp == up && h.listed != nil {
+		return h.listed
+	}
+	return closedChan
+}
+
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// SetTimeouts says how long the server may take to start (its
+// startup_timeout: a request waits that long for it, 30 s at least) and
+// one of its calls (its tool_timeout: see AnswerBound); zero: the
+// manifest's defaults.
+func (h *Hub) SetTimeouts(startup, tool time.Duration) {
+	if tool <= 0 {
+		tool = defaultToolTimeout
+	}
+	h.mu.Lock()
+	h.startTimeout, h.toolTimeout = startup, tool
+	h.mu.Unlock()
+}
+
+// AnswerBound is the longest a request of a client may wait for its
+// answer: the wait for the server to be ready (it may be idle, or
+// restarting), then its tool_timeout. A client that closed its input
+// waits no longer than that for the answers to what it asked before.
+func (h *Hub) AnswerBound() time.Duration {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.readyBoundLocked() + h.toolTimeout
 }
 
 // Detach drops up when it is the hub's server: requests arriving now wait
@@ -166,6 +240,7 @@ func (h *Hub) Detach(up *Upstream) {
 func (h *Hub) Fail(err error) {
 	h.mu.Lock()
 	h.failure = err
+	h.idle.woken = false
 	h.wakeLocked()
 	h.mu.Unlock()
 	h.changed()
@@ -203,6 +278,20 @@ func (h *Hub) Tools() []string {
 	return exposedNames(h.tools, h.exposes)
 }
 
+// Members returns how many of the clients are Members (sessions of the
+// workspace gateway).
+func (h *Hub) Members() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for c := range h.clients {
+		if c.conn == nil {
+			n++
+		}
+	}
+	return n
+}
+
 // Clients returns the names the connected clients gave in initialize.
 func (h *Hub) Clients() []string {
 	h.mu.Lock()
@@ -232,24 +321,32 @@ func (h *Hub) current() *Upstream {
 
 // ready returns the hub's server, waiting for it when it is starting.
 func (h *Hub) ready(ctx context.Context) (*Upstream, *mcp.InitializeResult, error) {
-	timer := time.NewTimer(readyWait)
+	h.mu.Lock()
+	bound := h.readyBoundLocked()
+	h.mu.Unlock()
+	timer := time.NewTimer(bound)
 	defer timer.Stop()
+	w := h.await() // an idle server starts: this request needs it
+	defer w.done()
 	for {
 		h.mu.Lock()
 		up, init, failure, wake, closed := h.up, h.init, h.failure, h.wake, h.closed
+		startErr := w.failedLocked()
 		h.mu.Unlock()
 		switch {
 		case up != nil && !up.refuses():
 			return up, init, nil
 		case closed || failure != nil:
 			return nil, nil, mcp.NewError(CodeUnavailable, "%v", failure)
+		case startErr != nil:
+			return nil, nil, mcp.NewError(CodeUnavailable, "server %q did not start: %v", h.name, startErr)
 		}
 		select {
 		case <-wake:
 		case <-ctx.Done():
 			return nil, nil, mcp.NewError(CodeUnavailable, "server %q is not ready: %v", h.name, context.Cause(ctx))
 		case <-timer.C:
-			return nil, nil, mcp.NewError(CodeUnavailable, "server %q is not ready after %s (see mcpgen status)", h.name, readyWait)
+			return nil, nil, mcp.NewError(CodeUnavailable, "server %q is not ready after %s (see mcpgen status)", h.name, bound)
 		}
 	}
 }
@@ -366,7 +463,7 @@ func (h *Hub) serverNotification(u *Upstream, msg *mcp.Message) {
 			if msg.Method != "notifications/prompts/list_changed" {
 				lists = []list{resourcesList, templatesList}
 			}
-			h.listOthers(u, lists...)
+			h.listOthers(u, nil, lists...)
 		}
 		h.broadcast(clients, msg)
 	default:
@@ -475,6 +572,7 @@ func (h *Hub) Serve(ctx context.Context, conn io.ReadWriteCloser) {
 		return
 	}
 	h.clients[c] = struct{}{}
+	h.clientsChangedLocked(false)
 	h.mu.Unlock()
 	c.run()
 	h.drop(c)
@@ -494,8 +592,15 @@ func (h *Hub) add(c *client) bool {
 // drop forgets a client that left: the server's requests that it was
 // asked get an error, and its progress routes go.
 func (h *Hub) drop(c *client) {
+	if c.conn == nil {
+		c.leftBusy() // a member: no request of its is under way any more
+	}
 	h.mu.Lock()
+	_, was := h.clients[c]
 	delete(h.clients, c)
+	if was && c.conn != nil {
+		h.clientsChangedLocked(true)
+	}
 	var orphans []*routedRequest
 	for id, r := range h.routed {
 		if r.client == c {

@@ -176,7 +176,9 @@ func pipePair(t *testing.T) (io.ReadWriteCloser, io.ReadWriteCloser) {
 func serve(t *testing.T, h *Hub, conn io.ReadWriteCloser) <-chan struct{} {
 	served := make(chan struct{})
 	go func() { defer close(served); h.Serve(context.Background(), conn) }()
-	t.Cleanup(func() { conn.Close(); <-served })
+	// At the test's end the hub closes, as at a session's end: a client
+	// that left a request unanswered is not drained for its whole bound.
+	t.Cleanup(func() { conn.Close(); h.Close(); <-served })
 	return served
 }
 

@@ -55,6 +55,9 @@ func NewClient(t testing.TB, conn io.ReadWriteCloser, name, caps string) *Client
 	return c
 }
 
+// Close disconnects the client.
+func (c *Client) Close() { c.conn.Close() }
+
 // Send writes one line, which must hold one JSON message.
 func (c *Client) Send(line string) {
 	c.t.Helper()

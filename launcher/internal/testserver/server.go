@@ -89,7 +89,12 @@ func Self(t testing.TB) string {
 // $MCPGEN_TESTSERVER_BANNER_LOG, the server waits until that log holds it
 // before it serves, so that a test knows the banner was read before the
 // server became ready. $MCPGEN_TESTSERVER_LAST_WORDS is a line that crash
-// writes to stderr before it exits.
+// writes to stderr before it exits. $MCPGEN_TESTSERVER_EOF_NOTE names a
+// file (a FIFO, say) that the server writes its pid to, on a line, as soon
+// as its stdin ends: how a benchmark knows when the launcher told it to
+// stop. With $MCPGEN_TESTSERVER_EXIT_AFTER, it then waits (WaitLong at
+// most) until that file exists before it exits: how a test holds a stop
+// half done.
 func serve(mode string) {
 	if banner := os.Getenv("MCPGEN_TESTSERVER_BANNER"); banner != "" {
 		fmt.Fprintln(os.Stderr, banner)
@@ -141,6 +146,7 @@ func serve(mode string) {
 	for {
 		msg, err := r.Read()
 		if err != nil {
+			noteEOF()
 			break
 		}
 		switch {
@@ -171,9 +177,32 @@ func serve(mode string) {
 		}
 	}
 	s.wg.Wait() // answer what was read, then exit
+	if path := os.Getenv("MCPGEN_TESTSERVER_EXIT_AFTER"); path != "" {
+		for deadline := time.Now().Add(WaitLong); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			if _, err := os.Stat(path); err == nil {
+				break
+			}
+		}
+	}
 	if mode == "noterm" {
 		select {}
 	}
+}
+
+// noteEOF writes the pid to $MCPGEN_TESTSERVER_EOF_NOTE, if set.
+func noteEOF() {
+	path := os.Getenv("MCPGEN_TESTSERVER_EOF_NOTE")
+	if path == "" {
+		return
+	}
+	// Not blocking: a FIFO that nobody reads any more (its test ended)
+	// fails the open at once instead of holding the exit.
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return
+	}
+	fmt.Fprintf(f, "%d\n", os.Getpid())
+	f.Close()
 }
 
 type wireServer struct {

@@ -67,47 +67,73 @@ func (f *follower) lost() {
 	f.dirty = true
 }
 
-// settle runs when the changes have quieted down, and reports whether what
-// the manifest reads now differs from what was reported last. Comparing
+// settle runs when the changes have quieted down, and returns what the
+// manifest reads now if it differs from what was reported last. Comparing
 // content rather than trusting events turns a burst of writes into few
 // reports, and makes a save that leaves the content as it was (or a chmod,
 // or a backup file) report nothing.
-func (f *follower) settle() bool {
+func (f *follower) settle() ([]byte, bool) {
 	if !f.dirty {
-		return false
+		return nil, false
 	}
 	f.dirty = false
-	snap, err := f.read()
+	snap, data, err := f.read()
 	if err != nil {
 		// Often a save in progress (the old file renamed away, the new one
 		// not written yet); the event that completes it comes next.
 		f.report(fmt.Errorf("%v (keeping the manifest loaded last)", err))
-		return false
+		return nil, false
 	}
 	if snap == f.last {
-		return false
+		return nil, false
 	}
 	f.last = snap
-	return true
+	return data, true
+}
+
+// replaced runs when one of the manifest's paths was replaced whole (a
+// rename or a link over it), and returns what the manifest reads now if it
+// differs from what was reported last and complete accepts it: then there
+// is nothing to wait for. Otherwise the change is left to settle: a file
+// created empty and then written, or a manifest that does not parse, may
+// yet change within the debounce.
+func (f *follower) replaced(complete func([]byte) bool) ([]byte, bool) {
+	snap, data, err := f.read()
+	if err != nil || snap == f.last || !complete(data) {
+		return nil, false
+	}
+	f.last, f.dirty = snap, false
+	return data, true
+}
+
+// take reads the manifest for a caller that applies it: what it reads is
+// what later content is compared with.
+func (f *follower) take() ([]byte, error) {
+	snap, data, err := f.read()
+	if err != nil {
+		return nil, err
+	}
+	f.last = snap
+	return data, nil
 }
 
 // read follows the manifest's symbolic links anew, watches the directories
 // they go through, then reads it. Watching before reading means that a
 // change made after the read is seen.
-func (f *follower) read() (manifestSnapshot, error) {
+func (f *follower) read() (manifestSnapshot, []byte, error) {
 	file, deps, err := resolveManifest(f.dir, filepath.Base(f.path))
 	f.watch(deps)
 	if err != nil {
-		return manifestSnapshot{}, err
+		return manifestSnapshot{}, nil, err
 	}
 	// Read through the links rather than file: if they changed since they
 	// were resolved, the content is current and the change has an event
 	// coming.
 	data, err := os.ReadFile(f.path)
 	if err != nil {
-		return manifestSnapshot{}, err
+		return manifestSnapshot{}, nil, err
 	}
-	return manifestSnapshot{file: file, sum: sha256.Sum256(data)}, nil
+	return manifestSnapshot{file: file, sum: sha256.Sum256(data)}, data, nil
 }
 
 // watch makes deps the paths that concern the manifest, and watches their

@@ -42,11 +42,99 @@ func TestWatchManifest(t *testing.T) {
 			for i, step := range tt.steps {
 				want := manifestText(i + 1)
 				step(t, path, want)
-				wt.awaitManifest(path, want)
+				wt.awaitManifest(want)
 				// Drain what the step still has coming, so that the next
 				// step's event is its own.
 				if _, sources := wt.sync(); len(sources) > 0 {
 					t.Errorf("step %d: got sources %q, want none", i+1, sources)
+				}
+			}
+		})
+	}
+}
+
+// TestWatchManifestAtOnce checks which changes are reported without the
+// debounce: the manifest replaced whole by content that Complete accepts.
+// The debounce is longer than the test's hang guard, so any event that
+// comes was not debounced, and one that would have been never comes; each
+// step ends with a save that is reported at once, and what the step saved
+// before it must not show.
+func TestWatchManifestAtOnce(t *testing.T) {
+	const valid = "version = 1 # "
+	tests := []struct {
+		name   string
+		layout func(*testing.T, string) string
+		before manifestSave // saved first: never reported at once
+		data   string       // ... with this content
+		then   manifestSave // then this save, of valid content: at once
+	}{
+		{"rename over", plainManifest, nil, "", saveRenameOver},
+		{"configmap swap", configMapManifest, nil, "", saveConfigMap},
+		{"symlink retargeted", linkedManifest, nil, "", saveRetarget},
+		{"in place, then renamed over", plainManifest, saveInPlace, valid + "in place", saveRenameOver},
+		{"truncated, then configmap", configMapManifest, saveTruncate, valid + "truncated", saveConfigMap},
+		{"invalid renamed over, then renamed over", plainManifest, saveRenameOver, "not valid", saveRenameOver},
+		{"invalid configmap, then configmap", configMapManifest, saveConfigMap, "not valid", saveConfigMap},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := tt.layout(t, t.TempDir())
+			wt := startWatchOpts(t, path, Options{
+				Debounce: time.Hour,
+				Complete: func(data []byte) bool { return strings.HasPrefix(string(data), valid) },
+			})
+			for i := 1; i <= 3; i++ {
+				if tt.before != nil {
+					tt.before(t, path, tt.data)
+				}
+				want := manifestText(i)
+				tt.then(t, path, want)
+				if reads := wt.awaitManifest(want); len(reads) != 1 {
+					t.Errorf("step %d: got events with %q, want one, with %q", i, reads, want)
+				}
+			}
+		})
+	}
+}
+
+// TestWatchManifestRead checks that a content the caller read through
+// Read is what later changes are compared with: the manifest changed to Y
+// and back to X around the caller's read of Y still reports X.
+func TestWatchManifestRead(t *testing.T) {
+	x, y := manifestText(1), manifestText(2)
+	tests := []struct {
+		name string
+		save manifestSave
+	}{
+		{"in place", saveInPlace},
+		{"renamed over", saveRenameOver},
+		{"configmap", saveConfigMap},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			layout := plainManifest
+			if tt.name == "configmap" {
+				layout = configMapManifest
+			}
+			path := layout(t, t.TempDir())
+			tt.save(t, path, x)
+			wt := startWatchOpts(t, path, Options{Debounce: 20 * time.Millisecond})
+			tt.save(t, path, y)
+			got, err := wt.w.Read()
+			watchCheck(t, err)
+			if string(got.Data) != y {
+				t.Fatalf("Read: got %q, want %q", got.Data, y)
+			}
+			tt.save(t, path, x)
+			for {
+				ev := wt.next()
+				if ev.Manifest == nil || ev.Manifest.Seq <= got.Seq {
+					t.Fatalf("got %+v after Read's content number %d, want a later content of the manifest", ev, got.Seq)
+				}
+				if d := string(ev.Manifest.Data); d != x {
+					t.Errorf("got an event with %q after Read returned %q, want %q alone", d, y, x)
+				} else {
+					break
 				}
 			}
 		})
@@ -101,13 +189,11 @@ func TestWatchManifestBurst(t *testing.T) {
 		}
 		ways[i%len(ways)](t, path, data)
 	}
-	reads := wt.awaitManifest(path, final)
+	reads := wt.awaitManifest(final)
 	// What the burst still has coming arrives before the sentinel does.
 	for _, ev := range wt.syncEvents() {
-		if ev.Manifest {
-			data, err := os.ReadFile(path)
-			watchCheck(t, err)
-			reads = append(reads, string(data))
+		if ev.Manifest != nil {
+			reads = append(reads, string(ev.Manifest.Data))
 		}
 	}
 	t.Logf("%d events for %d writes", len(reads), writes)

@@ -120,7 +120,7 @@ func TestWatchSetSourcesReplaces(t *testing.T) {
 		t.Fatalf("the manifest's directory is no longer watched")
 	}
 	saveRenameOver(t, manifestPath, manifestText(1))
-	wt.awaitManifest(manifestPath, manifestText(1))
+	wt.awaitManifest(manifestText(1))
 }
 
 func TestWatchSetSourcesBadPattern(t *testing.T) {

@@ -1,7 +1,8 @@
 // Package watch follows what a workspace session depends on in the file
-// system, and reports its changes, debounced: the manifest, through
-// symbolic links and ConfigMap swaps, by its content (manifest.go); and the
-// sources that servers are built from, by their watch patterns
+// system, and reports its changes: the manifest, through symbolic links and
+// ConfigMap swaps, by its content (manifest.go), at once when it was
+// replaced whole by valid content and debounced otherwise; and the sources
+// that servers are built from, by their watch patterns, debounced
 // (sources.go).
 package watch
 
@@ -19,8 +20,38 @@ import (
 
 // An Event says what changed since the previous one.
 type Event struct {
-	Manifest bool     // the manifest's content may have changed: reload it
+	// Manifest, when not nil, is the manifest's new content: apply it.
+	Manifest *Content
 	Sources  []string // servers whose watched sources changed, sorted: rebuild, then restart them
+}
+
+// Content is the manifest's content as the Watcher read it: the bytes it
+// hashed to tell a change. Parse these rather than read the file again: a
+// read of one's own may see a later content, which the Watcher would then
+// take for one reported already (X, then Y, then X again, around that
+// read, would leave the caller on Y).
+type Content struct {
+	Data []byte
+	// Seq orders the contents that one Watcher hands out, through Events
+	// and Read: a later read has a greater Seq. A caller that loads the
+	// manifest from both applies a content only if its Seq is above that
+	// of the content it applied last.
+	Seq uint64
+}
+
+// Options configure a Watcher.
+type Options struct {
+	// Debounce is the quiet time waited for after a change before it is
+	// reported.
+	Debounce time.Duration
+	// Complete, if set, says whether content of the manifest is whole and
+	// valid (it parses). The manifest replaced whole (a file renamed over
+	// it, as editors save; a symbolic link swapped, as a ConfigMap is
+	// updated) by content that Complete accepts is reported at once,
+	// without the debounce. Writes in place, which may be read half done,
+	// and content that Complete refuses wait for the debounce. It runs on
+	// the Watcher's goroutine, for each such replacement.
+	Complete func(data []byte) bool
 }
 
 // maxQueuedErrors bounds the errors kept for a reader of Errors that is
@@ -41,10 +72,12 @@ const maxQueuedErrors = 32
 type Watcher struct {
 	notify   *fsnotify.Watcher
 	debounce time.Duration
+	complete func([]byte) bool
 
 	eventc    chan Event
 	errc      chan error
 	setc      chan sourcesRequest
+	readc     chan readRequest
 	quit      chan struct{} // closed by Close
 	done      chan struct{} // closed by run once eventc and errc are closed
 	closeOnce sync.Once
@@ -55,9 +88,20 @@ type Watcher struct {
 	sources  *sources  // the servers' sources
 
 	// Settled changes, waiting for the reader of eventc.
-	pendManifest bool
+	pendManifest *Content
 	pending      map[string]bool
 	errq         []error
+	seq          uint64 // the Seq of the last Content handed out
+}
+
+type readRequest struct {
+	result *readResult
+	done   chan struct{}
+}
+
+type readResult struct {
+	content *Content
+	err     error
 }
 
 type sourcesRequest struct {
@@ -67,11 +111,11 @@ type sourcesRequest struct {
 }
 
 // New starts watching the manifest at manifestPath. Its content now is
-// taken as the one the caller loaded: only a later change is reported. So
-// start it before loading the manifest, not after: a change in between then
-// costs a reload that changes nothing, instead of going unseen. Call Close
+// taken as the one the caller loaded: only a later change is reported. A
+// caller that loaded it before should load it again through Read, which
+// hands over the content the Watcher compares later ones with. Call Close
 // to stop.
-func New(manifestPath string, debounce time.Duration) (*Watcher, error) {
+func New(manifestPath string, opts Options) (*Watcher, error) {
 	abs, err := filepath.Abs(manifestPath)
 	if err != nil {
 		return nil, fmt.Errorf("watch %s: %v", manifestPath, err)
@@ -93,10 +137,12 @@ func New(manifestPath string, debounce time.Duration) (*Watcher, error) {
 	}
 	w := &Watcher{
 		notify:   notify,
-		debounce: max(debounce, 0),
+		debounce: max(opts.Debounce, 0),
+		complete: opts.Complete,
 		eventc:   make(chan Event),
 		errc:     make(chan error),
 		setc:     make(chan sourcesRequest),
+		readc:    make(chan readRequest),
 		quit:     make(chan struct{}),
 		done:     make(chan struct{}),
 		dirs:     d,
@@ -104,7 +150,7 @@ func New(manifestPath string, debounce time.Duration) (*Watcher, error) {
 	}
 	w.manifest = newFollower(d, w.report, dir, filepath.Base(abs))
 	w.sources = newSources(d, w.report)
-	if snap, err := w.manifest.read(); err != nil {
+	if snap, _, err := w.manifest.read(); err != nil {
 		w.report(err)
 	} else {
 		w.manifest.last = snap
@@ -148,6 +194,22 @@ func (w *Watcher) SetSources(dir string, sources map[string][]string) error {
 	}
 	<-req.done // run always finishes a request it took
 	return nil
+}
+
+// Read reads the manifest now and hands over its content, which the
+// Watcher takes for the one the caller applies: only a later change is
+// reported, and a change that was noted but not yet received is dropped
+// (this read is as new). It fails when the manifest cannot be read, and
+// after Close.
+func (w *Watcher) Read() (*Content, error) {
+	req := readRequest{result: &readResult{}, done: make(chan struct{})}
+	select {
+	case w.readc <- req:
+	case <-w.done:
+		return nil, errors.New("watch: watcher closed")
+	}
+	<-req.done // run always finishes a request it took
+	return req.result.content, req.result.err
 }
 
 // Close stops watching and waits until Events and Errors are closed. It is
@@ -202,7 +264,7 @@ func (w *Watcher) run() {
 		case <-timer.C:
 			w.settle()
 		case eventc <- ev:
-			w.pendManifest = false
+			w.pendManifest = nil
 			clear(w.pending)
 		case errc <- err:
 			w.errq = w.errq[1:]
@@ -210,6 +272,16 @@ func (w *Watcher) run() {
 			keep := w.sources.set(req.dir, req.globs)
 			// Changes noted for servers that are gone are dropped.
 			maps.DeleteFunc(w.pending, func(s string, _ bool) bool { return !keep[s] })
+			close(req.done)
+		case req := <-w.readc:
+			data, err := w.manifest.take()
+			if err == nil {
+				// The caller applies this: a change noted before is no
+				// news any more.
+				w.pendManifest = nil
+				req.result.content = w.content(data)
+			}
+			req.result.err = err
 			close(req.done)
 		}
 	}
@@ -224,7 +296,21 @@ func (w *Watcher) handle(e fsnotify.Event) bool {
 	}
 	m := w.manifest.event(e)
 	s := w.sources.event(e)
+	if m && w.complete != nil && e.Has(fsnotify.Create) {
+		// Renamed or linked over one of the manifest's paths: replaced
+		// whole. Content that parses is news now; anything else (an
+		// empty file that is being written) waits for the debounce.
+		if data, ok := w.manifest.replaced(w.complete); ok {
+			w.pendManifest = w.content(data)
+		}
+	}
 	return m || s
+}
+
+// content numbers data as the next Content handed out.
+func (w *Watcher) content(data []byte) *Content {
+	w.seq++
+	return &Content{Data: data, Seq: w.seq}
 }
 
 // fail handles an error from fsnotify and reports whether it marked
@@ -245,8 +331,8 @@ func (w *Watcher) fail(err error) bool {
 // settle runs when the changes have quieted down: it reads the manifest if
 // it may have changed, and makes the changes pending.
 func (w *Watcher) settle() {
-	if w.manifest.settle() {
-		w.pendManifest = true
+	if data, ok := w.manifest.settle(); ok {
+		w.pendManifest = w.content(data)
 	}
 	for _, s := range w.sources.settle() {
 		w.pending[s] = true
@@ -254,7 +340,7 @@ func (w *Watcher) settle() {
 }
 
 func (w *Watcher) pendingEvent() (Event, bool) {
-	if !w.pendManifest && len(w.pending) == 0 {
+	if w.pendManifest == nil && len(w.pending) == 0 {
 		return Event{}, false
 	}
 	return Event{Manifest: w.pendManifest, Sources: slices.Sorted(maps.Keys(w.pending))}, true

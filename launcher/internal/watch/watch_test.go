@@ -31,7 +31,12 @@ type watchTest struct {
 
 func startWatch(t *testing.T, manifestPath string, debounce time.Duration) *watchTest {
 	t.Helper()
-	w, err := New(manifestPath, debounce)
+	return startWatchOpts(t, manifestPath, Options{Debounce: debounce})
+}
+
+func startWatchOpts(t *testing.T, manifestPath string, opts Options) *watchTest {
+	t.Helper()
+	w, err := New(manifestPath, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +111,7 @@ func (wt *watchTest) sync() (manifest bool, sources []string) {
 	wt.t.Helper()
 	seen := map[string]bool{}
 	for _, ev := range wt.syncEvents() {
-		manifest = manifest || ev.Manifest
+		manifest = manifest || ev.Manifest != nil
 		for _, s := range ev.Sources {
 			seen[s] = true
 		}
@@ -115,23 +120,25 @@ func (wt *watchTest) sync() (manifest bool, sources []string) {
 	return manifest, slices.Sorted(maps.Keys(seen))
 }
 
-// awaitManifest reads events until one reports the manifest changed and the
-// manifest then reads want. It returns what each such event read.
-func (wt *watchTest) awaitManifest(path, want string) []string {
+// awaitManifest reads events until one reports the manifest changed to
+// want. It returns the content each such event carried. Each event carries
+// what the manifest read when the Watcher looked, never an older content
+// than the event before.
+func (wt *watchTest) awaitManifest(want string) []string {
 	wt.t.Helper()
 	var reads []string
+	var seq uint64
 	for {
 		ev := wt.next()
-		if !ev.Manifest || len(ev.Sources) > 0 {
+		if ev.Manifest == nil || len(ev.Sources) > 0 {
 			wt.t.Fatalf("got %+v, want an event for the manifest alone", ev)
 		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			reads = append(reads, err.Error())
-			continue
+		if ev.Manifest.Seq <= seq {
+			wt.t.Fatalf("got content number %d after %d, want ever greater numbers", ev.Manifest.Seq, seq)
 		}
-		reads = append(reads, string(data))
-		if string(data) == want {
+		seq = ev.Manifest.Seq
+		reads = append(reads, string(ev.Manifest.Data))
+		if string(ev.Manifest.Data) == want {
 			return reads
 		}
 	}
@@ -276,7 +283,7 @@ func TestWatchClose(t *testing.T) {
 	dir := t.TempDir()
 	manifestPath := filepath.Join(dir, "mcpgen.toml")
 	watchWrite(t, manifestPath, manifestText(0))
-	w, err := New(manifestPath, time.Millisecond)
+	w, err := New(manifestPath, Options{Debounce: time.Millisecond})
 	watchCheck(t, err)
 	watchCheck(t, w.Close())
 	watchCheck(t, w.Close())
@@ -292,7 +299,7 @@ func TestWatchClose(t *testing.T) {
 }
 
 func TestWatchMissingDir(t *testing.T) {
-	if _, err := New(filepath.Join(t.TempDir(), "nope", "mcpgen.toml"), time.Millisecond); err == nil {
+	if _, err := New(filepath.Join(t.TempDir(), "nope", "mcpgen.toml"), Options{Debounce: time.Millisecond}); err == nil {
 		t.Error("got no error for a manifest in a missing directory")
 	}
 }
