@@ -632,3 +632,44 @@ func TestGatewayDrain(t *testing.T) {
 		t.Fatal("the session did not end")
 	}
 }
+
+// TestGatewaySlowAgent: an agent that asks for large answers and never
+// reads them is disconnected once they pass the byte bound, well before
+// the message bound, and the servers go on answering another agent.
+func TestGatewaySlowAgent(t *testing.T) {
+	w := newWorld(t)
+	w.add("a", true, "MCPGEN_TESTSERVER_TOOLS=echo")
+	other := w.client("other", `{}`)
+
+	ours, theirs := net.Pipe()
+	defer ours.Close()
+	served := make(chan struct{})
+	go func() { defer close(served); w.g.Serve(context.Background(), theirs, nil) }()
+	// Each answer holds 1 MiB of text: the bound is passed after about 64
+	// of them, far fewer than sessionQueue messages.
+	text := strings.Repeat("x", 1<<20)
+	const calls = 2 * maxQueued >> 20
+	if calls >= sessionQueue {
+		t.Fatalf("%d calls reach the message bound (%d): the test would not check the byte bound", calls, sessionQueue)
+	}
+	wrote := make(chan error, 1)
+	go func() {
+		_, err := io.WriteString(ours, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"flood","version":"1"}}}`+"\n"+
+			`{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+		for i := 1; err == nil && i <= calls; i++ {
+			_, err = fmt.Fprintf(ours, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":%q}}}`+"\n", i, text)
+		}
+		wrote <- err
+	}()
+	select {
+	case <-served:
+	case <-time.After(waitLong):
+		t.Fatalf("an agent that reads nothing of %d answers of 1 MiB is still connected after %v", calls, waitLong)
+	}
+	<-wrote // its writes fail once it is closed, if they had not all gone
+
+	other.Call("1", "echo", `{"text":"still here"}`)
+	if m := next(t, other, "1"); m.Error != nil || !strings.Contains(string(m.Result), "still here") {
+		t.Fatalf("the other agent's call: %s", m.AppendJSON(nil))
+	}
+}

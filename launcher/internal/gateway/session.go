@@ -21,9 +21,12 @@ import (
 
 const (
 	// sessionQueue is how many messages may wait to be written to an
-	// agent. One that falls this far behind is disconnected, rather than
-	// hold the servers' answers for the others.
+	// agent, and maxQueued how many bytes. One that falls this far behind
+	// is disconnected, rather than hold the servers' answers for the
+	// others or have the launcher buffer without end (the hub's bound for
+	// its own clients: a few answers of the longest line).
 	sessionQueue = 1024
+	maxQueued    = 64 << 20
 	// memberQueue is how many messages may wait to be handed to one
 	// server's hub. A server that does not read its input fills it, and
 	// then its requests fail at once: the others' go on.
@@ -60,6 +63,7 @@ type session struct {
 	conn    io.ReadWriteCloser
 	r       *mcp.Reader
 	out     chan []byte
+	queued  atomic.Int64 // bytes in out, and being written
 	done    chan struct{}
 	once    sync.Once
 	ctx     context.Context // ends with the session
@@ -195,7 +199,13 @@ func (s *session) checkDrainedLocked() { s.drain.Kick() }
 // close ends the session: the write loop flushes what is queued, then
 // closes the connection, which ends the read loop.
 func (s *session) close() {
-	s.once.Do(func() { close(s.done) })
+	s.once.Do(func() {
+		close(s.done)
+		// A write under way to an agent that does not read would hold the
+		// write loop, and so the session, for good: the flush has
+		// flushTimeout, on any connection.
+		time.AfterFunc(flushTimeout, func() { s.conn.Close() })
+	})
 }
 
 func (s *session) writeLoop() {
@@ -203,7 +213,9 @@ func (s *session) writeLoop() {
 	for {
 		select {
 		case line := <-s.out:
-			if _, err := s.conn.Write(line); err != nil {
+			_, err := s.conn.Write(line)
+			s.queued.Add(-int64(len(line)))
+			if err != nil {
 				s.close()
 				return
 			}
@@ -233,13 +245,23 @@ func (s *session) send(msg *mcp.Message) {
 
 // sendLine queues a line, "\n" included, for the agent.
 func (s *session) sendLine(line []byte) {
-	select {
-	case s.out <- line:
-	case <-s.done:
-	default:
-		s.g.log.Warn("gateway client too slow, disconnected", "client", s.displayName())
-		s.close()
+	if s.queued.Add(int64(len(line))) <= maxQueued {
+		select {
+		case s.out <- line:
+			return
+		case <-s.done:
+			s.queued.Add(-int64(len(line)))
+			return
+		default:
+		}
 	}
+	s.queued.Add(-int64(len(line)))
+	s.g.log.Warn("gateway client too slow, disconnected", "client", s.displayName(),
+		"queued_messages", len(s.out), "queued_bytes", s.queued.Load())
+	// Nothing more goes out to it: closing the connection ends the write
+	// under way, and the read loop.
+	s.close()
+	s.conn.Close()
 }
 
 func (s *session) reply(id mcp.ID, result json.RawMessage, err *mcp.Error) {
