@@ -641,14 +641,16 @@ func TestGatewaySlowAgent(t *testing.T) {
 	w.add("a", true, "MCPGEN_TESTSERVER_TOOLS=echo")
 	other := w.client("other", `{}`)
 
+	// Each answer holds 1 MiB of text: with the bound at 8 MiB, it is
+	// passed after about 8 of them, far fewer than sessionQueue messages.
+	defer func(q int64) { maxQueued = q }(maxQueued)
+	maxQueued = 8 << 20
 	ours, theirs := net.Pipe()
 	defer ours.Close()
 	served := make(chan struct{})
 	go func() { defer close(served); w.g.Serve(context.Background(), theirs, nil) }()
-	// Each answer holds 1 MiB of text: the bound is passed after about 64
-	// of them, far fewer than sessionQueue messages.
 	text := strings.Repeat("x", 1<<20)
-	const calls = 2 * maxQueued >> 20
+	calls := int(2 * maxQueued >> 20)
 	if calls >= sessionQueue {
 		t.Fatalf("%d calls reach the message bound (%d): the test would not check the byte bound", calls, sessionQueue)
 	}

@@ -21,12 +21,11 @@ import (
 
 const (
 	// sessionQueue is how many messages may wait to be written to an
-	// agent, and maxQueued how many bytes. One that falls this far behind
-	// is disconnected, rather than hold the servers' answers for the
-	// others or have the launcher buffer without end (the hub's bound for
-	// its own clients: a few answers of the longest line).
+	// agent, and maxQueued (below) how many bytes. One that falls this
+	// far behind is disconnected, rather than hold the servers' answers
+	// for the others or have the launcher buffer without end (the hub's
+	// bound for its own clients: a few answers of the longest line).
 	sessionQueue = 1024
-	maxQueued    = 64 << 20
 	// memberQueue is how many messages may wait to be handed to one
 	// server's hub. A server that does not read its input fills it, and
 	// then its requests fail at once: the others' go on.
@@ -44,6 +43,10 @@ const (
 	// for idleness).
 	maxStarting = memberQueue
 )
+
+// maxQueued is how many bytes may wait to be written to an agent (see
+// sessionQueue); a variable for the tests, read as a session begins.
+var maxQueued int64 = 64 << 20
 
 // CodeUnavailable is the JSON-RPC error code of a request that no server
 // can take: the hub's, the TypeScript SDK's for a closed connection.
@@ -64,6 +67,7 @@ type session struct {
 	r       *mcp.Reader
 	out     chan []byte
 	queued  atomic.Int64 // bytes in out, and being written
+	limit   int64        // on queued: maxQueued
 	done    chan struct{}
 	once    sync.Once
 	ctx     context.Context // ends with the session
@@ -118,6 +122,7 @@ func newSession(ctx context.Context, g *Gateway, conn io.ReadWriteCloser, server
 		conn:     conn,
 		r:        mcp.NewReaderSize(conn, readBuffer),
 		out:      make(chan []byte, sessionQueue),
+		limit:    maxQueued,
 		done:     make(chan struct{}),
 		ctx:      ctx,
 		cancel:   cancel,
@@ -245,7 +250,7 @@ func (s *session) send(msg *mcp.Message) {
 
 // sendLine queues a line, "\n" included, for the agent.
 func (s *session) sendLine(line []byte) {
-	if s.queued.Add(int64(len(line))) <= maxQueued {
+	if s.queued.Add(int64(len(line))) <= s.limit {
 		select {
 		case s.out <- line:
 			return
