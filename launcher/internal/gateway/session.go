@@ -250,6 +250,11 @@ func (s *session) send(msg *mcp.Message) {
 
 // sendLine queues a line, "\n" included, for the agent.
 func (s *session) sendLine(line []byte) {
+	select {
+	case <-s.done:
+		return // closing: what it was sent is written, or it was dropped
+	default:
+	}
 	if s.queued.Add(int64(len(line))) <= s.limit {
 		select {
 		case s.out <- line:
