@@ -9,7 +9,7 @@ package e2e
 // reached over Streamable HTTP by the launcher, through connect NAME and
 // through the gateway.
 //
-//	eval "$(../shared/clients/install.sh)"
+//	eval "$(e2e/clients/install.sh)"
 //	MCPGEN_E2E=1 go test -count=1 -v -run Gateway ./e2e/
 
 import (
@@ -30,13 +30,8 @@ import (
 )
 
 func TestGateway(t *testing.T) {
-	if os.Getenv("MCPGEN_E2E") != "1" {
+	if !enabled {
 		t.Skip(howToRun)
-	}
-	for _, v := range clientVars {
-		if os.Getenv(v) == "" {
-			t.Fatalf("%s is not set: run eval \"$(../shared/clients/install.sh)\" first", v)
-		}
 	}
 	bin := shareBinary(t)
 	t.Run("Remote", func(t *testing.T) { gatewayRemote(t, bin) })

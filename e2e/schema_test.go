@@ -19,7 +19,7 @@ import (
 const ajvVersion = "8.20.0"
 
 // ajvModules installs ajv, pinned, into a cache beside the other clients'
-// (npm, like ../shared/clients/install.sh), and returns its node_modules.
+// (npm, like e2e/clients/install.sh), and returns its node_modules.
 func ajvModules(t *testing.T) string {
 	t.Helper()
 	base := os.Getenv("MCPGEN_CLIENTS_DIR")
