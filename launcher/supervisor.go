@@ -413,34 +413,15 @@ func (v *supervisor) runOnce() (*supervisorCmd, crashInfo) {
 	up := v.hub.NewUpstream(child.Stdout(), child.Stdin())
 	go up.Run() // ends when the process closes its stdout
 
-	// The handshake runs aside, so that a stop or a restart need not wait
-	// for a slow server's startup timeout.
-	type handshake struct {
-		init  *mcp.InitializeResult
-		tools []*mcp.Tool
-		err   error
-	}
-	ctx, cancel := context.WithTimeoutCause(v.stopping, cfg.server.Startup(),
-		fmt.Errorf("not ready within %s (startup_timeout)", cfg.server.Startup()))
-	defer cancel()
-	hs := make(chan handshake, 1)
-	go func() {
-		init, tools, err := up.Initialize(ctx)
-		hs <- handshake{init, tools, err}
-	}()
-	var r handshake
-	select {
-	case r = <-hs:
-	case cmd := <-v.cmds:
-		cancel()
-		<-hs
+	r, cmd := v.handshake(cfg, up)
+	if cmd != nil {
 		stopped = true
-		return v.end(&cmd, child, up), crashInfo{}
+		return v.end(cmd, child, up), crashInfo{}
 	}
 	init, tools := r.init, r.tools
 	if err := r.err; err != nil {
 		err = fmt.Errorf("handshake: %w", err)
-		if ctx.Err() == nil {
+		if !r.cut {
 			// Neither the startup timeout nor a stop: most likely the
 			// server exited, which says more than what became of the
 			// request it left unanswered.
@@ -464,7 +445,7 @@ func (v *supervisor) runOnce() (*supervisorCmd, crashInfo) {
 	v.mu.Unlock()
 	v.session.event(v.name, Ready, fmt.Sprintf("pid %d, %d tools", child.Pid, len(names)), nil)
 
-	cmd, err := v.watch(child, up, keep)
+	cmd, err = v.watch(child, up, keep)
 	// Detached before its stdin closes (end, Kill): a request that took
 	// this process from the hub just now is then refused, and goes to the
 	// next process, instead of failing on a closed pipe.
@@ -527,6 +508,37 @@ func (v *supervisor) keepCatalog(cfg *serverConfig, up *hub.Upstream, init *mcp.
 		return &catalogKeep{}
 	default:
 		return k
+	}
+}
+
+// A handshake is what a server's initialize and first tools/list gave.
+type handshake struct {
+	init  *mcp.InitializeResult
+	tools []*mcp.Tool
+	err   error
+	cut   bool // the startup timeout, or the session's stop, ended it
+}
+
+// handshake runs the server's handshake aside, so that a stop or a
+// restart need not wait for a slow server's startup timeout: it returns
+// what the handshake gave, or the command that came first (the handshake
+// then cut short and over).
+func (v *supervisor) handshake(cfg *serverConfig, up *hub.Upstream) (handshake, *supervisorCmd) {
+	ctx, cancel := context.WithTimeoutCause(v.stopping, cfg.server.Startup(),
+		fmt.Errorf("not ready within %s (startup_timeout)", cfg.server.Startup()))
+	defer cancel()
+	hs := make(chan handshake, 1)
+	go func() {
+		init, tools, err := up.Initialize(ctx)
+		hs <- handshake{init, tools, err, ctx.Err() != nil}
+	}()
+	select {
+	case r := <-hs:
+		return r, nil
+	case cmd := <-v.cmds:
+		cancel()
+		<-hs
+		return handshake{}, &cmd
 	}
 }
 

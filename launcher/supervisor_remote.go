@@ -1,7 +1,6 @@
 package launcher
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"github.com/mcpgen/mcpgen/internal/proc"
 	"github.com/mcpgen/mcpgen/launcher/internal/hub"
 	"github.com/mcpgen/mcpgen/manifest"
-	"github.com/mcpgen/mcpgen/mcp"
 	"github.com/mcpgen/mcpgen/mcp/streamable"
 )
 
@@ -44,28 +42,11 @@ func (v *supervisor) runRemote(cfg *serverConfig) (*supervisorCmd, crashInfo) {
 	up := v.hub.NewUpstream(t, t)
 	go up.Run() // ends when the transport does: Close, or the session fails
 
-	type handshake struct {
-		init  *mcp.InitializeResult
-		tools []*mcp.Tool
-		err   error
-	}
-	ctx, cancel := context.WithTimeoutCause(v.stopping, cfg.server.Startup(),
-		fmt.Errorf("not ready within %s (startup_timeout)", cfg.server.Startup()))
-	defer cancel()
-	hs := make(chan handshake, 1)
-	go func() {
-		init, tools, err := up.Initialize(ctx)
-		hs <- handshake{init, tools, err}
-	}()
-	var res handshake
-	select {
-	case res = <-hs:
-	case cmd := <-v.cmds:
-		cancel()
-		<-hs
+	res, cmd := v.handshake(cfg, up)
+	if cmd != nil {
 		v.hub.Detach(up)
 		closeRemote(t, up)
-		return &cmd, crashInfo{}
+		return cmd, crashInfo{}
 	}
 	if res.err != nil {
 		v.hub.Detach(up)
@@ -79,7 +60,7 @@ func (v *supervisor) runRemote(cfg *serverConfig) (*supervisorCmd, crashInfo) {
 	v.mu.Unlock()
 	v.session.event(v.name, Ready, fmt.Sprintf("remote, %d tools", len(v.hub.Tools())), nil)
 
-	cmd, err := v.watch(nil, up, keep)
+	cmd, err = v.watch(nil, up, keep)
 	v.hub.Detach(up)
 	closeRemote(t, up)
 	if cmd != nil {
