@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"slices"
@@ -48,10 +49,7 @@ func (s *groupSystem) changed() <-chan struct{} { return nil }
 func (s *groupSystem) close(ctx context.Context) error {
 	s.mu.Lock()
 	s.closed = true
-	holders := make([]*groupHolder, 0, len(s.holders))
-	for h := range s.holders {
-		holders = append(holders, h)
-	}
+	holders := slices.Collect(maps.Keys(s.holders))
 	s.mu.Unlock()
 	var errs []error
 	for _, h := range holders {

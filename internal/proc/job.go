@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os/exec"
+	"slices"
 	"sync"
 	"syscall"
 )
@@ -85,10 +87,7 @@ func (s *jobSystem) changed() <-chan struct{} { return nil }
 func (s *jobSystem) close(ctx context.Context) error {
 	s.mu.Lock()
 	s.closed = true
-	holders := make([]*jobHolder, 0, len(s.holders))
-	for h := range s.holders {
-		holders = append(holders, h)
-	}
+	holders := slices.Collect(maps.Keys(s.holders))
 	s.mu.Unlock()
 	var errs []error
 	for _, h := range holders {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -270,10 +271,7 @@ func (s *subreaperSystem) ours(pid int, start uint64) bool {
 // any has changed.
 func (s *subreaperSystem) track(x procIndex) {
 	s.mu.Lock()
-	holders := make([]*treeHolder, 0, len(s.holders))
-	for h := range s.holders {
-		holders = append(holders, h)
-	}
+	holders := slices.Collect(maps.Keys(s.holders))
 	s.mu.Unlock()
 	changed := false
 	for _, h := range holders {
@@ -316,10 +314,7 @@ func (s *subreaperSystem) close(ctx context.Context) error {
 		return nil
 	}
 	s.closed = true
-	holders := make([]*treeHolder, 0, len(s.holders))
-	for h := range s.holders {
-		holders = append(holders, h)
-	}
+	holders := slices.Collect(maps.Keys(s.holders))
 	s.mu.Unlock()
 	var errs []error
 	for _, h := range holders {
