@@ -9,7 +9,6 @@ package e2e
 // stream answers, the GET stream and the server's requests to the client.
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -18,7 +17,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -122,7 +120,7 @@ func TestRemoteTools(t *testing.T) {
 type everythingHTTP struct {
 	url  string
 	cmd  *exec.Cmd
-	out  *syncBuffer
+	out  *shareBuffer
 	done chan struct{}
 }
 
@@ -138,7 +136,7 @@ func startEverythingHTTP(t testing.TB) *everythingHTTP {
 	}
 	cmd := exec.Command(node, "--require", preload, os.Getenv("SERVER_EVERYTHING"), "streamableHttp")
 	cmd.Env = append(os.Environ(), "PORT=0")
-	s := &everythingHTTP{cmd: cmd, out: &syncBuffer{}, done: make(chan struct{})}
+	s := &everythingHTTP{cmd: cmd, out: &shareBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = s.out, s.out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -195,23 +193,6 @@ func (s *everythingHTTP) stop(t testing.TB) {
 	if err := syscall.Kill(s.cmd.Process.Pid, 0); err == nil {
 		t.Errorf("server-everything (pid %d) is still running", s.cmd.Process.Pid)
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
 
 // BenchmarkRemoteEcho measures a tools/call round trip to server-everything
