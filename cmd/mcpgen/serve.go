@@ -144,3 +144,19 @@ func (a *app) serve(name string) error {
 	}
 	return nil
 }
+
+// serverProcess is what execServer runs for a command server: its
+// process, as the manifest resolves it in mcpgen's environment, and that
+// process's environment.
+func serverProcess(m *manifest.Manifest, s *manifest.Server, c *manifest.Context) (*manifest.Process, []string, error) {
+	base := os.Environ()
+	p, err := m.Process(s, c, manifest.EnvLookup(base))
+	if err != nil {
+		return nil, nil, err
+	}
+	env, err := m.ProcessEnv(s, c, base)
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, env, nil
+}

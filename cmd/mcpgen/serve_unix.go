@@ -16,12 +16,7 @@ import (
 // execServer replaces mcpgen with a command server, its manifest resolved:
 // the agent talks to the server itself, and no mcpgen process stays behind.
 func execServer(m *manifest.Manifest, s *manifest.Server, c *manifest.Context) error {
-	base := os.Environ()
-	p, err := m.Process(s, c, manifest.EnvLookup(base))
-	if err != nil {
-		return err
-	}
-	env, err := m.ProcessEnv(s, c, base)
+	p, env, err := serverProcess(m, s, c)
 	if err != nil {
 		return err
 	}

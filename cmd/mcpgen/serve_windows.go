@@ -24,12 +24,7 @@ import (
 // server's own PATH and PATHEXT ("npx" is npx.cmd), and a batch file runs
 // through cmd.exe with its arguments quoted for it (proc.Prepare).
 func execServer(m *manifest.Manifest, s *manifest.Server, c *manifest.Context) error {
-	base := os.Environ()
-	p, err := m.Process(s, c, manifest.EnvLookup(base))
-	if err != nil {
-		return err
-	}
-	env, err := m.ProcessEnv(s, c, base)
+	p, env, err := serverProcess(m, s, c)
 	if err != nil {
 		return err
 	}
