@@ -129,28 +129,7 @@ func (s *Session) control(ctx context.Context, conn net.Conn) {
 			conn.Close()
 			return
 		}
-		if err := answer(conn, controlAnswer{OK: true, Stdio: req.Stdio && canPassStdio}); err != nil {
-			conn.Close()
-			return
-		}
-		if !req.Stdio || !canPassStdio {
-			h.Serve(ctx, conn)
-			return
-		}
-		stdio, err := receiveStdio(conn)
-		if err != nil {
-			s.log.Warn("control socket: connect", "server", req.Server, "error", err)
-			conn.Close()
-			return
-		}
-		go func() {
-			// The client (mcpgen connect) exited: the agent is gone, or
-			// killed it. Ends when conn is closed below.
-			_, _ = io.Copy(io.Discard, conn)
-			stdio.Close()
-		}()
-		h.Serve(ctx, stdio)
-		conn.Close() // the client exits
+		s.serveClient(conn, req, func(c io.ReadWriteCloser) { h.Serve(ctx, c) }, "server", req.Server)
 	case "gateway":
 		s.serveGateway(ctx, conn, req)
 	default:

@@ -181,28 +181,35 @@ func (s *Session) serveGateway(ctx context.Context, conn net.Conn, req controlRe
 		conn.Close()
 		return
 	}
+	s.serveClient(conn, req, func(c io.ReadWriteCloser) { gw.Serve(ctx, c, req.Servers) })
+}
+
+// serveClient accepts a connect or gateway request and serves the agent
+// with serve: on the socket, or on the stdio that the client (mcpgen
+// connect) hands over, until the agent is gone or the client exits (the
+// agent is gone, or killed it). logArgs describe the request in a warning.
+func (s *Session) serveClient(conn net.Conn, req controlRequest, serve func(io.ReadWriteCloser), logArgs ...any) {
 	if err := answer(conn, controlAnswer{OK: true, Stdio: req.Stdio && canPassStdio}); err != nil {
 		conn.Close()
 		return
 	}
 	if !req.Stdio || !canPassStdio {
-		gw.Serve(ctx, conn, req.Servers)
+		serve(conn)
 		return
 	}
 	stdio, err := receiveStdio(conn)
 	if err != nil {
-		s.log.Warn("control socket: gateway", "error", err)
+		s.log.Warn("control socket: "+req.Op, append(logArgs, "error", err)...)
 		conn.Close()
 		return
 	}
 	go func() {
-		// The client (mcpgen connect) exited: the agent is gone. Ends
-		// when conn is closed below.
+		// Ends when conn is closed below.
 		_, _ = io.Copy(io.Discard, conn)
 		stdio.Close()
 	}()
-	gw.Serve(ctx, stdio, req.Servers)
-	conn.Close()
+	serve(stdio)
+	conn.Close() // the client exits
 }
 
 // ConnectGateway connects to the workspace gateway of workspace: every
