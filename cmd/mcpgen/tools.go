@@ -245,12 +245,22 @@ func (a *app) dialGateway(ctx context.Context, o *toolsTarget) (*mcp.Client, err
 	if err != nil {
 		return nil, err
 	}
-	logger := slog.New(slog.DiscardHandler)
+	return a.toolsClient(ctx, conn, conn, o, "mcpgen tools", a.toolsLogger(o))
+}
+
+// toolsLogger logs the client's traffic with --verbose, else nothing.
+func (a *app) toolsLogger(o *toolsTarget) *slog.Logger {
 	if o.verbose {
-		logger = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		return slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	c := mcp.NewClient(ctx, conn, conn, mcp.ClientOptions{
-		Info:         mcp.Implementation{Name: "mcpgen tools", Version: versionString()},
+	return slog.New(slog.DiscardHandler)
+}
+
+// toolsClient opens an MCP session over r and w as client name, and
+// initializes it.
+func (a *app) toolsClient(ctx context.Context, r io.Reader, w io.Writer, o *toolsTarget, name string, logger *slog.Logger) (*mcp.Client, error) {
+	c := mcp.NewClient(ctx, r, w, mcp.ClientOptions{
+		Info:         mcp.Implementation{Name: name, Version: versionString()},
 		Capabilities: toolsCapabilities,
 		Handler:      mcp.HandlerFunc(a.answerServer),
 		Timeout:      o.timeout,
@@ -258,7 +268,7 @@ func (a *app) dialGateway(ctx context.Context, o *toolsTarget) (*mcp.Client, err
 	})
 	if _, err := c.Initialize(ctx); err != nil {
 		c.Close()
-		return nil, err
+		return nil, err // it names the method
 	}
 	return c, nil
 }
@@ -280,26 +290,12 @@ func (a *app) dialURL(ctx context.Context, o *toolsTarget) (*mcp.Client, error) 
 			return nil, usageError("--bearer-token-env %s: the variable is not set or empty: export it first", o.bearerEnv)
 		}
 	}
-	logger := slog.New(slog.DiscardHandler)
-	if o.verbose {
-		logger = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
+	logger := a.toolsLogger(o)
 	t, err := streamable.New(o.url, streamable.Options{Header: header, BearerToken: token, Logger: logger})
 	if err != nil {
 		return nil, usageError("--url: %v", err)
 	}
-	c := mcp.NewClient(ctx, t, t, mcp.ClientOptions{
-		Info:         mcp.Implementation{Name: "mcpgen", Version: versionString()},
-		Capabilities: toolsCapabilities,
-		Handler:      mcp.HandlerFunc(a.answerServer),
-		Timeout:      o.timeout,
-		Logger:       logger,
-	})
-	if _, err := c.Initialize(ctx); err != nil {
-		c.Close()
-		return nil, err // it names the method
-	}
-	return c, nil
+	return a.toolsClient(ctx, t, t, o, "mcpgen", logger)
 }
 
 // parseHeader reads NAME=VALUE, or NAME: VALUE as curl takes it.
