@@ -102,6 +102,9 @@ func inModes(t *testing.T, f func(t *testing.T, c *proc.Containment)) {
 // of the output too, which process groups alone do not reach (the test
 // shows that it would see them).
 func TestRunLeavesNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("an attack test, in every containment mode: run without -short")
+	}
 	if _, err := exec.LookPath("setsid"); err != nil {
 		t.Skip("no setsid here")
 	}
@@ -177,6 +180,9 @@ func TestRunLeavesNothing(t *testing.T) {
 // whose child calls setsid and keeps stdout open answers at its timeout,
 // and leaves nothing behind.
 func TestServerSetsid(t *testing.T) {
+	if testing.Short() {
+		t.Skip("an attack test that waits for tool timeouts: run without -short")
+	}
 	if _, err := exec.LookPath("setsid"); err != nil {
 		t.Skip("no setsid here")
 	}
