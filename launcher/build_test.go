@@ -80,6 +80,12 @@ func watchedFiles(t *testing.T, dir, glob string, files []string) map[string]boo
 	t.Helper()
 	manifestPath := filepath.Join(dir, "mcpgen.toml")
 	writeFile(t, manifestPath, "version = 1\n")
+	// A sentinel only "sync" watches: inotify keeps the order of events, so
+	// once its change is reported, so is everything written before it. It
+	// is created before the watcher: created after, its directory's
+	// creation could be reported once the sources are set, and mark "sync"
+	// before the first file's change, which would then count for the next.
+	writeFile(t, filepath.Join(dir, "sync", "s"), "0")
 	w, err := watch.New(manifestPath, watch.Options{Debounce: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -90,9 +96,6 @@ func watchedFiles(t *testing.T, dir, glob string, files []string) map[string]boo
 			t.Logf("watch: %v", err)
 		}
 	}()
-	// A sentinel only "sync" watches: inotify keeps the order of events, so
-	// once its change is reported, so is everything written before it.
-	writeFile(t, filepath.Join(dir, "sync", "s"), "0")
 	if err := w.SetSources(dir, map[string][]string{"s": {glob}, "sync": {"sync/*"}}); err != nil {
 		t.Fatal(err)
 	}

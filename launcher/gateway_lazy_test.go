@@ -3,7 +3,6 @@
 package launcher
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -121,10 +120,14 @@ func TestSessionGatewayLazyFails(t *testing.T) {
 	ts.wait("idle", serverIs("a", Idle))
 
 	// boom joins the manifest with a catalog, as an earlier run of it
-	// that worked would have kept.
+	// that worked would have kept. The catalog is kept before the manifest
+	// names boom: the launcher, which may reload as soon as it sees the
+	// new manifest, must find it then. Its key comes from the new manifest,
+	// loaded from beside the one the launcher follows, then renamed over it.
 	body += testServerTOML(t, "boom", "exit") + "start = \"lazy\"\n"
-	writeFile(t, path, body)
-	m, err := manifest.Load(path)
+	next := filepath.Join(filepath.Dir(path), "next.toml")
+	writeFile(t, next, body)
+	m, err := manifest.Load(next)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +150,7 @@ func TestSessionGatewayLazyFails(t *testing.T) {
 	if err := saveCatalog(stateDir, "boom", cfg.catKey, &catalog{init: init, tools: []*mcp.Tool{tool}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := RequestReload(context.Background(), ts.ws); err != nil {
+	if err := os.Rename(next, path); err != nil {
 		t.Fatal(err)
 	}
 	ts.wait("boom idle", serverIs("boom", Idle))

@@ -113,6 +113,9 @@ func TestDepth(t *testing.T) {
 // the keys, so more than MaxTableKeys in one table, or MaxKeys in all, are
 // refused before it runs, at the first key past the limit.
 func TestKeyLimits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("an attack test: manifests of many thousand keys: run without -short")
+	}
 	table := func(name string, n int) string {
 		var b strings.Builder
 		fmt.Fprintf(&b, "[%s]\n", name)

@@ -119,6 +119,9 @@ func (w *gatedWriter) release() {
 // fill the slots, then the queue, then the read loop waits. Once the output
 // is read, every request is answered, the flood included.
 func TestServerFloodUnreadOutput(t *testing.T) {
+	if testing.Short() {
+		t.Skip("an attack test: a flood of requests: run without -short")
+	}
 	ping := func(i int) string { return `{"jsonrpc":"2.0","id":` + strconv.Itoa(i) + `,"method":"ping"}` }
 	toolCall := func(i int) string {
 		return `{"jsonrpc":"2.0","id":` + strconv.Itoa(i) + `,"method":"tools/call","params":{"name":"echo","arguments":{"text":"flood"}}}`

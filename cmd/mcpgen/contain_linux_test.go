@@ -24,6 +24,9 @@ import (
 // a launcher killed with SIGKILL leaves (its servers exit at their
 // stdin's EOF, their escapes do not); in $CONTAINMENT, what status says.
 func TestContainScripts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("an attack test, with real launchers in every containment mode: run without -short")
+	}
 	modes := []struct {
 		mode                 proc.Mode
 		running, left        int

@@ -104,6 +104,9 @@ func TestRecord(t *testing.T) {
 // file then shrinks to what lives: it never grows with the number of
 // starts.
 func TestRecordCompacts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a scale test: thousands of starts: run without -short")
+	}
 	c := setupMode(t, "groups")
 	dir := t.TempDir()
 	if _, err := NewRecord(dir, c, nil); err != nil {
@@ -256,6 +259,9 @@ func FuzzParseRecord(f *testing.F) {
 // each one seen is recorded, and the record still stays bounded by what
 // lives, not by what ever ran.
 func TestRecordRefreshCompacts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a scale test: thousands of short-lived processes: run without -short")
+	}
 	c := setupMode(t, "subreaper")
 	dir := t.TempDir()
 	rec, err := NewRecord(dir, c, nil)

@@ -102,6 +102,9 @@ func inModes(t *testing.T, f func(t *testing.T, c *proc.Containment)) {
 // of the output too, which process groups alone do not reach (the test
 // shows that it would see them).
 func TestRunLeavesNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("an attack test, in every containment mode: run without -short")
+	}
 	if _, err := exec.LookPath("setsid"); err != nil {
 		t.Skip("no setsid here")
 	}
@@ -110,6 +113,10 @@ func TestRunLeavesNothing(t *testing.T) {
 	escape := func(cmd string) string {
 		return "setsid sh -c 'echo $$ > escaped; " + cmd + "' & until [ -s escaped ]; do sleep 0.01; done"
 	}
+	// reachTimeout is the timeout of a call that must print "started"
+	// before it times out: the escape before it polls for a file, which
+	// took 0.7 s on a loaded machine, so 500 ms was a race with it.
+	const reachTimeout = 5 * time.Second
 	tests := []struct {
 		name     string
 		script   string
@@ -122,13 +129,13 @@ func TestRunLeavesNothing(t *testing.T) {
 		{"background in the group", "sleep 300 & echo started", time.Minute, false, "started\n", false},
 		{"background in the group, timeout", "sleep 300 & wait", 500 * time.Millisecond, true, "", false},
 		{"setsid holding stdout", escape("sleep 300") + "; echo started", time.Minute, false, "started\n", false},
-		{"setsid holding stdout, timeout", escape("sleep 300") + "; echo started; wait", 500 * time.Millisecond, true, "started\n", false},
+		{"setsid holding stdout, timeout", escape("sleep 300") + "; echo started; wait", reachTimeout, true, "started\n", false},
 		{"setsid holding stderr only", escape("exec sleep 300 >/dev/null") + "; echo started", time.Minute, false, "started\n", false},
 		{"setsid holding, its child not", escape("sleep 300 >/dev/null 2>&1; :") + "; echo started", time.Minute, false, "started\n", false},
 		{"setsid from a subshell that exits", "(" + escape("sleep 300") + "); echo started", time.Minute, false, "started\n", false},
 		{"setsid writing on", escape("while :; do echo tick >&2; sleep 0.1; done") + "; echo started", time.Minute, false, "started\n", false},
 		{"setsid letting go of the output", escape("exec sleep 300 >/dev/null 2>&1") + "; echo started", time.Minute, false, "started\n", true},
-		{"setsid daemon letting go, timeout", "(" + escape("exec sleep 300 >/dev/null 2>&1") + "); echo started; sleep 300", 500 * time.Millisecond, true, "started\n", true},
+		{"setsid daemon letting go, timeout", "(" + escape("exec sleep 300 >/dev/null 2>&1") + "); echo started; sleep 300", reachTimeout, true, "started\n", true},
 	}
 	inModes(t, func(t *testing.T, c *proc.Containment) {
 		for _, tt := range tests {
@@ -173,6 +180,9 @@ func TestRunLeavesNothing(t *testing.T) {
 // whose child calls setsid and keeps stdout open answers at its timeout,
 // and leaves nothing behind.
 func TestServerSetsid(t *testing.T) {
+	if testing.Short() {
+		t.Skip("an attack test that waits for tool timeouts: run without -short")
+	}
 	if _, err := exec.LookPath("setsid"); err != nil {
 		t.Skip("no setsid here")
 	}

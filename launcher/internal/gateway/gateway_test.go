@@ -637,6 +637,9 @@ func TestGatewayDrain(t *testing.T) {
 // reads them is disconnected once they pass the byte bound, well before
 // the message bound, and the servers go on answering another agent.
 func TestGatewaySlowAgent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("an attack test: an agent that does not read: run without -short")
+	}
 	w := newWorld(t)
 	w.add("a", true, "MCPGEN_TESTSERVER_TOOLS=echo")
 	other := w.client("other", `{}`)

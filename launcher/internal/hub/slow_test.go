@@ -218,6 +218,9 @@ func waitClosed(t *testing.T, done <-chan struct{}, what string) {
 // Meanwhile the server's output is read without a pause: a client that
 // sleeps does not hold up the server's other clients.
 func TestHubDropsSlowClient(t *testing.T) {
+	if testing.Short() {
+		t.Skip("an attack test: a client that does not read: run without -short")
+	}
 	for _, kind := range connKinds {
 		t.Run(kind.name, func(t *testing.T) {
 			h, srv := newFakeHub(t)
@@ -286,6 +289,9 @@ func TestHubDropsSlowClient(t *testing.T) {
 // connection takes nothing more, within the write deadline, instead of
 // blocking on a write for ever.
 func TestHubCloseUnreadClient(t *testing.T) {
+	if testing.Short() {
+		t.Skip("an attack test: a client that does not read: run without -short")
+	}
 	for _, kind := range connKinds {
 		t.Run(kind.name, func(t *testing.T) {
 			h, srv := newFakeHub(t)
@@ -310,6 +316,9 @@ func TestHubCloseUnreadClient(t *testing.T) {
 // answer as usual; and once the flooder reads, every request of its is
 // answered exactly once.
 func TestHubUnreadFlood(t *testing.T) {
+	if testing.Short() {
+		t.Skip("an attack test: a flood of requests: run without -short")
+	}
 	for _, kind := range connKinds {
 		t.Run(kind.name, func(t *testing.T) {
 			th := newTestHub(t, "echo")
@@ -471,6 +480,9 @@ func TestHubServerCancels(t *testing.T) {
 // bounded size in all; beyond, the hub stops reading the client, and once
 // the server is back every request is answered.
 func TestHubHoldsBoundedWhileServerDown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("an attack test: a flood while the server restarts: run without -short")
+	}
 	th := newTestHub(t, "echo")
 	stalled := make(chan struct{}, 1)
 	th.hub.roomWaits = func() {
