@@ -285,31 +285,20 @@ func statelessRequest(params json.RawMessage) (bool, error) {
 	if !bytes.Contains(params, []byte(metaProtocolVersion)) {
 		return false, nil
 	}
-	var p struct {
-		Meta map[string]json.RawMessage `json:"_meta"`
+	m, err := ParseRequestMeta(params)
+	if err != nil {
+		return false, err
 	}
-	if json.Unmarshal(params, &p) != nil {
-		return false, nil // the method's own decoding will complain
-	}
-	raw, ok := p.Meta[metaProtocolVersion]
-	if !ok {
+	switch VersionEra(m.ProtocolVersion) {
+	case EraLegacy:
 		return false, nil
+	case EraUnknown:
+		if !m.Modern() {
+			return false, nil // the version's name was elsewhere in params
+		}
+		return false, UnsupportedVersionError(m.ProtocolVersion, allVersions())
 	}
-	var version string
-	if json.Unmarshal(raw, &version) != nil {
-		return false, NewError(CodeInvalidParams, "invalid params: _meta[%q] must be a string", metaProtocolVersion)
-	}
-	if slices.Contains(SupportedVersions, version) {
-		return false, nil
-	}
-	if version != statelessVersion {
-		data, _ := jsonwire.Marshal(struct {
-			Supported []string `json:"supported"`
-			Requested string   `json:"requested"`
-		}{allVersions(), version})
-		return false, &Error{Code: codeUnsupportedVersion, Message: "Unsupported protocol version", Data: data}
-	}
-	if caps := p.Meta[metaClientCapabilities]; !jsonwire.IsObject(caps) {
+	if m.ClientCapabilities == nil {
 		return false, NewError(CodeInvalidParams, "invalid params: _meta[%q] must be an object", metaClientCapabilities)
 	}
 	return true, nil
