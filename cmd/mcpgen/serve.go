@@ -121,6 +121,10 @@ func (a *app) serve(name string) error {
 		broad := m.NamesDir(manifest.ContextOptions{WorkspaceID: c.WorkspaceID, User: c.UserID}, c.WorkspaceDir)
 		srv, err = files.New(files.Options{Root: c.WorkspaceDir, ReadOnly: s.ReadOnly, Protect: s.Protect, Version: versionString(), BroadRoot: broad})
 	case manifest.KindDeclared:
+		// Refused before anything starts: the error names the place.
+		if errs := m.ShellErrors(s); len(errs) > 0 {
+			return errs
+		}
 		dir, derr := m.WorkDir(s, c, nil)
 		if derr != nil {
 			return derr

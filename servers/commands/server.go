@@ -37,6 +37,11 @@ func New(m *manifest.Manifest, s *manifest.Server, o Options) (*mcp.Server, erro
 	if o.Containment == nil {
 		return nil, fmt.Errorf("server %q: no containment for its tools' runs", s.Name)
 	}
+	// An argument inside the code of sh -c or python -c is code that the
+	// model writes; validate warns, and here it does not run at all.
+	if errs := m.ShellErrors(s); len(errs) > 0 {
+		return nil, errs
+	}
 	srv := mcp.NewServer(mcp.Implementation{Name: s.Name, Version: o.Version}, &mcp.ServerOptions{Instructions: s.Description})
 	lookup := manifest.EnvLookup(o.Env)
 	for _, t := range s.Tools {
