@@ -163,7 +163,7 @@ var topKeys = keyTable[*Manifest]{
 
 var workspaceKeys = keyTable[*Workspace]{
 	{keySpec{name: "dir", typ: typeTemplate,
-		doc: "WORKSPACE_DIR: the workspace's directory, such as \"/srv/workspaces/${WORKSPACE_ID}\". Relative to the manifest's directory. Default: the current directory (--dir overrides)."},
+		doc: "WORKSPACE_DIR: the workspace's directory, such as \"/srv/workspaces/${WORKSPACE_ID}\". Relative to the manifest's directory. Default: the manifest's directory, wherever in the project the agent starts (--dir overrides); \"${PWD}\": the directory mcpgen runs in, where the agent started it."},
 		func(d *decoder, p []string, v any, w *Workspace) {
 			if s, ok := d.str(p, v); ok {
 				w.Dir = d.template(p, s)
