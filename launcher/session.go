@@ -680,8 +680,14 @@ func checkLimits(c *proc.Containment, m *manifest.Manifest, srv *manifest.Server
 
 // restartKey sums up what a server's process depends on: its resolved
 // command line and environment, and for servers mcpgen runs itself, their
-// definition. Descriptions and provider filters are left out: changing
-// them restarts nothing.
+// definition. It compares servers by what they mean, not by where they
+// stand in the file: positions are left out (a comment added above a
+// server moves them), and so is the order of what has no order for the
+// process: env and headers, tools, a tool's arguments. (A reordered
+// server keeps listing its tools in the order it started with, until it
+// next restarts: calls in flight matter more than that order.)
+// Descriptions and provider filters are left out too: changing them
+// restarts nothing.
 func restartKey(srv *manifest.Server, spec *proc.Spec, err error) string {
 	def := *srv
 	def.Description, def.Providers, def.Pos, def.Watch = "", nil, manifest.Position{}, nil
@@ -689,11 +695,18 @@ func restartKey(srv *manifest.Server, spec *proc.Spec, err error) string {
 	// Tool filters and lifecycle settings change what the hub shows and
 	// when the server runs, not the process.
 	def.EnabledTools, def.DisabledTools, def.Lazy, def.IdleTimeout = nil, nil, false, 0
-	tools := make([]manifest.Tool, len(def.Tools))
-	for i, t := range def.Tools {
+	def.Env = sortedVars(def.Env)
+	def.Headers = sortedVars(def.Headers)
+	// The tools go apart, as copies without their positions: def.Tools
+	// points at the manifest's own.
+	def.Tools = nil
+	tools := make([]manifest.Tool, len(srv.Tools))
+	for i, t := range srv.Tools {
 		tools[i] = *t
 		tools[i].Pos = manifest.Position{}
+		tools[i].Args = slices.SortedFunc(slices.Values(t.Args), func(a, b *manifest.Arg) int { return strings.Compare(a.Name, b.Name) })
 	}
+	slices.SortFunc(tools, func(a, b manifest.Tool) int { return strings.Compare(a.Name, b.Name) })
 	var env []string
 	var path, dir string
 	var args []string
@@ -715,6 +728,12 @@ func restartKey(srv *manifest.Server, spec *proc.Spec, err error) string {
 		Err   string
 	}{def, tools, path, args, dir, env, errText})
 	return string(b)
+}
+
+// sortedVars returns vars in name order, which is the same set of
+// variables or headers as in file order.
+func sortedVars(vars []manifest.Var) []manifest.Var {
+	return slices.SortedFunc(slices.Values(vars), func(a, b manifest.Var) int { return strings.Compare(a.Name, b.Name) })
 }
 
 func (v *supervisor) config() *serverConfig {

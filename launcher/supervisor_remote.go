@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/mcpgen/mcpgen/internal/proc"
@@ -86,7 +88,9 @@ func remoteKey(r *manifest.Remote) string {
 	}
 	h := sha256.New()
 	fmt.Fprintf(h, "%q\x00%q\x00", r.URL, r.BearerToken)
-	for _, kv := range r.Headers {
+	// In name order: headers written in another order are the same
+	// request (see restartKey).
+	for _, kv := range slices.SortedFunc(slices.Values(r.Headers), func(a, b manifest.EnvVar) int { return strings.Compare(a.Name, b.Name) }) {
 		fmt.Fprintf(h, "%q=%q\x00", kv.Name, kv.Value)
 	}
 	return "remote:" + hex.EncodeToString(h.Sum(nil))

@@ -272,6 +272,9 @@ func (f *formatter) tool(server, serverName string, t *Tool) {
 		if a.AllowDash {
 			kvs = append(kvs, "allow_dash = true")
 		}
+		if a.AllowShell {
+			kvs = append(kvs, "allow_shell = true")
+		}
 		f.line(key("args."+a.Name), "args."+TOMLKey(a.Name), "{ "+strings.Join(kvs, ", ")+" }")
 	}
 }

@@ -71,6 +71,10 @@ args.mode = { enum = ["short", "full"], default = "short" }
 args.ratio = { type = "number", default = 2.0, enum = [1.5, 2.0] }
 args.all = { type = "boolean", default = false }
 
+[servers.git.tools.grep]
+run = ["sh", "-c", "git grep {expr} | head -5"]
+args.expr = { allow_shell = true }
+
 [servers.docs]
 url = "https://mcp.example.com/mcp?a=1&b=2"
 bearer_token_env = "DOCS_TOKEN"

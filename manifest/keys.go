@@ -163,7 +163,7 @@ var topKeys = keyTable[*Manifest]{
 
 var workspaceKeys = keyTable[*Workspace]{
 	{keySpec{name: "dir", typ: typeTemplate,
-		doc: "WORKSPACE_DIR: the workspace's directory, such as \"/srv/workspaces/${WORKSPACE_ID}\". Relative to the manifest's directory. Default: the current directory (--dir overrides)."},
+		doc: "WORKSPACE_DIR: the workspace's directory, such as \"/srv/workspaces/${WORKSPACE_ID}\". Relative to the manifest's directory. Default: the manifest's directory, wherever in the project the agent starts (--dir overrides); \"${PWD}\": the directory mcpgen runs in, where the agent started it."},
 		func(d *decoder, p []string, v any, w *Workspace) {
 			if s, ok := d.str(p, v); ok {
 				w.Dir = d.template(p, s)
@@ -360,8 +360,8 @@ var toolKeys = keyTable[*Tool]{
 	{keySpec{name: "description", typ: typeString, doc: "What the tool does, for the model."},
 		func(d *decoder, p []string, v any, t *Tool) { t.Description, _ = d.str(p, v) }},
 	{keySpec{name: "run", typ: typeArgv, nonEmpty: true,
-		doc: "The command, as an argv, run without a shell: [\"git\", \"log\", \"-n\", \"{count}\"]. {arg} in an element is replaced by the argument; an element whose argument is absent is dropped."},
-		func(d *decoder, p []string, v any, t *Tool) { t.Run = d.argv(p, v, true) }},
+		doc: "The command, as an argv, run without a shell: [\"git\", \"log\", \"-n\", \"{count}\"]. {arg} in an element is replaced by the argument; an element whose argument is absent is dropped. An argument substituted into the code of sh -c, python -c and the like is refused unless it has allow_shell = true: pass it as an element of its own."},
+		nil}, // tool decodes it once the arguments are known
 	{keySpec{name: "args", typ: typeMap, names: varName, keys: argKeys.specs(),
 		doc: "The tool's arguments, which become its input schema."},
 		func(d *decoder, p []string, v any, t *Tool) { t.Args = d.args(p, v) }},
@@ -404,6 +404,14 @@ var argKeys = keyTable[*Arg]{
 			a.AllowDash, _ = d.boolean(p, v)
 			if a.Type != TypeString {
 				d.keyError(p, "\"allow_dash\" applies to string arguments; %q is %s", a.Name, withArticle(a.Type))
+			}
+		}},
+	{keySpec{name: "allow_shell", typ: typeBool, def: false,
+		doc: "A string argument may be substituted into code that an interpreter runs: the script of sh -c, bash -c, cmd /c, powershell -Command, python -c, node -e, perl -e and the like. Off by default: the model would write code; pass the argument as an element of its own instead: [\"sh\", \"-c\", \"grep \\\"$1\\\" .\", \"sh\", \"{pattern}\"]."},
+		func(d *decoder, p []string, v any, a *Arg) {
+			a.AllowShell, _ = d.boolean(p, v)
+			if a.Type != TypeString {
+				d.keyError(p, "\"allow_shell\" applies to string arguments; %q is %s", a.Name, withArticle(a.Type))
 			}
 		}},
 }

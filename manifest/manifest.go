@@ -320,4 +320,8 @@ type Arg struct {
 	// value such as "--output=/x" substituted as a whole argv element
 	// would be read as an option by the command.
 	AllowDash bool
+	// AllowShell lets a string argument be substituted into code that an
+	// interpreter runs (sh -c, python -c: see ShellUses). Off by default:
+	// the model would write code.
+	AllowShell bool
 }

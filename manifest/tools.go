@@ -34,8 +34,15 @@ func (d *decoder) tool(path []string, v any) *Tool {
 	}
 	tool := &Tool{Name: n, Pos: d.pos.key(path)}
 	decodeKeys(d, toolKeys, path, t, tool)
-	if _, ok := t["run"]; !ok {
+	rv, ok := t["run"]
+	if !ok {
 		d.keyError(path, "tool %q has no \"run\": give the command to run as an argv", n)
+		return tool
+	}
+	// run last: the fix for a command line written as one string passes
+	// the arguments to its shell as positional parameters.
+	if tool.Run = d.run(child(path, "run"), rv, tool.Args); tool.Run == nil {
+		return tool // the error says what to write; "not used" would be false
 	}
 	for _, a := range tool.Args {
 		if !usesArg(tool.Run, a.Name) {
@@ -43,6 +50,9 @@ func (d *decoder) tool(path []string, v any) *Tool {
 		}
 	}
 	d.checkProgram(path, tool)
+	for _, u := range tool.ShellUses() {
+		d.valueWarning(child(child(path, "run"), indexKey(u.Elem)), "%s", u.Message(n)).Suggestion = u.Fix
+	}
 	return tool
 }
 

@@ -210,6 +210,30 @@ func Native(m *manifest.Manifest, s *manifest.Server, o Options) *Entry {
 	return e
 }
 
+// InManifestDir reports whether s is a command server whose workspace is
+// the manifest's directory by default, which a native entry cannot give
+// it: it sets no cwd (so it runs in the workspace directory), it takes
+// WORKSPACE_DIR from the context, and neither workspace.dir nor --dir
+// names another. An agent starts a native entry where the agent runs,
+// which may be below the manifest, with the agent's WORKSPACE_DIR or none;
+// such a server goes through serve, which gives it the agent's
+// WORKSPACE_DIR, else the manifest's directory, as both (a project's
+// config may not name the directory: it differs in every clone). Servers
+// that take no WORKSPACE_DIR (context = false, as import writes them) stay
+// native: they run where the agent starts them, as before.
+func InManifestDir(m *manifest.Manifest, s *manifest.Server, o Options) bool {
+	if s.Kind != manifest.KindCommand || m.Path == "" || len(m.Workspace.Dir) > 0 || len(s.Cwd) > 0 || !s.Context.Includes(manifest.VarWorkspaceDir) {
+		return false
+	}
+	if o.Context.Literal() && !o.Context.DirLeft {
+		dir, _ := o.Context.Lookup(manifest.VarWorkspaceDir)
+		if d, ok := dir.Literal(); !ok || d != m.DefaultDir() {
+			return false // --dir named another
+		}
+	}
+	return true
+}
+
 // Serve prepares s as `mcpgen serve NAME`: the manifest is resolved when the
 // agent spawns the server, so anything the provider cannot express works.
 // The entry carries WORKSPACE_ID, WORKSPACE_DIR and USER_ID (from which
@@ -343,9 +367,10 @@ func GatewayServers(m *manifest.Manifest, provider string) []*manifest.Server {
 // variable. Their values are never written into a config file.
 func Secrets(m *manifest.Manifest, s *manifest.Server) []string {
 	var ts []manifest.Template
-	ts = append(ts, m.Workspace.Dir, m.Workspace.User)
+	// ${PWD} in [workspace] is where mcpgen runs, not the variable.
+	ts = append(ts, withoutPWD(m.Workspace.Dir), withoutPWD(m.Workspace.User))
 	for _, v := range m.Workspace.Vars {
-		ts = append(ts, v.Value)
+		ts = append(ts, withoutPWD(v.Value))
 	}
 	ts = append(ts, s.Command, s.Cwd, s.URL)
 	ts = append(ts, s.Args...)
@@ -367,6 +392,17 @@ func Secrets(m *manifest.Manifest, s *manifest.Server) []string {
 		names = append(names, s.BearerTokenEnv)
 	}
 	return names
+}
+
+// withoutPWD returns t without its ${PWD} references.
+func withoutPWD(t manifest.Template) manifest.Template {
+	var out manifest.Template
+	for _, seg := range t {
+		if seg.Ref != manifest.VarPWD {
+			out = append(out, seg)
+		}
+	}
+	return out
 }
 
 // substitution decides what each reference becomes: a context variable is

@@ -113,7 +113,7 @@ server are removed from the file.
 	f := cmd.Flags()
 	f.StringVarP(&o.provider, "provider", "p", "", "codex, claude or claude-desktop (required)")
 	f.StringVarP(&o.workspace, "workspace", "w", "", "write the context of workspace `ID` literally")
-	f.StringVar(&o.dir, "dir", "", "WORKSPACE_DIR (default: the manifest's workspace.dir, else the current directory)")
+	f.StringVar(&o.dir, "dir", "", "WORKSPACE_DIR (default: the manifest's workspace.dir, else the manifest's directory)")
 	f.StringVar(&o.user, "user", "", "USER_ID (default: the manifest's workspace.user, else $USER)")
 	f.StringVarP(&o.output, "output", "o", "", "merge into `FILE` instead of printing")
 	f.BoolVar(&o.write, "write", false, "merge into the provider's own config file")
@@ -167,7 +167,7 @@ func (a *app) emit(o emitOptions) error {
 	}
 	a.noteFromEnv(po.Context)
 	if po.Context.DirLeft {
-		fmt.Fprintf(a.stderr, "mcpgen: WORKSPACE_DIR is not written: in a project's config it would name this checkout; the agent's WORKSPACE_DIR, else mcpgen serve (the manifest's workspace.dir, else where the agent runs) gives it (pass --dir with an absolute path to write one)\n")
+		fmt.Fprintf(a.stderr, "mcpgen: WORKSPACE_DIR is not written: in a project's config it would name this checkout; the agent's WORKSPACE_DIR, else mcpgen serve (the manifest's workspace.dir, else the manifest's directory) gives it (pass --dir with an absolute path to write one)\n")
 	}
 	if (o.launcher || o.gateway) && o.workspace == "" {
 		fmt.Fprintf(a.stderr, "mcpgen: these entries run mcpgen connect without a workspace: run the agent under `mcpgen launch --workspace ID -- AGENT` (or with MCPGEN_WORKSPACE set), else connect fails; --workspace writes one\n")

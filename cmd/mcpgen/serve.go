@@ -30,9 +30,11 @@ directory or below it. The workspace context comes from the environment
 (WORKSPACE_ID, WORKSPACE_DIR, USER_ID), with the manifest's defaults for
 what is missing or empty.
 
-The files server refuses to serve the root of the file system or your
-home directory (an agent started there without WORKSPACE_DIR) unless the
-manifest's workspace.dir names it.
+WORKSPACE_DIR, when neither the agent nor the manifest sets it, is the
+manifest's directory, wherever below it the agent starts the server
+(dir = "${PWD}" in the manifest: where it starts). The files server
+refuses to serve the root of the file system or your home directory
+unless the manifest's workspace.dir names it.
 
 Built-in and declared servers run inside mcpgen. A command server has its
 ${VAR}s resolved and then replaces this process (exec), so nothing stays
@@ -121,6 +123,10 @@ func (a *app) serve(name string) error {
 		broad := m.NamesDir(manifest.ContextOptions{WorkspaceID: c.WorkspaceID, User: c.UserID}, c.WorkspaceDir)
 		srv, err = files.New(files.Options{Root: c.WorkspaceDir, ReadOnly: s.ReadOnly, Protect: s.Protect, Version: versionString(), BroadRoot: broad})
 	case manifest.KindDeclared:
+		// Refused before anything starts: the error names the place.
+		if errs := m.ShellErrors(s); len(errs) > 0 {
+			return errs
+		}
 		dir, derr := m.WorkDir(s, c, nil)
 		if derr != nil {
 			return derr

@@ -87,10 +87,13 @@ func prepare(m *manifest.Manifest, s *manifest.Server, o providers.Options, desk
 	case s.Kind == manifest.KindRemote:
 		return e, nil
 	// Claude Code has no cwd; Claude Desktop expands nothing; a project's
-	// config names no path of its checkout; and a path built on the
-	// agent's WORKSPACE_DIR must not fall to the root when it is unset.
+	// config names no path of its checkout; a path built on the agent's
+	// WORKSPACE_DIR must not fall to the root when it is unset; and a
+	// server whose workspace is the manifest's directory must not run
+	// where the agent happens to start.
 	case s.Kind == manifest.KindCommand && len(e.Cwd) == 0 && (!desktop || allLiteral(e)) &&
-		!(o.Scope == providers.ScopeProject && e.InCheckout()) && !embedsAgentContext(e):
+		!(o.Scope == providers.ScopeProject && e.InCheckout()) && !embedsAgentContext(e) &&
+		!providers.InManifestDir(m, s, o):
 		return e, nil
 	}
 	e = providers.Serve(m, s, o)

@@ -61,8 +61,9 @@ func render(m *manifest.Manifest, s *manifest.Server, o providers.Options) ([]by
 	case s.Kind == manifest.KindCommand:
 		e = providers.Native(m, s, o)
 		// A project's config names no path of its checkout: serve
-		// resolves a relative command or cwd where the agent runs.
-		if !expressible(e) || o.Scope == providers.ScopeProject && e.InCheckout() {
+		// resolves a relative command or cwd where the agent runs, and
+		// the manifest's directory as the workspace.
+		if !expressible(e) || o.Scope == providers.ScopeProject && e.InCheckout() || providers.InManifestDir(m, s, o) {
 			e = providers.Serve(m, s, o)
 		}
 	default:
