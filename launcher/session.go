@@ -102,8 +102,10 @@ type Session struct {
 	// (watch.Content.Seq); guarded by reloading.
 	applied uint64
 	// file and path name the manifest as it was loaded first, for parsing
-	// the content the watcher reads; set before the watcher starts.
+	// the content the watcher reads, and searched says how it was found
+	// (manifest.Manifest.Searched); set before the watcher starts.
 	file, path string
+	searched   bool
 	// reloads holds Reload's request until Run takes it; requests made
 	// meanwhile merge into it.
 	reloads chan struct{}
@@ -241,7 +243,7 @@ func (s *Session) Run(ctx context.Context) error {
 	var watchErrs <-chan error
 	var watcher *watch.Watcher
 	if m.Path != "" {
-		s.file, s.path = m.File, m.Path
+		s.file, s.path, s.searched = m.File, m.Path, m.Searched
 		watcher, err = watch.New(m.Path, watch.Options{Debounce: s.opts.Debounce, Complete: s.parses})
 		if err != nil {
 			s.log.Warn("not watching the manifest", "error", err)
@@ -556,7 +558,7 @@ func (s *Session) parse(data []byte) (*manifest.Manifest, *manifest.Context, err
 	if err != nil {
 		return nil, nil, err
 	}
-	m.Path = s.path
+	m.Path, m.Searched = s.path, s.searched
 	c, err := m.Context(s.opts.Context)
 	if err != nil {
 		return nil, nil, err

@@ -215,12 +215,20 @@ func (m *Manifest) Context(o ContextOptions) (*Context, error) {
 }
 
 // DefaultDir is WORKSPACE_DIR when neither --dir nor workspace.dir sets
-// it: the manifest's directory, so that an agent started anywhere in the
-// project (Claude Code and Codex start a project's servers in the
-// directory they run in, which may be below the manifest) gets the
-// project's servers on the project. dir = "${PWD}" asks for where mcpgen
-// runs instead. The embedded demo's directory is the current one.
-func (m *Manifest) DefaultDir() string { return m.Dir }
+// it, for a manifest that was looked for (Searched): its directory, so
+// that an agent started anywhere in the project (Claude Code and Codex
+// start a project's servers in the directory they run in, which may be
+// below the manifest) gets the project's servers on the project. A
+// manifest named by its absolute path, as a user config's entries name a
+// personal manifest that serves every project, has none: WORKSPACE_DIR is
+// then where mcpgen runs, which is where the agent started it.
+// dir = "${PWD}" asks for that in any case.
+func (m *Manifest) DefaultDir() string {
+	if m.Searched {
+		return m.Dir
+	}
+	return ""
+}
 
 // expand resolves t and, on failure, says where t is written.
 func (m *Manifest) expand(t Template, lookup Lookup, path ...string) (string, error) {

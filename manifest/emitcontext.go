@@ -152,7 +152,8 @@ func (m *Manifest) ContextTemplate(o ContextOptions) (*ContextTemplate, error) {
 }
 
 // dirTemplate resolves WORKSPACE_DIR: --dir, else workspace.dir, else the
-// manifest's directory (DefaultDir). ${PWD} in workspace.dir stays a
+// default of the manifest as emit found it (DefaultDir), else where emit
+// runs. ${PWD} in workspace.dir stays a
 // reference: it is where serve runs, which Context reads. A relative path is made absolute, against where mcpgen
 // runs for --dir and the manifest's directory for workspace.dir; a
 // template that starts with a reference is left as it is, its variable

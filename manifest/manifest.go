@@ -55,6 +55,11 @@ type Manifest struct {
 	// Dir is where relative paths in the manifest resolve: the manifest's
 	// directory.
 	Dir string
+	// Searched says that the manifest was looked for, in the current
+	// directory and those above it (mcpgen.toml, or a relative
+	// --manifest), rather than named by its absolute path: WORKSPACE_DIR
+	// then defaults to Dir (see DefaultDir).
+	Searched bool
 
 	Version int
 	// Name is the manifest's own stable id (top-level name): it marks the

@@ -211,8 +211,8 @@ func Native(m *manifest.Manifest, s *manifest.Server, o Options) *Entry {
 }
 
 // InManifestDir reports whether s is a command server whose workspace is
-// the manifest's directory by default, which a native entry cannot give
-// it: it sets no cwd (so it runs in the workspace directory), it takes
+// the manifest's directory by default (see manifest.DefaultDir), which a
+// native entry cannot give it: it sets no cwd (so it runs in the workspace directory), it takes
 // WORKSPACE_DIR from the context, and neither workspace.dir nor --dir
 // names another. An agent starts a native entry where the agent runs,
 // which may be below the manifest, with the agent's WORKSPACE_DIR or none;
@@ -227,11 +227,14 @@ func InManifestDir(m *manifest.Manifest, s *manifest.Server, o Options) bool {
 	}
 	if o.Context.Literal() && !o.Context.DirLeft {
 		dir, _ := o.Context.Lookup(manifest.VarWorkspaceDir)
-		if d, ok := dir.Literal(); !ok || d != m.DefaultDir() {
-			return false // --dir named another
-		}
+		d, ok := dir.Literal()
+		return ok && d == m.Dir // else --dir, or where emit ran, named another
 	}
-	return true
+	// Left to the agent: a project's entries look for the manifest, whose
+	// directory is then the workspace; a user config's name it by its
+	// absolute path, and the workspace is where the agent starts them,
+	// as a native entry has it.
+	return o.Scope == ScopeProject
 }
 
 // Serve prepares s as `mcpgen serve NAME`: the manifest is resolved when the

@@ -17,6 +17,7 @@ func TestInManifestDir(t *testing.T) {
 		want       bool
 	}{
 		{"no dir, no cwd", "[servers.s]\ncommand = \"srv\"\n", portable, true},
+		{"a user config", "[servers.s]\ncommand = \"srv\"\n", userScope, false},
 		{"dir = ${PWD}", "[workspace]\ndir = \"${PWD}\"\n[servers.s]\ncommand = \"srv\"\n", portable, false},
 		{"an absolute dir", "[workspace]\ndir = \"/srv/ws\"\n[servers.s]\ncommand = \"srv\"\n", portable, false},
 		{"its own cwd", "[servers.s]\ncommand = \"srv\"\ncwd = \"/srv\"\n", portable, false},
@@ -27,6 +28,7 @@ func TestInManifestDir(t *testing.T) {
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m := loadAt(t, root, string(rune('a'+i))+"/mcpgen.toml", tt.text)
+			m.Searched = true
 			if got := InManifestDir(m, m.Servers[0], tt.o(m)); got != tt.want {
 				t.Errorf("got %v, want %v", got, tt.want)
 			}
@@ -35,6 +37,13 @@ func TestInManifestDir(t *testing.T) {
 }
 
 func portable(m *manifest.Manifest) Options {
+	o, _ := Options{Scope: ScopeProject}.WithContext(m)
+	return o
+}
+
+// userScope is a user config's: its entries name the manifest by its
+// absolute path, and the workspace is where the agent starts them.
+func userScope(m *manifest.Manifest) Options {
 	o, _ := Options{}.WithContext(m)
 	return o
 }

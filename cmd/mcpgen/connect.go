@@ -228,7 +228,14 @@ func (a *app) startLauncher(o connectOptions, m *manifest.Manifest) (*startedLau
 	if err != nil {
 		return nil, err
 	}
-	args := append([]string{"launch", "--workspace", o.workspace, "--log-format", "text"}, m.Flags()...)
+	manifestFlags := m.Flags()
+	if m.Searched {
+		// As connect found it, from the directory it runs in, which the
+		// launcher inherits: found again so, the manifest's directory is
+		// still the default WORKSPACE_DIR (manifest.DefaultDir).
+		manifestFlags = []string{"--manifest", m.File}
+	}
+	args := append([]string{"launch", "--workspace", o.workspace, "--log-format", "text"}, manifestFlags...)
 	if m.Session.IdleExit == 0 {
 		args = append(args, "--idle-exit", autostartIdleExit.String())
 	}

@@ -254,7 +254,12 @@ func (a *app) loadManifest() (*manifest.Manifest, error) {
 		return nil, err
 	}
 	// Messages name it as the user would: relative to here.
-	return manifest.Load(file)
+	m, err := manifest.Load(file)
+	if err != nil {
+		return nil, err
+	}
+	m.Searched = !filepath.IsAbs(a.manifestPath)
+	return m, nil
 }
 
 // loadManifestOrDemo is loadManifest, but where there is no mcpgen.toml and
