@@ -484,7 +484,7 @@ func (t *liveTable) loop() {
 		case <-tick.C:
 		}
 		text.Reset()
-		t.session.Status().WriteTable(&text, time.Now())
+		t.session.Status().WriteTable(&text, time.Now(), false)
 		text.WriteString("\n" + liveHint + "\n")
 		cols, rows := terminalSize(t.w)
 		frame = drawFrame(frame[:0], strings.Split(strings.TrimSuffix(text.String(), "\n"), "\n"), cols, rows)

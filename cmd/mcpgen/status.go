@@ -12,17 +12,24 @@ import (
 
 func (a *app) statusCommand() *cobra.Command {
 	var workspace string
-	var asJSON bool
+	var asJSON, verbose bool
 	cmd := &cobra.Command{
 		Use:   "status [--workspace ID]",
 		Short: "Show the servers of a running workspace session",
 		Long: `Status asks the workspace's launcher for the state of each server: its
 process, restarts, tools, connected clients and last error, and the outcome
 of the last reload. It exits 1 when no launcher runs for the workspace.
+A last error too long for its column follows the table in full; -v adds
+how the servers are contained, and why not more strongly.
+
+What the servers wrote is shown with its control characters escaped
+(ESC as \x1b), so that it cannot drive the terminal; --json shows it as
+it is, in JSON.
 
 Without --workspace, it shows $MCPGEN_WORKSPACE, else the only running
 session (mcpgen ps lists them).`,
 		Example: `  mcpgen status --workspace ws-42
+  mcpgen status --workspace ws-42 -v
   mcpgen status --workspace ws-42 --json | jq '.servers[] | {name, state}'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -37,12 +44,13 @@ session (mcpgen ps lists them).`,
 			if asJSON {
 				return a.printJSON(st)
 			}
-			st.WriteTable(a.stdout, time.Now())
+			st.WriteTable(a.stdout, time.Now(), verbose)
 			return nil
 		},
 	}
 	workspaceFlag(cmd, &workspace)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "say how the servers are contained, and why not more strongly")
 	return cmd
 }
 
