@@ -76,7 +76,7 @@ when CMD exits, the session stops and launch exits with CMD's status.`,
 	// Timings, for tests and for platforms with unusual servers.
 	f.DurationVar(&o.timing.BackoffBase, "backoff", 0, "first delay before restarting a crashed server (default 1s)")
 	f.DurationVar(&o.timing.BackoffMax, "backoff-max", 0, "longest delay before a restart (default 1m)")
-	f.IntVar(&o.timing.FailureLimit, "max-crashes", 0, "crashes within --crash-window after which a server is failed (default 5)")
+	f.IntVar(&o.timing.FailureLimit, "max-crashes", 0, "crashes within --crash-window after which the launcher gives up on a server (default 5)")
 	f.DurationVar(&o.timing.FailureWindow, "crash-window", 0, "see --max-crashes (default 5m)")
 	f.DurationVar(&o.timing.StableAfter, "stable-after", 0, "a run this long resets the backoff (default 30s)")
 	f.DurationVar(&o.timing.PingInterval, "ping-interval", 0, "how often ready servers are pinged (default 30s)")
