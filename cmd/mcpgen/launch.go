@@ -19,6 +19,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/mcpgen/mcpgen/internal/proc"
+	"github.com/mcpgen/mcpgen/internal/termtext"
 	"github.com/mcpgen/mcpgen/launcher"
 	"github.com/mcpgen/mcpgen/manifest"
 )
@@ -281,7 +282,7 @@ func (a *app) launch(o launchOptions, agent []string) error {
 func (a *app) warnStarting(workspace, agent string, starting []string) {
 	if len(starting) > 0 {
 		fmt.Fprintf(a.stderr, "mcpgen: starting %s while these servers of workspace %q are still starting: %s (see mcpgen status)\n",
-			agent, workspace, strings.Join(starting, ", "))
+			agent, workspace, termtext.Line(strings.Join(starting, ", ")))
 	}
 }
 
@@ -335,7 +336,7 @@ func (a *app) attach(ctx context.Context, o launchOptions, agent []string, pid i
 			switch {
 			case isReloadSignal(sig):
 				if _, err := launcher.RequestReload(ctx, o.workspace); err != nil {
-					fmt.Fprintf(a.stderr, "mcpgen: reload: %v\n", err)
+					fmt.Fprintf(a.stderr, "mcpgen: reload: %s\n", termtext.Text(err.Error()))
 				}
 			case sig == syscall.SIGTERM:
 				_ = proc.Signal(syscall.SIGTERM)
@@ -353,10 +354,10 @@ func (a *app) warnContext(o launchOptions, st *launcher.Status) {
 		fmt.Fprintf(a.stderr, "mcpgen: --user %q not used: the launcher gives its servers USER_ID %q, and so does the agent get\n", o.user, st.User)
 	}
 	if o.dir != "" && absPath(o.dir) != st.Dir {
-		fmt.Fprintf(a.stderr, "mcpgen: --dir %s not used: the launcher's WORKSPACE_DIR is %s\n", o.dir, st.Dir)
+		fmt.Fprintf(a.stderr, "mcpgen: --dir %s not used: the launcher's WORKSPACE_DIR is %s\n", o.dir, termtext.Line(st.Dir))
 	}
 	if a.manifestPath != "" && absPath(a.manifestPath) != st.Manifest {
-		fmt.Fprintf(a.stderr, "mcpgen: --manifest %s not used: the launcher runs %s\n", a.manifestPath, st.Manifest)
+		fmt.Fprintf(a.stderr, "mcpgen: --manifest %s not used: the launcher runs %s\n", a.manifestPath, termtext.Line(st.Manifest))
 	}
 }
 

@@ -66,7 +66,7 @@ func (a *app) printJSON(v any) error {
 
 func (a *app) logsCommand() *cobra.Command {
 	var workspace string
-	var follow bool
+	var follow, raw bool
 	cmd := &cobra.Command{
 		Use:   "logs [--workspace ID] [SERVER]",
 		Short: "Show what the servers of a workspace session wrote to stderr",
@@ -80,11 +80,17 @@ each start of the server (with its pid and restart count) and each end.
 With -f it keeps printing what the servers write, across restarts and
 rotations, until interrupted.
 
+Control characters that a server wrote are shown escaped, as journalctl
+shows them (ESC as \x1b, CR as \x0d; tabs and newlines as they are), so
+that a server cannot drive the terminal; --raw prints the bytes as they
+were written.
+
 Without --workspace, it reads $MCPGEN_WORKSPACE, else the only running
 session.`,
 		Example: `  mcpgen logs --workspace ws-42 memory
   mcpgen logs --workspace ws-42 memory -f
-  mcpgen logs --workspace ws-42 -f`,
+  mcpgen logs --workspace ws-42 -f
+  mcpgen logs --workspace ws-42 memory --raw > memory.log`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ws, err := sessionWorkspace(workspace, "to read the logs of one that ended")
@@ -104,17 +110,18 @@ session.`,
 				if err != nil {
 					return err
 				}
-				return tailFile(ctxOf(cmd), a.stdout, path, follow)
+				return tailFile(ctxOf(cmd), a.stdout, path, follow, raw)
 			}
 			if len(logs) == 0 && !follow {
 				return fmt.Errorf("no server logs in %s: has the workspace been launched?", dir)
 			}
 			list := func() (map[string]string, error) { return launcher.ServerLogs(ws) }
-			return mergeLogs(ctxOf(cmd), a.stdout, logs, list, follow)
+			return mergeLogs(ctxOf(cmd), a.stdout, logs, list, follow, raw)
 		},
 	}
 	workspaceFlag(cmd, &workspace)
 	cmd.ValidArgsFunction = a.completeSessionServers(&workspace, true)
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing what the servers write")
+	cmd.Flags().BoolVar(&raw, "raw", false, "print the bytes as the servers wrote them, control characters too")
 	return cmd
 }
