@@ -34,7 +34,9 @@ func (d *decoder) tool(path []string, v any) *Tool {
 	}
 	tool := &Tool{Name: n, Pos: d.pos.key(path)}
 	decodeKeys(d, toolKeys, path, t, tool)
-	if _, ok := t["run"]; !ok {
+	// A misspelt run ("rnu") has its error, which names run: a second one
+	// that run is missing would say the same thing again.
+	if _, ok := t["run"]; !ok && !misspelt(t, toolKeys.names(), "run") {
 		d.keyError(path, "tool %q has no \"run\": give the command to run as an argv", n)
 	}
 	for _, a := range tool.Args {
