@@ -360,7 +360,7 @@ var toolKeys = keyTable[*Tool]{
 	{keySpec{name: "description", typ: typeString, doc: "What the tool does, for the model."},
 		func(d *decoder, p []string, v any, t *Tool) { t.Description, _ = d.str(p, v) }},
 	{keySpec{name: "run", typ: typeArgv, nonEmpty: true,
-		doc: "The command, as an argv, run without a shell: [\"git\", \"log\", \"-n\", \"{count}\"]. {arg} in an element is replaced by the argument; an element whose argument is absent is dropped."},
+		doc: "The command, as an argv, run without a shell: [\"git\", \"log\", \"-n\", \"{count}\"]. {arg} in an element is replaced by the argument, and must name one; an element whose argument is absent is dropped."},
 		func(d *decoder, p []string, v any, t *Tool) { t.Run = d.argv(p, v, true) }},
 	{keySpec{name: "args", typ: typeMap, names: varName, keys: argKeys.specs(),
 		doc: "The tool's arguments, which become its input schema."},

@@ -197,6 +197,10 @@ timout = "1s"
 		{"transposed run: one error", "[servers.g.tools.hi]\nrnu = [\"echo\", \"hi\"]\n[servers.g.tools.ho]\ncommand = [\"echo\", \"ho\"]\n", []string{
 			`m.toml:2:1: server "g": unknown key "rnu" (did you mean "run"?)`,
 			`m.toml:4:1: server "g": unknown key "command" (did you mean "run"?)`}},
+		{"a reference to no argument", "[servers.g.tools.log]\nrun = [\"git\", \"log\", \"-n\", \"{count}\", \"--format={fmt}\", \"{}\", \"{ a }\", \"{.Name}\", \"${HOME}\"]\nargs.cuont = { type = \"integer\" }\n", []string{
+			`m.toml:2:28: server "g": "tools.log.run[3]": {count} names no argument of tool "log" (did you mean {cuont}?): declare args.count, or write { count } to keep the braces as text`,
+			`m.toml:2:39: server "g": "tools.log.run[4]": {fmt} names no argument of tool "log": declare args.fmt, or write { fmt } to keep the braces as text`,
+			`m.toml:3:6: server "g": argument "cuont" is not used: put {cuont} in an element of "run"`}},
 		{"watch glob", "[servers.x]\ncommand = \"a\"\nwatch = [\"../x\", \"a/[b\"]\n", []string{
 			`m.toml:3:10: server "x": "watch": patterns are relative to the manifest's directory and stay inside it`,
 			`m.toml:3:18: server "x": "watch": malformed pattern (use *, ?, [a-z] within a name and ** for any directories)`}},

@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 )
@@ -39,6 +40,7 @@ func (d *decoder) tool(path []string, v any) *Tool {
 	if _, ok := t["run"]; !ok && !misspelt(t, toolKeys.names(), "run") {
 		d.keyError(path, "tool %q has no \"run\": give the command to run as an argv", n)
 	}
+	d.checkRefs(path, tool, t["args"])
 	for _, a := range tool.Args {
 		if !usesArg(tool.Run, a.Name) {
 			d.keyError(child(child(path, "args"), a.Name), "argument %q is not used: put {%s} in an element of \"run\"", a.Name, a.Name)
@@ -47,6 +49,66 @@ func (d *decoder) tool(path []string, v any) *Tool {
 	d.checkProgram(path, tool)
 	return tool
 }
+
+// checkRefs reports each {name} in run that names no argument of the
+// tool: a typo, or an argument not declared, which would otherwise reach
+// the command as the text "{name}". Braces around anything but a name
+// ({}, { a }, {.Name}) are text. args is the tool's args table as written:
+// an argument declared wrong has its own error.
+func (d *decoder) checkRefs(path []string, tool *Tool, args any) {
+	var declared []string
+	if t, ok := args.(map[string]any); ok {
+		for name := range t {
+			declared = append(declared, name)
+		}
+		slices.Sort(declared) // the suggestion does not depend on map order
+	}
+	for i, elem := range tool.Run {
+		for _, seg := range elem {
+			if seg.Ref != "" {
+				continue // ${VAR}
+			}
+			for _, ref := range ArgRefs(seg.Text) {
+				if slices.Contains(declared, ref) {
+					continue
+				}
+				p := child(child(path, "run"), indexKey(i))
+				hint := ""
+				if c, ok := closest(ref, declared); ok {
+					hint = fmt.Sprintf(" (did you mean {%s}?)", c)
+				}
+				d.valueError(p, "%q: {%s} names no argument of tool %q%s: declare args.%s, or write { %s } to keep the braces as text",
+					name(p), ref, tool.Name, hint, ref, ref)
+			}
+		}
+	}
+}
+
+// ArgRefs returns the names of the arguments that {name} refers to in
+// text, a literal part of an element of a tool's run, in order: each
+// "{" up to the next "}" whose content has the form of an argument's
+// name. Other braces are text.
+func ArgRefs(text string) []string {
+	var refs []string
+	for {
+		i := strings.IndexByte(text, '{')
+		if i < 0 {
+			return refs
+		}
+		j := strings.IndexByte(text[i:], '}')
+		if j < 0 {
+			return refs
+		}
+		if name := text[i+1 : i+j]; IsArgName(name) {
+			refs = append(refs, name)
+		}
+		text = text[i+j+1:]
+	}
+}
+
+// IsArgName reports whether s has the form of an argument's name: letters,
+// digits and _, not starting with a digit.
+func IsArgName(s string) bool { return varName.MatchString(s) }
 
 // checkProgram warns when the model chooses the program a tool runs: an
 // argument in run[0] without an enum that names the programs allowed.
