@@ -219,6 +219,18 @@ func (d *decoder) unknownKey(path []string, known []string) *Error {
 	return e
 }
 
+// misspelt reports whether a key of t that known does not list is taken
+// for want (as unknownKey suggests it): its error says that want is
+// missing already.
+func misspelt(t map[string]any, known []string, want string) bool {
+	for k := range t {
+		if !slices.Contains(known, k) && closestOr(k, known) == want {
+			return true
+		}
+	}
+	return false
+}
+
 // decodeKeys decodes every key of the table t, written at path, into x
 // through table: a key that the table does not list is unknown. A key
 // without a decode function is the caller's.

@@ -360,7 +360,7 @@ var toolKeys = keyTable[*Tool]{
 	{keySpec{name: "description", typ: typeString, doc: "What the tool does, for the model."},
 		func(d *decoder, p []string, v any, t *Tool) { t.Description, _ = d.str(p, v) }},
 	{keySpec{name: "run", typ: typeArgv, nonEmpty: true,
-		doc: "The command, as an argv, run without a shell: [\"git\", \"log\", \"-n\", \"{count}\"]. {arg} in an element is replaced by the argument; an element whose argument is absent is dropped. An argument substituted into the code of sh -c, python -c and the like is refused unless it has allow_shell = true: pass it as an element of its own."},
+		doc: "The command, as an argv, run without a shell: [\"git\", \"log\", \"-n\", \"{count}\"]. {arg} in an element is replaced by the argument, and must name one; an element whose argument is absent is dropped. An argument substituted into the code of sh -c, python -c and the like is refused unless it has allow_shell = true: pass it as an element of its own."},
 		nil}, // tool decodes it once the arguments are known
 	{keySpec{name: "args", typ: typeMap, names: varName, keys: argKeys.specs(),
 		doc: "The tool's arguments, which become its input schema."},

@@ -295,8 +295,9 @@ func (c ContextSelect) Includes(name string) bool {
 type Tool struct {
 	Name        string
 	Description string
-	// Run is the argv. {arg} in an element is replaced by the argument;
-	// ${VAR} references are resolved from the server's environment.
+	// Run is the argv. {arg} in an element is replaced by the argument
+	// (Load refuses a {name} that names none); ${VAR} references are
+	// resolved from the server's environment.
 	Run     []Template
 	Args    []*Arg        // in file order
 	Timeout time.Duration // zero: the server's tool timeout

@@ -437,13 +437,13 @@ func rewriteScript(s string, num map[string]int) string {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c == '{' {
-			if j := strings.IndexByte(s[i:], '}'); j > 0 {
-				if n, ok := num[s[i+1:i+j]]; ok {
+			if name, w, literal := ArgAt(s, i); w > 0 {
+				if n, ok := num[name]; ok && !literal {
 					ref := "$" + strconv.Itoa(n)
 					switch quote {
 					case '"':
 						b.WriteString(ref)
-						if i+j+1 < len(s) && s[i+j+1] >= '0' && s[i+j+1] <= '9' {
+						if i+w < len(s) && s[i+w] >= '0' && s[i+w] <= '9' {
 							b.WriteString(`""`) // "$1""0", not $10
 						}
 					case '\'':
@@ -451,9 +451,11 @@ func rewriteScript(s string, num map[string]int) string {
 					default:
 						b.WriteString(`"` + ref + `"`)
 					}
-					i += j
-					continue
+				} else {
+					b.WriteString(s[i : i+w]) // the text {name}, or an argument left as it is
 				}
+				i += w - 1
+				continue
 			}
 		}
 		switch {

@@ -88,7 +88,7 @@ func TestShellWarning(t *testing.T) {
 		`["perl", "-ne", "print if /{pattern}/", "file"]`,
 		`["ruby", "-e", "puts '{pattern}'"]`,
 		`["php", "-r", "echo '{pattern}';"]`,
-		`["awk", "/{pattern}/ {print}", "file"]`,
+		`["awk", "/{pattern}/ {{print}}", "file"]`,
 		`["sed", "-n", "s/{pattern}/x/p", "file"]`,
 		`["su", "-c", "ls {pattern}"]`,
 		`["watch", "-n", "1", "ls", "{pattern}"]`,

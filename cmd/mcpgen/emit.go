@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpgen/mcpgen/internal/termtext"
 	"github.com/mcpgen/mcpgen/manifest"
 	"github.com/mcpgen/mcpgen/providers"
 	"github.com/mcpgen/mcpgen/providers/claude"
@@ -270,10 +271,11 @@ func (a *app) noteOthers(provider string, out []byte, m *manifest.Manifest, po p
 		}
 	}
 	if len(others) > 0 {
-		fmt.Fprintf(a.stderr, "kept %d server%s of other manifests: %s\n", len(others), plural(len(others)), strings.Join(others, ", "))
+		// The names are the config's, which anyone may have written.
+		fmt.Fprintf(a.stderr, "kept %d server%s of other manifests: %s\n", len(others), plural(len(others)), termtext.Line(strings.Join(others, ", ")))
 	}
 	if len(legacy) > 0 {
-		fmt.Fprintf(a.stderr, "note: kept %s, written by an mcpgen that recorded no owner: the manifest that has %s takes %s over when it emits; remove by hand what no manifest has\n", strings.Join(legacy, ", "), map[bool]string{true: "it", false: "them"}[len(legacy) == 1], map[bool]string{true: "it", false: "them"}[len(legacy) == 1])
+		fmt.Fprintf(a.stderr, "note: kept %s, written by an mcpgen that recorded no owner: the manifest that has %s takes %s over when it emits; remove by hand what no manifest has\n", termtext.Line(strings.Join(legacy, ", ")), map[bool]string{true: "it", false: "them"}[len(legacy) == 1], map[bool]string{true: "it", false: "them"}[len(legacy) == 1])
 	}
 }
 
@@ -369,7 +371,7 @@ func (a *app) render(m *manifest.Manifest, o emitOptions, po providers.Options, 
 	default:
 		entries, warnings, err := claude.Render(m, o.provider, po)
 		for _, w := range warnings {
-			fmt.Fprintf(a.stderr, "mcpgen: %s\n", w)
+			fmt.Fprintf(a.stderr, "mcpgen: %s\n", termtext.Line(w))
 		}
 		if err != nil {
 			return nil, 0, err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpgen/mcpgen/internal/termtext"
 	"github.com/mcpgen/mcpgen/manifest"
 	"github.com/mcpgen/mcpgen/providers"
 	"github.com/mcpgen/mcpgen/providers/claude"
@@ -238,40 +239,43 @@ func writeNew(path string, data []byte, mode os.FileMode) error {
 }
 
 // reportImport says on stderr what import did: the servers, what it left
-// out and why, the notes, and the variables to set.
+// out and why, the notes, and the variables to set. Each line is escaped:
+// it quotes configs that anyone may have written (a cloned project's).
 func (a *app) reportImport(files []*providers.ImportedFile, servers []*providers.ImportedServer, secrets []providers.HiddenSecret) {
-	w := a.stderr
+	say := func(format string, args ...any) {
+		fmt.Fprintln(a.stderr, termtext.Line(fmt.Sprintf(format, args...)))
+	}
 	for _, f := range files {
 		names := serversOf(f, servers)
 		if len(names) == 0 {
-			fmt.Fprintf(w, "%s (%s): no server imported\n", f.File, f.Format)
+			say("%s (%s): no server imported", f.File, f.Format)
 		} else {
-			fmt.Fprintf(w, "%s (%s): %d server%s: %s\n", f.File, f.Format, len(names), plural(len(names)), strings.Join(names, ", "))
+			say("%s (%s): %d server%s: %s", f.File, f.Format, len(names), plural(len(names)), strings.Join(names, ", "))
 		}
 		for _, sk := range f.Skipped {
-			fmt.Fprintf(w, "%s: server %q left in the file: %s\n", where(f.File, sk.Line), sk.Name, sk.Reason)
+			say("%s: server %q left in the file: %s", where(f.File, sk.Line), sk.Name, sk.Reason)
 		}
 		for _, n := range f.Notes {
-			fmt.Fprintf(w, "%s: %s\n", f.File, n)
+			say("%s: %s", f.File, n)
 		}
 	}
 	for _, s := range servers {
 		if s.Managed {
-			fmt.Fprintf(w, "%s: server %q was written by mcpgen emit: it came from a manifest already\n", s.Where(), s.Server.Name)
+			say("%s: server %q was written by mcpgen emit: it came from a manifest already", s.Where(), s.Server.Name)
 		}
 		for _, n := range s.Notes {
-			fmt.Fprintf(w, "%s: server %q: %s\n", s.Where(), s.Server.Name, n)
+			say("%s: server %q: %s", s.Where(), s.Server.Name, n)
 		}
 		for _, k := range sortedKeys(s.KeyNotes) {
 			if !strings.Contains(s.KeyNotes[k], "literal secret") && !strings.Contains(s.KeyNotes[k], "literal bearer token") {
-				fmt.Fprintf(w, "%s: server %q: %s: %s\n", s.Where(), s.Server.Name, k, s.KeyNotes[k])
+				say("%s: server %q: %s: %s", s.Where(), s.Server.Name, k, s.KeyNotes[k])
 			}
 		}
 	}
 	if len(secrets) > 0 {
-		fmt.Fprintln(w, "secrets were not copied; set these variables where the agents run:")
+		say("secrets were not copied; set these variables where the agents run:")
 		for _, line := range secretLines(secrets) {
-			fmt.Fprintf(w, "  %s\n", line)
+			say("  %s", line)
 		}
 	}
 }
