@@ -278,7 +278,7 @@ func (t *Transport) readStream(ctx context.Context, p *pending, body io.ReadClos
 			t.answerError(p, CodeTransportError, fmt.Sprintf("%s: the answer's event stream could not be resumed (%d attempts)", t.where, failures))
 			return
 		}
-		if !sleep(ctx, reconnectDelay(retry, failures)) {
+		if !t.wait(ctx, reconnectDelay(retry, failures)) {
 			t.unanswered(ctx, p, "GET", ctx.Err())
 			return
 		}

@@ -105,7 +105,7 @@ func (t *Transport) runListen(ready chan struct{}) {
 			t.log.Warn("streamable: giving up the GET stream; the server's own messages (list changes, requests) will not arrive", "url", t.where, "attempts", failures)
 			return
 		}
-		if !sleep(t.ctx, reconnectDelay(retry, failures)) {
+		if !t.wait(t.ctx, reconnectDelay(retry, failures)) {
 			return
 		}
 	}

@@ -159,6 +159,11 @@ type Transport struct {
 	maxReconnects  int
 	listenEnabled  bool
 
+	// wait waits before a stream is reconnected, and reports false if ctx
+	// ended first: sleep, or in tests a function that sees the delays
+	// chosen without taking them.
+	wait func(ctx context.Context, d time.Duration) bool
+
 	// ctx is cancelled at Close or when the session fails: it ends every
 	// exchange and stream.
 	ctx    context.Context
@@ -239,6 +244,7 @@ func New(rawURL string, opts Options) (*Transport, error) {
 		requestTimeout: opts.RequestTimeout,
 		maxReconnects:  opts.MaxReconnects,
 		listenEnabled:  !opts.NoListen,
+		wait:           sleep,
 		in:             make(chan []byte, 16),
 		done:           make(chan struct{}),
 		inflight:       make(map[mcp.ID]*pending),
