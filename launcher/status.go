@@ -56,6 +56,7 @@ type ServerStatus struct {
 	IdleTimeout string        `json:"idle_timeout,omitempty"`
 	IdleStopAt  *time.Time    `json:"idle_stop_at,omitempty"`
 	LastError   string        `json:"last_error"`
+	Notice      string        `json:"notice,omitempty"` // what went wrong that no request shows: a remote server's GET stream given up
 	Log         string        `json:"log"`
 	Clients     ClientsStatus `json:"clients"`
 }
@@ -111,6 +112,11 @@ func (st *Status) WriteTable(w io.Writer, now time.Time) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n", s.Name, s.Kind, state, pid, up, s.Restarts, len(s.Tools), s.Clients.Count, oneLine(s.LastError, 80))
 	}
 	tw.Flush()
+	for _, s := range st.Servers {
+		if s.Notice != "" {
+			fmt.Fprintf(w, "%s: %s\n", s.Name, s.Notice)
+		}
+	}
 	st.writeGateway(w)
 }
 
