@@ -707,6 +707,9 @@ func (v *supervisor) status() ServerStatus {
 	if v.remote != nil {
 		st.Notice = v.remote.Notice()
 	}
+	if shed := v.hub.Shed(); shed != (hub.Shed{}) {
+		st.Shed = &ShedStatus{Dropped: shed.Dropped, Coalesced: shed.Coalesced}
+	}
 	st.Clients.Names = v.hub.Clients()
 	st.Clients.Count = len(st.Clients.Names)
 	st.Clients.Gateway = v.hub.Members()
