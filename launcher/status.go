@@ -57,8 +57,18 @@ type ServerStatus struct {
 	IdleTimeout string        `json:"idle_timeout,omitempty"`
 	IdleStopAt  *time.Time    `json:"idle_stop_at,omitempty"`
 	LastError   string        `json:"last_error"`
+	Notice      string        `json:"notice,omitempty"` // what went wrong that no request shows: a remote server's GET stream given up
 	Log         string        `json:"log"`
 	Clients     ClientsStatus `json:"clients"`
+	Shed        *ShedStatus   `json:"shed,omitempty"`
+}
+
+// ShedStatus counts what the clients of a server (connect NAME, gateway
+// agents) lost of its notifications because they read them more slowly
+// than it sent them, rather than be disconnected.
+type ShedStatus struct {
+	Dropped   int64 `json:"dropped"`   // log messages dropped
+	Coalesced int64 `json:"coalesced"` // progress notifications replaced by a newer one of the same request
 }
 
 // ClientsStatus lists the clients connected to a server.
@@ -129,6 +139,15 @@ func (st *Status) WriteTable(w io.Writer, now time.Time, verbose bool) {
 	tw.Flush()
 	for _, s := range cut {
 		fmt.Fprintf(w, "last error of %s: %s\n", termtext.Line(s.Name), indentEscaped(s.LastError))
+	}
+	for _, s := range st.Servers {
+		if s.Notice != "" {
+			fmt.Fprintf(w, "%s: %s\n", termtext.Line(s.Name), termtext.Line(s.Notice))
+		}
+		if s.Shed != nil {
+			fmt.Fprintf(w, "%s: clients that read too slowly lost %d log messages (dropped) and %d progress notifications (replaced by newer ones)\n",
+				termtext.Line(s.Name), s.Shed.Dropped, s.Shed.Coalesced)
+		}
 	}
 	st.writeGateway(w)
 }

@@ -32,14 +32,20 @@ func (v *supervisor) runRemote(cfg *serverConfig) (*supervisorCmd, crashInfo) {
 		header.Add(h.Name, h.Value)
 	}
 	// The transport never logs the token, a header or the URL's query.
-	t, err := streamable.New(r.URL, streamable.Options{Header: header, BearerToken: r.BearerToken, Logger: v.session.log.With("server", v.name)})
+	t, err := streamable.New(r.URL, streamable.Options{Header: header, BearerToken: r.BearerToken,
+		MaxReconnects: v.timing.RemoteReconnects, Logger: v.session.log.With("server", v.name)})
 	if err != nil {
 		return v.commandOr(crashInfo{err: &proc.PermanentError{Err: fmt.Errorf("url: %w", err)}})
 	}
 	started := time.Now()
 	v.mu.Lock()
-	v.pid, v.startedAt = 0, started
+	v.pid, v.startedAt, v.remote = 0, started, t
 	v.mu.Unlock()
+	defer func() {
+		v.mu.Lock()
+		v.remote = nil
+		v.mu.Unlock()
+	}()
 
 	up := v.hub.NewUpstream(t, t)
 	go up.Run() // ends when the transport does: Close, or the session fails
