@@ -117,7 +117,7 @@ func (h *hider) server(s *ImportedServer) {
 	var headers []manifest.Var
 	for _, hd := range srv.Headers {
 		lit, ok := hd.Value.Literal()
-		if !ok || !IsSecret(hd.Name, lit) {
+		if !ok || !namesSecret(hd.Name, lit) && !IsSecret(hd.Name, lit) {
 			headers = append(headers, hd)
 			continue
 		}
@@ -177,7 +177,7 @@ func (h *hider) url(s *ImportedServer, raw string) {
 			}
 			k, v, ok := strings.Cut(kv, "=")
 			plain, err := url.QueryUnescape(v)
-			if !ok || err != nil || !IsSecret(k, plain) {
+			if !ok || err != nil || !namesSecret(k, plain) && !IsSecret(k, plain) {
 				t = appendText(t, kv)
 				continue
 			}
@@ -203,6 +203,21 @@ func appendText(t manifest.Template, text string) manifest.Template {
 		return t
 	}
 	return append(t, manifest.Segment{Text: text})
+}
+
+// Last words of a header's or a query parameter's name that say it holds a
+// secret, whatever the value: X-Api-Key, X-Auth-Token, X-Client-Secret,
+// Authorization, Cookie; ?api_key=, ?apikey=, ?key=, ?access_token=,
+// ?sig=, ?X-Amz-Signature=. A key sent with every request is a secret
+// however short or plain it is, and a value written there is nothing but
+// what the server checks.
+var secretNameWords = []string{"KEY", "APIKEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PWD", "AUTH", "AUTHORIZATION", "COOKIE", "SIG", "SIGNATURE", "CREDENTIAL", "CREDENTIALS"}
+
+// namesSecret reports whether a header or a query parameter named name
+// holds a secret by its name alone: any value but an empty one.
+func namesSecret(name, value string) bool {
+	ws := words(name)
+	return strings.TrimSpace(value) != "" && len(ws) > 0 && slices.Contains(secretNameWords, ws[len(ws)-1])
 }
 
 // Words in a key's name that say it holds a secret, whatever the value.

@@ -42,10 +42,14 @@ Codex's config.toml ([mcp_servers.*]), Claude Code's .mcp.json and
 them apart by name and content (--from says it when neither does).
 
 Secrets are not copied: a literal value that looks like one (a token under
-a key such as *_TOKEN, *_KEY, *_SECRET, *PASSWORD*, an Authorization header,
-a token of a known service anywhere) becomes a ${VAR} reference, and import
-lists on stderr the variables to set, with the server and key, never the
-value. ${VAR} references of Claude Code stay references.
+a key such as *_TOKEN, *_KEY, *_SECRET, *PASSWORD*, a token of a known
+service anywhere, a password in a url) becomes a ${VAR} reference, and
+import lists on stderr the variables to set, with the server and key,
+never the value. Headers named *-Key, *-Token, *-Secret, Authorization or
+Cookie, and url query parameters named like a key, a token, a secret or a
+signature (api_key, key, access_token, sig, X-Amz-Signature, ...) are
+secrets whatever their value. ${VAR} references of Claude Code stay
+references.
 
 ~/.claude.json holds the user's servers, and each project's local servers:
 --project PATH imports those of one project too (they win over user servers
