@@ -190,7 +190,7 @@ func (h *hider) url(s *ImportedServer, raw string) {
 		return
 	}
 	s.Server.URL = appendText(t, rest)
-	s.Note("Its url held a secret, now a reference; Codex expands no variables in a url, so emit for Codex fails for this server: give it the secret in a header, or keep it for Claude with providers = [\"claude\"].")
+	s.Note("Its url held a secret, now a reference: Claude Code expands it; for Codex, which expands no variable in a url, emit writes an entry that runs mcpgen serve, which resolves it when Codex starts the server.")
 }
 
 // appendText appends literal text to t, joined with the text before it.
