@@ -36,6 +36,23 @@ func HideSecrets(servers []*ImportedServer) []HiddenSecret {
 	return h.hidden
 }
 
+// SecretValues returns the literal secrets that HideSecrets would hide in
+// servers (which it changes as HideSecrets does), each once: to tell
+// whether a file still holds them, never to be shown.
+func SecretValues(servers []*ImportedServer) []string {
+	h := &hider{values: map[string]string{}}
+	for _, s := range servers {
+		h.server(s)
+	}
+	var out []string
+	for _, v := range h.values {
+		if !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
 type hider struct {
 	values map[string]string // variable -> the secret it stands for, to keep two apart
 	hidden []HiddenSecret

@@ -62,7 +62,8 @@ server; defined differently, it is an error that names both places, unless
 Servers mcpgen cannot hold (SSE servers, say) are left in their files, and
 import says why; so are Codex's approval tables, which emit keeps in place.
 After import, mcpgen emit --write --force replaces the imported entries of
-your agents' files by mcpgen's own (the old file stays in FILE.bak).`,
+your agents' files by mcpgen's own (emit says where it keeps the old file,
+and that it holds the secrets import made references of).`,
 		Example: `  mcpgen import ~/.codex/config.toml .mcp.json > mcpgen.toml
   mcpgen import ~/.claude.json --project "$PWD" -o mcpgen.toml
   mcpgen import --from claude-desktop ~/backup/claude.json`,
@@ -73,7 +74,7 @@ your agents' files by mcpgen's own (the old file stays in FILE.bak).`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.output, "output", "o", "", "write the manifest to `FILE` instead of printing it")
-	f.BoolVar(&o.force, "force", false, "with -o: replace FILE if it exists (the old one is kept in FILE.bak)")
+	f.BoolVar(&o.force, "force", false, "with -o: replace FILE if it exists (the old one is kept as a backup)")
 	f.StringVar(&o.project, "project", "", "with ~/.claude.json: import the local servers of the project at `PATH` too")
 	f.BoolVar(&o.rename, "rename", false, "import a server that another file defines differently under the same name as NAME-2")
 	f.StringVar(&o.from, "from", "", "the kind of every FILE: "+strings.Join(importFormats, ", ")+" (default: from its name and content)")
@@ -105,7 +106,7 @@ func (a *app) importConfigs(o importOptions, files []string) error {
 	if o.output != "" && !o.force {
 		// Fail before reading anything: nothing would be written.
 		if _, err := os.Lstat(o.output); err == nil {
-			return fmt.Errorf("%s exists: pass --force to replace it (it is kept in %s.bak), or choose another -o", o.output, o.output)
+			return existsError(o.output)
 		}
 	}
 
@@ -179,7 +180,7 @@ func (a *app) importConfigs(o importOptions, files []string) error {
 		if err != nil {
 			return err
 		}
-		backup, err := writeFile(target, out, 0o644)
+		backup, err := writeFile(target, out, 0o644, "")
 		if err != nil {
 			return err
 		}
@@ -232,13 +233,23 @@ func writeNew(path string, data []byte, mode os.FileMode) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, fs.ErrExist):
-		return fmt.Errorf("%s exists: pass --force to replace it (it is kept in %s.bak), or choose another -o", path, path)
+		return existsError(path)
 	}
 	// No hard links here (some file systems): check, then rename.
 	if _, lerr := os.Lstat(path); lerr == nil {
-		return fmt.Errorf("%s exists: pass --force to replace it (it is kept in %s.bak), or choose another -o", path, path)
+		return existsError(path)
 	}
 	return os.Rename(tmp, path)
+}
+
+// existsError refuses to replace the file of -o, saying where --force
+// would keep it.
+func existsError(path string) error {
+	where := path + ".bak"
+	if b, err := backupPath(path, ""); err == nil {
+		where = b
+	}
+	return fmt.Errorf("%s exists: pass --force to replace it (it is kept in %s), or choose another -o", path, where)
 }
 
 // reportImport says on stderr what import did: the servers, what it left
@@ -343,7 +354,7 @@ func importComments(files []*providers.ImportedFile, servers []*providers.Import
 		head = append(head, fmt.Sprintf("  %s (%s): %s", f.File, f.Format, list))
 	}
 	head = append(head, "")
-	head = append(head, wrap("The servers are as they were: stdio servers get no workspace context (context = false: remove it to give a server WORKSPACE_ID, WORKSPACE_DIR and USER_ID), and every server goes to every provider (providers = [...] keeps one for some). Check the file with mcpgen validate; then mcpgen emit --provider P --write --force (or -o FILE) replaces the imported entries of your agents' files by mcpgen's own (the old file stays in FILE.bak).")...)
+	head = append(head, wrap("The servers are as they were: stdio servers get no workspace context (context = false: remove it to give a server WORKSPACE_ID, WORKSPACE_DIR and USER_ID), and every server goes to every provider (providers = [...] keeps one for some). Check the file with mcpgen validate; then mcpgen emit --provider P --write --force (or -o FILE) replaces the imported entries of your agents' files by mcpgen's own (emit says where it keeps the old file).")...)
 	if len(secrets) > 0 {
 		head = append(head, "", "Secrets were not copied. Set these variables where the agents run:")
 		for _, line := range secretLines(secrets) {
