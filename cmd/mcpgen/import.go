@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -34,9 +35,12 @@ func (a *app) importCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "import FILE...",
 		Short: "Write an mcpgen.toml that holds the servers of existing Codex and Claude configs",
-		Long: `Import reads the MCP servers of agent config files and prints an
-mcpgen.toml that holds them all: command, args, env, cwd, url, headers,
-bearer token variables, timeouts, enabled flags and tool filters. It reads
+		Long: `Import reads the MCP servers of agent config files and writes an
+mcpgen.toml that holds them all (-o FILE; without it, it prints it):
+command, args, env, cwd, url, headers, bearer token variables, timeouts,
+enabled flags and tool filters. -o writes the file atomically, and only
+when import succeeds; a shell's > empties the file before import runs,
+and leaves it empty when import fails. It reads
 Codex's config.toml ([mcp_servers.*]), Claude Code's .mcp.json and
 ~/.claude.json, and Claude Desktop's claude_desktop_config.json, telling
 them apart by name and content (--from says it when neither does).
@@ -54,6 +58,8 @@ references.
 ~/.claude.json holds the user's servers, and each project's local servers:
 --project PATH imports those of one project too (they win over user servers
 of the same name), and without it import lists the projects that have some.
+A project without local servers (or that Claude was never opened in) gets
+the user's servers, and import says so.
 
 Two files that define a server of the same name the same way give one
 server; defined differently, it is an error that names both places, unless
@@ -64,12 +70,16 @@ import says why; so are Codex's approval tables, which emit keeps in place.
 After import, mcpgen emit --write --force replaces the imported entries of
 your agents' files by mcpgen's own (emit says where it keeps the old file,
 and that it holds the secrets import made references of).`,
-		Example: `  mcpgen import ~/.codex/config.toml .mcp.json > mcpgen.toml
+		Example: `  mcpgen import ~/.codex/config.toml .mcp.json -o mcpgen.toml
   mcpgen import ~/.claude.json --project "$PWD" -o mcpgen.toml
-  mcpgen import --from claude-desktop ~/backup/claude.json`,
+  mcpgen import --from claude-desktop ~/backup/claude.json     # print it`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.importConfigs(o, args)
+			err := a.importConfigs(o, args)
+			if err != nil && o.output == "" && emptiedFile(a.stdout) {
+				fmt.Fprintln(a.stderr, "note: stdout is a file, and the shell emptied it before import ran: mcpgen import FILE... -o MANIFEST writes the manifest only when import succeeds, and never half of it")
+			}
+			return err
 		},
 	}
 	f := cmd.Flags()
@@ -193,6 +203,17 @@ func (a *app) importConfigs(o importOptions, files []string) error {
 	}
 	fmt.Fprintf(a.stderr, "wrote %s: check it with mcpgen validate --manifest %s\n", o.output, o.output)
 	return nil
+}
+
+// emptiedFile reports whether w is an empty regular file: import's stdout
+// redirected with >, which the shell emptied before import ran.
+func emptiedFile(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode().IsRegular() && fi.Size() == 0
 }
 
 // samePath reports whether a and b name the same file, links followed.
