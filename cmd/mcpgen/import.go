@@ -20,11 +20,12 @@ import (
 )
 
 type importOptions struct {
-	output  string
-	force   bool
-	project string
-	rename  bool
-	from    string
+	output        string
+	force         bool
+	project       string
+	rename        bool
+	mergeTimeouts bool
+	from          string
 }
 
 // importFormats are the kinds of file --from names.
@@ -63,7 +64,12 @@ the user's servers, and import says so.
 
 Two files that define a server of the same name the same way give one
 server; defined differently, it is an error that names both places, unless
---rename, which imports the later one as NAME-2.
+--rename, which imports the later one as NAME-2. A timeout that one file's
+agent has no per-server value of (Claude Code's startup timeout, Claude
+Desktop's tool timeout) is no difference: the other file's is kept. Two
+timeouts that would both reach their agents are one: the manifest has
+one value for every provider, so one agent's would change; import says
+whose, and --merge-timeouts keeps the longer, with a note.
 
 Servers mcpgen cannot hold (SSE servers, say) are left in their files, and
 import says why; so are Codex's approval tables, which emit keeps in place.
@@ -87,6 +93,7 @@ and that it holds the secrets import made references of).`,
 	f.BoolVar(&o.force, "force", false, "with -o: replace FILE if it exists (the old one is kept as a backup)")
 	f.StringVar(&o.project, "project", "", "with ~/.claude.json: import the local servers of the project at `PATH` too")
 	f.BoolVar(&o.rename, "rename", false, "import a server that another file defines differently under the same name as NAME-2")
+	f.BoolVar(&o.mergeTimeouts, "merge-timeouts", false, "import a server that two files define with different timeouts once, with the longer of each (import says whose value changes)")
 	f.StringVar(&o.from, "from", "", "the kind of every FILE: "+strings.Join(importFormats, ", ")+" (default: from its name and content)")
 	_ = cmd.RegisterFlagCompletionFunc("from", cobra.FixedCompletions(importFormats, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
@@ -159,7 +166,7 @@ func (a *app) importConfigs(o importOptions, files []string) error {
 	// Before combining: two files that hold the same secret then define
 	// the same server, and two different secrets never share a variable.
 	secrets := providers.HideSecrets(all)
-	servers, err := providers.Combine(imported, o.rename)
+	servers, err := providers.Combine(imported, providers.CombineOptions{Rename: o.rename, MergeTimeouts: o.mergeTimeouts})
 	if err != nil {
 		return err
 	}

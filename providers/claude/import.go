@@ -100,7 +100,11 @@ func Import(data []byte, file string, o ImportOptions) (*providers.ImportedFile,
 		line, col := position(data, start)
 		return nil, fmt.Errorf("%s:%d:%d: the file holds %s, but Claude reads an object such as {%q: {}}", file, line, col, kind, serversKey)
 	}
-	im := &importer{data: data, file: file, kind: o.Kind, out: &providers.ImportedFile{File: file, Format: kindFormats[o.Kind]}}
+	provider := Code
+	if o.Kind == DesktopFile {
+		provider = Desktop
+	}
+	im := &importer{data: data, file: file, kind: o.Kind, out: &providers.ImportedFile{File: file, Format: kindFormats[o.Kind], Provider: provider}}
 	top := members(data, start)
 	if err := im.servers(top, ""); err != nil {
 		return nil, err
