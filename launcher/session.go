@@ -680,11 +680,11 @@ func checkLimits(c *proc.Containment, m *manifest.Manifest, srv *manifest.Server
 
 // restartKey sums up what a server's process depends on: its resolved
 // command line and environment, and for servers mcpgen runs itself, their
-// definition. Descriptions and provider filters are left out: changing
-// them restarts nothing.
+// definition. Descriptions, provider filters and scopes are left out:
+// changing them restarts nothing.
 func restartKey(srv *manifest.Server, spec *proc.Spec, err error) string {
 	def := *srv
-	def.Description, def.Providers, def.Pos, def.Watch = "", nil, manifest.Position{}, nil
+	def.Description, def.Providers, def.Scope, def.Pos, def.Watch = "", nil, "", manifest.Position{}, nil
 	def.MemoryMaxPos, def.CPUMaxPos = manifest.Position{}, manifest.Position{}
 	// Tool filters and lifecycle settings change what the hub shows and
 	// when the server runs, not the process.

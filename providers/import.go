@@ -159,6 +159,12 @@ func Combine(files []*ImportedFile, o CombineOptions) ([]*ImportedServer, error)
 				for _, t := range adopt {
 					*t.field(first.Server) = t.b
 				}
+				if first.Server.Scope != s.Server.Scope {
+					// A project's config and a user's both have it:
+					// it goes to both.
+					first.Server.Scope = ""
+					delete(first.KeyNotes, "scope")
+				}
 				for _, t := range timeouts {
 					mergeTimeout(first, s, t)
 				}
@@ -216,6 +222,9 @@ type timeoutDiff struct {
 // and a's provider has no value of (adopt: a takes b's).
 func compareServers(a, b *ImportedServer) (diff []string, timeouts, adopt []timeoutDiff) {
 	for _, k := range differingKeys(a.Server, b.Server) {
+		if k == "scope" {
+			continue // where it came from, not what it is: Combine joins them
+		}
 		i := slices.IndexFunc(timeoutKeys, func(t timeoutKey) bool { return t.key == k })
 		if i < 0 {
 			diff = append(diff, k)

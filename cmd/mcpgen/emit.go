@@ -59,7 +59,10 @@ file references instead, emit says so. An entry written by hand under a
 manifest server's name, or owned by another manifest, and a file whose
 mode makes it read-only, are errors unless --force.
 
-Scopes. A user config (~/.codex/config.toml, ~/.claude.json, Claude
+Scopes. A server with scope = "project" (import sets it on the servers of
+a project's .mcp.json or .codex/config.toml) goes to project configs only,
+one with scope = "user" to user configs only; emit names what it leaves
+out. A user config (~/.codex/config.toml, ~/.claude.json, Claude
 Desktop's) holds the servers of every project: its entries name the mcpgen
 binary and the manifest by absolute path, and take the manifest's prefix;
 each one records the manifest that owns it (its name, else its path), so
@@ -170,6 +173,7 @@ func (a *app) emit(o emitOptions) error {
 		return err
 	}
 	a.noteFromEnv(po.Context)
+	a.noteScope(m, o.provider, po)
 	if po.Context.DirLeft {
 		fmt.Fprintf(a.stderr, "mcpgen: WORKSPACE_DIR is not written: in a project's config it would name this checkout; the agent's WORKSPACE_DIR, else mcpgen serve (the manifest's workspace.dir, else where the agent runs) gives it (pass --dir with an absolute path to write one)\n")
 	}
@@ -253,6 +257,30 @@ func (a *app) emit(o emitOptions) error {
 		fmt.Fprintf(a.stderr, "note: Codex reads %s only in a trusted project: add [projects.%q] trust_level = \"trusted\" to %s (in every clone: Codex trusts a project by its path)\n", target, codexProject(place.root), userConfig)
 	}
 	return nil
+}
+
+// noteScope names the servers meant for the provider that the config's
+// scope leaves out (scope = "project" in a user config, "user" in a
+// project's), and how to write them.
+func (a *app) noteScope(m *manifest.Manifest, provider string, po providers.Options) {
+	var names []string
+	for _, s := range m.Servers {
+		// What Claude leaves out anyway (disabled servers; remote ones for
+		// Desktop) needs no word about its scope.
+		skipped := provider != codex.Name && !s.Enabled || provider == claude.Desktop && s.Kind == manifest.KindRemote
+		if s.ForProvider(provider) && !po.Holds(s) && !skipped {
+			names = append(names, s.Name)
+		}
+	}
+	switch {
+	case len(names) == 0:
+	case po.Scope == providers.ScopeProject:
+		fmt.Fprintf(a.stderr, "mcpgen: left out %s (scope = \"user\"): this is a project's config; --scope user writes them to your own\n", strings.Join(names, ", "))
+	case provider == claude.Desktop:
+		fmt.Fprintf(a.stderr, "mcpgen: left out %s (scope = \"project\"): Claude Desktop has only a user config, which every project shares\n", strings.Join(names, ", "))
+	default:
+		fmt.Fprintf(a.stderr, "mcpgen: left out %s (scope = \"project\"): this is a user config, which every project shares; --scope project writes them to the project's\n", strings.Join(names, ", "))
+	}
 }
 
 // noteBackup says what a backup holds that the user should know of: the

@@ -128,6 +128,7 @@ func (a *app) importConfigs(o importOptions, files []string) error {
 	}
 
 	var imported []*providers.ImportedFile
+	var projectFiles []string
 	usedProject := false
 	for _, file := range files {
 		data, err := os.ReadFile(file)
@@ -153,6 +154,15 @@ func (a *app) importConfigs(o importOptions, files []string) error {
 		if err != nil {
 			return err
 		}
+		if projectConfig(file, kind) {
+			// Committed with its project, and meant for it: not for
+			// every project of the user, as a user config's entries are.
+			projectFiles = append(projectFiles, f.File)
+			for _, s := range f.Servers {
+				s.Server.Scope = manifest.ScopeProject
+				s.NoteKey("scope", "from a project's config: emit writes it to project configs only")
+			}
+		}
 		imported = append(imported, f)
 	}
 	if project != "" && !usedProject {
@@ -171,6 +181,9 @@ func (a *app) importConfigs(o importOptions, files []string) error {
 		return err
 	}
 	a.reportImport(imported, servers, secrets)
+	for _, f := range projectFiles {
+		fmt.Fprintf(a.stderr, "%s is a project's config: its servers get scope = \"project\", so that emit writes them to project configs only (.mcp.json, .codex/config.toml), never to your user configs\n", f)
+	}
 	if len(servers) == 0 {
 		return fmt.Errorf("no server to import from %s", strings.Join(files, ", "))
 	}
@@ -210,6 +223,24 @@ func (a *app) importConfigs(o importOptions, files []string) error {
 	}
 	fmt.Fprintf(a.stderr, "wrote %s: check it with mcpgen validate --manifest %s\n", o.output, o.output)
 	return nil
+}
+
+// projectConfig reports whether file, of kind, is a project's own config,
+// committed with it: a .mcp.json, or a .codex/config.toml that is not the
+// user's Codex config (~/.codex/config.toml, $CODEX_HOME/config.toml).
+func projectConfig(file, kind string) bool {
+	switch kind {
+	case claude.ProjectFile:
+		return filepath.Base(file) == ".mcp.json"
+	case codex.Name:
+		abs, err := filepath.Abs(file)
+		if err != nil || filepath.Base(abs) != "config.toml" || filepath.Base(filepath.Dir(abs)) != ".codex" {
+			return false
+		}
+		user, err := (&emitOptions{provider: codex.Name}).userConfig()
+		return err == nil && !sameFile(user, abs)
+	}
+	return false
 }
 
 // emptiedFile reports whether w is an empty regular file: import's stdout
@@ -306,7 +337,7 @@ func (a *app) reportImport(files []*providers.ImportedFile, servers []*providers
 			fmt.Fprintf(w, "%s: server %q: %s\n", s.Where(), s.Server.Name, n)
 		}
 		for _, k := range sortedKeys(s.KeyNotes) {
-			if !strings.Contains(s.KeyNotes[k], "literal secret") && !strings.Contains(s.KeyNotes[k], "literal bearer token") {
+			if k != "scope" && !strings.Contains(s.KeyNotes[k], "literal secret") && !strings.Contains(s.KeyNotes[k], "literal bearer token") {
 				fmt.Fprintf(w, "%s: server %q: %s: %s\n", s.Where(), s.Server.Name, k, s.KeyNotes[k])
 			}
 		}

@@ -26,7 +26,7 @@ func Render(m *manifest.Manifest, o providers.Options) ([]Entry, error) {
 		return nil, err
 	}
 	if o.Gateway != "" {
-		servers := providers.GatewayServers(m, Name)
+		servers := providers.GatewayServers(m, Name, o)
 		if len(servers) == 0 {
 			return nil, errors.New("no enabled server of the manifest is meant for codex: the gateway would have no tools")
 		}
@@ -38,7 +38,7 @@ func Render(m *manifest.Manifest, o providers.Options) ([]Entry, error) {
 	}
 	var entries []Entry
 	for _, s := range m.Servers {
-		if !s.ForProvider(Name) {
+		if !o.Meant(s, Name) {
 			continue
 		}
 		entries = append(entries, Entry{Name: o.EntryName(m, s), Body: render(m, s, o)})
