@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	json "github.com/goccy/go-json"
+
 	"github.com/mcpgen/mcpgen/manifest"
 	"github.com/mcpgen/mcpgen/mcp"
 	"github.com/mcpgen/mcpgen/mcp/streamable"
@@ -119,10 +121,21 @@ func (rl *relay) fromAgent(in io.Reader) {
 		case err != nil:
 			return
 		}
-		if msg.IsRequest() {
+		switch {
+		case msg.IsRequest():
 			rl.mu.Lock()
 			rl.pending[msg.ID.String()] = true
 			rl.mu.Unlock()
+		case msg.Method == "notifications/cancelled":
+			// A cancelled request gets no answer: none is owed.
+			var p struct {
+				RequestID mcp.ID `json:"requestId"`
+			}
+			if json.Unmarshal(msg.Params, &p) == nil && p.RequestID.IsValid() {
+				rl.mu.Lock()
+				delete(rl.pending, p.RequestID.String())
+				rl.mu.Unlock()
+			}
 		}
 		if _, err := rl.t.Write(append(msg.AppendJSON(nil), '\n')); err != nil {
 			return

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -20,11 +21,13 @@ import (
 // keyServer is a Streamable HTTP server on loopback that wants an API key in
 // its url's query and a header that mixes text and the key, as the servers
 // whose url Codex cannot express do. It answers initialize and tools/list
-// with JSON, holds "slow" until release is closed, and records what it got.
+// with JSON, holds "slow" until release is closed and "never" until hold
+// is, and records what it got.
 type keyServer struct {
 	srv     *httptest.Server
 	key     string
 	release chan struct{}
+	hold    chan struct{}
 
 	mu      sync.Mutex
 	methods []string // JSON-RPC methods, "DELETE" for the end of the session
@@ -32,9 +35,10 @@ type keyServer struct {
 }
 
 func newKeyServer(t *testing.T, key string) *keyServer {
-	ks := &keyServer{key: key, release: make(chan struct{})}
+	ks := &keyServer{key: key, release: make(chan struct{}), hold: make(chan struct{})}
 	ks.srv = httptest.NewServer(ks)
 	t.Cleanup(ks.srv.Close)
+	t.Cleanup(func() { close(ks.hold) }) // before Close, which waits for the handlers
 	return ks
 }
 
@@ -75,6 +79,9 @@ func (ks *keyServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "slow":
 		<-ks.release
 		result = `{"late":true}`
+	case "never":
+		<-ks.hold
+		result = `{"never":true}`
 	default:
 		result = `{}`
 	}
@@ -104,7 +111,9 @@ func TestServeRemote(t *testing.T) {
 	ks := newKeyServer(t, key)
 	dir := t.TempDir()
 	manifestPath := filepath.Join(dir, "mcpgen.toml")
-	body := fmt.Sprintf("[servers.docs]\nurl = %q\nheaders.X-Api-Key = \"Key ${DOCS_KEY}\"\n", ks.srv.URL+"/mcp?api_key=${DOCS_KEY}")
+	// A tool timeout of an hour: an answer that serve waited for in vain
+	// would hang the test, whose guards are far shorter.
+	body := fmt.Sprintf("[servers.docs]\nurl = %q\nheaders.X-Api-Key = \"Key ${DOCS_KEY}\"\ntool_timeout = \"1h\"\n", ks.srv.URL+"/mcp?api_key=${DOCS_KEY}")
 	if err := os.WriteFile(manifestPath, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -163,16 +172,21 @@ func TestServeRemote(t *testing.T) {
 	if got := next(); !strings.Contains(got, `"code":-32700`) {
 		t.Errorf("a line that is not JSON: %s, want a parse error", got)
 	}
-	// The agent asks, then leaves at once: the answer is still owed.
+	// The agent asks twice and cancels the second, then leaves at once:
+	// the first answer is still owed, the second is not.
 	send(`{"jsonrpc":"2.0","id":3,"method":"slow"}`)
+	send(`{"jsonrpc":"2.0","id":5,"method":"never"}`)
+	send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}`)
 	deadline := time.Now().Add(30 * time.Second)
-	for methods, _ := ks.seen(); !strings.Contains(strings.Join(methods, " "), "slow"); methods, _ = ks.seen() {
+	for methods, _ := ks.seen(); len(methods) < 6; methods, _ = ks.seen() {
 		if time.Now().After(deadline) {
-			t.Fatalf("the server never got slow: %v", methods)
+			t.Fatalf("the server did not get slow, never and the cancellation: %v", methods)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	inW.Close()
+	// Only slow is let through: never's answer, were serve waiting for
+	// it, would not come before the hour of its tool timeout.
 	close(ks.release)
 	if got := next(); !strings.Contains(got, `"id":3`) || !strings.Contains(got, `"late":true`) {
 		t.Errorf("the answer owed: %s", got)
@@ -186,7 +200,8 @@ func TestServeRemote(t *testing.T) {
 		t.Fatal("serve did not exit once stdin closed and its answer came")
 	}
 	methods, refused := ks.seen()
-	if want := "initialize notifications/initialized tools/list slow DELETE"; strings.Join(methods, " ") != want {
+	slices.Sort(methods[3:6]) // slow, never and the cancellation go out at once
+	if want := "initialize notifications/initialized tools/list never notifications/cancelled slow DELETE"; strings.Join(methods, " ") != want {
 		t.Errorf("the server got %v, want %s", methods, want)
 	}
 	if refused > 0 {
