@@ -118,15 +118,16 @@ func writeTemp(path string, data []byte, mode os.FileMode) (string, error) {
 const backupDir = "_backups"
 
 // backupPath returns where the content that a write of path replaces is
-// kept (nothing is made). Beside it, path.bak, unless path is in a project: in a git work
-// tree, or in the project whose root is project (the configs of
-// --scope project). There a .bak would sit in the work tree, seen by git
-// and one `git add .` away from being committed and pushed with whatever it
-// held (the tokens that import has just made references of). So it goes to
-// mcpgen's state dir, outside every work tree and private to the user:
-// _backups/NAME-HASH/REL.bak, NAME the project directory's name, HASH the
-// start of a hash of its absolute path (two checkouts of one name stay
-// apart), REL the file's path in the project.
+// kept; it makes nothing. Beside it, path.bak, unless path is in a
+// project: in a git work tree, or in the project whose root is project
+// (the configs of --scope project). There a .bak would sit in the work
+// tree, seen by git and one `git add .` away from being committed and
+// pushed with whatever it held (the tokens that import has just made
+// references of). So it goes to mcpgen's state dir, outside every work
+// tree and private to the user: _backups/NAME-HASH/REL.bak, NAME the
+// project directory's name, HASH the start of a hash of its absolute path
+// (two checkouts of one name stay apart), REL the file's path in the
+// project.
 func backupPath(path, project string) (string, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
