@@ -688,11 +688,11 @@ func checkLimits(c *proc.Containment, m *manifest.Manifest, srv *manifest.Server
 // process: env and headers, tools, a tool's arguments. (A reordered
 // server keeps listing its tools in the order it started with, until it
 // next restarts: calls in flight matter more than that order.)
-// Descriptions and provider filters are left out too: changing them
-// restarts nothing.
+// Descriptions, provider filters and scopes are left out too: changing
+// them restarts nothing.
 func restartKey(srv *manifest.Server, spec *proc.Spec, err error) string {
 	def := *srv
-	def.Description, def.Providers, def.Pos, def.Watch = "", nil, manifest.Position{}, nil
+	def.Description, def.Providers, def.Scope, def.Pos, def.Watch = "", nil, "", manifest.Position{}, nil
 	def.MemoryMaxPos, def.CPUMaxPos = manifest.Position{}, manifest.Position{}
 	// Tool filters and lifecycle settings change what the hub shows and
 	// when the server runs, not the process.
