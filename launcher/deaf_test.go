@@ -129,6 +129,96 @@ func keepUnblocking(path string, stop <-chan struct{}) {
 	}
 }
 
+// stuckApply is a test hook for apply that blocks the nth apply (the
+// first is the launch's, the next ones reloads') until the test ends:
+// a step stuck for good, as the catalog's open was on a named pipe.
+// entered is closed once it blocks.
+func stuckApply(t *testing.T, nth int) (hook func(), entered <-chan struct{}) {
+	release, in := make(chan struct{}), make(chan struct{})
+	t.Cleanup(func() { close(release) }) // registered first: runs last
+	var mu sync.Mutex
+	n := 0
+	return func() {
+		mu.Lock()
+		n++
+		stuck := n == nth
+		mu.Unlock()
+		if stuck {
+			close(in)
+			<-release
+		}
+	}, in
+}
+
+// TestSessionStuckApply: whatever an apply waits for, the launcher hears
+// mcpgen stop and SIGTERM: its control socket answers during the first
+// apply, a stop request or the end of Run's context ends the session
+// (every server stopped) without waiting for the stuck step for more
+// than a bound.
+func TestSessionStuckApply(t *testing.T) {
+	t.Run("stop during the first apply", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "mcpgen.toml")
+		writeFile(t, path, testServerTOML(t, "srv", "echo"))
+		hook, entered := stuckApply(t, 1)
+		// Short grace periods: the stop waits for the stuck step as long
+		// as a step may take, then goes on without it.
+		timing := Timing{StdinGrace: 10 * time.Millisecond, TermGrace: 10 * time.Millisecond}
+		ts := startSession(t, path, Options{hooks: testHooks{apply: hook}, Timing: timing})
+		ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+		defer cancel()
+		select {
+		case <-entered:
+		case <-ctx.Done():
+			t.Fatal("the first apply did not begin")
+		}
+		st := statusOver(t, ctx, "ws")
+		if st.Pid != os.Getpid() {
+			t.Errorf("status: got pid %d, want this process's %d", st.Pid, os.Getpid())
+		}
+		if _, err := RequestStop(ctx, "ws", false); err != nil {
+			t.Fatalf("stop: %v", err)
+		}
+		ts.ended = true
+		select {
+		case err := <-ts.done:
+			if err != nil {
+				t.Errorf("Run: %v", err)
+			}
+		case <-ctx.Done():
+			t.Fatal("Run did not return after mcpgen stop")
+		}
+		if !ts.events.has(stuckStep) {
+			t.Errorf("no log line says the stuck step was left; events:\n%s", ts.events)
+		}
+	})
+	t.Run("signal during a reload", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "mcpgen.toml")
+		writeFile(t, path, testServerTOML(t, "srv", "echo"))
+		hook, entered := stuckApply(t, 2)
+		timing := Timing{StdinGrace: 10 * time.Millisecond, TermGrace: 10 * time.Millisecond}
+		ts := startSession(t, path, Options{hooks: testHooks{apply: hook}, Timing: timing})
+		pid := server(ts.wait("ready", allReady("srv")), "srv").Pid
+		ts.s.Reload()
+		select {
+		case <-entered:
+		case <-time.After(waitLong):
+			t.Fatal("the reload's apply did not begin")
+		}
+		// As SIGTERM does: Run's context ends.
+		ts.ended = true
+		ts.stop()
+		select {
+		case err := <-ts.done:
+			if err != nil {
+				t.Errorf("Run: %v", err)
+			}
+		case <-time.After(waitLong):
+			t.Fatal("Run did not return once its context ended")
+		}
+		waitGone(t, "the server of a stopped session", pid)
+	})
+}
+
 // TestStateFilesFIFO: a named pipe in place of any file that the launcher
 // and mcpgen read or write in the runtime and state dirs is refused at
 // once, with an error that names it, rather than block its reader (or
