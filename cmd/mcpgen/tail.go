@@ -15,8 +15,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mcpgen/mcpgen/internal/termtext"
 	"github.com/mcpgen/mcpgen/internal/statefile"
+	"github.com/mcpgen/mcpgen/internal/termtext"
 	"github.com/mcpgen/mcpgen/launcher"
 )
 
