@@ -29,13 +29,23 @@ func TestMain(m *testing.M) {
 }
 
 // cleanupM runs the tests, then removes what they left for the whole run
-// (the mcpgen binary that BenchmarkEmitProcess builds).
+// (the mcpgen binary that BenchmarkEmitProcess builds), and fails the run
+// when a process that a script started runs on (see leftovers).
 type cleanupM struct{ m *testing.M }
 
 func (c cleanupM) Run() int {
+	// testscript.Main put the directory of the programs that scripts run
+	// first in PATH.
+	scriptBin, _, _ := strings.Cut(os.Getenv("PATH"), string(os.PathListSeparator))
 	code := c.m.Run()
 	if binDir != "" {
 		os.RemoveAll(binDir)
+	}
+	if left := leftovers(scriptBin); len(left) > 0 {
+		fmt.Fprintf(os.Stderr, "FAIL: processes that scripts started were still running after the tests (now ended):\n\t%s\n", strings.Join(left, "\n\t"))
+		if code == 0 {
+			code = 1
+		}
 	}
 	return code
 }
