@@ -149,16 +149,39 @@ func (c *Client) Call(ctx context.Context, method string, params, result any) er
 			fmt.Errorf("no response within %s: %w", c.timeout, context.DeadlineExceeded))
 		defer cancel()
 	}
-	if meta := c.modernMeta(); meta != nil {
-		raw, err := marshalParams(params)
-		if err != nil {
-			return fmt.Errorf("%s: %w", method, err)
-		}
-		if params, err = SetMeta(raw, meta...); err != nil {
-			return fmt.Errorf("%s: params: %w", method, err)
-		}
+	params, err := c.params(method, params)
+	if err != nil {
+		return err
 	}
 	return c.conn.Call(ctx, method, params, result)
+}
+
+// Go sends a request as Call does, the modern _meta included, and returns
+// at once (see Conn.Go): for a request that lasts, such as
+// subscriptions/listen, to which the client's timeout does not apply.
+func (c *Client) Go(ctx context.Context, method string, params any, then func(json.RawMessage, error)) (*AsyncCall, error) {
+	params, err := c.params(method, params)
+	if err != nil {
+		return nil, err
+	}
+	return c.conn.Go(ctx, method, params, then)
+}
+
+// params returns a request's params as the client sends them: in the
+// modern era with the revision's _meta (see Open).
+func (c *Client) params(method string, params any) (any, error) {
+	meta := c.modernMeta()
+	if meta == nil {
+		return params, nil
+	}
+	raw, err := marshalParams(params)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", method, err)
+	}
+	if raw, err = SetMeta(raw, meta...); err != nil {
+		return nil, fmt.Errorf("%s: params: %w", method, err)
+	}
+	return raw, nil
 }
 
 // Era returns the era of the server, as Open or Initialize found it;

@@ -108,7 +108,7 @@ func (c *client) initialize(msg *mcp.Message) {
 		return
 	}
 	c.mu.Lock()
-	c.info = p.ClientInfo
+	c.info, c.agent = p.ClientInfo, agentOf(msg.Params)
 	_, c.sampling = p.Capabilities["sampling"]
 	_, c.elicitation = p.Capabilities["elicitation"]
 	c.mu.Unlock()
@@ -120,6 +120,7 @@ func (c *client) initialize(msg *mcp.Message) {
 // refuses as not sent (its process is ending) goes to the next process.
 func (c *client) forward(up *Upstream, f *forward, msg *mcp.Message) {
 	params, token := c.hub.remapProgress(c, msg.Params)
+	params = up.forAgent(c, params)
 	c.mu.Lock()
 	f.token = token
 	cancelled := f.cancelled
