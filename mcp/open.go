@@ -17,7 +17,8 @@ import (
 // ProbeGrace is how long a probe waits for an answer to server/discover
 // before it sends initialize as well: some legacy servers (older Python
 // SDK servers among them) say nothing to a request that comes before
-// initialize.
+// initialize. Under a deadline, the grace is half of the time left at
+// most.
 const ProbeGrace = time.Second
 
 // ErrProbeEnded is matched (errors.Is), together with ErrClosed, by the
@@ -148,6 +149,11 @@ func (c *Client) probe(ctx context.Context, grace time.Duration) (*InitializeRes
 	if err != nil {
 		return nil, probeEnded(err)
 	}
+	if deadline, ok := ctx.Deadline(); ok && grace > 0 {
+		// A server that says nothing before initialize gets it with half
+		// of the time left at least, however short.
+		grace = max(min(grace, time.Until(deadline)/2), time.Millisecond)
+	}
 	var hedge <-chan time.Time
 	if grace > 0 {
 		t := time.NewTimer(grace)
@@ -189,8 +195,11 @@ func (c *Client) probe(ctx context.Context, grace time.Duration) (*InitializeRes
 			initDone = init.Done()
 		case <-ctx.Done():
 			// The probe is given up; initialize, if sent, is not: a client
-			// must not cancel it.
+			// must not cancel it. The error names what was waited for last.
 			disc.Cancel(context.Cause(ctx))
+			if init != nil {
+				return nil, fmt.Errorf("initialize: %w", context.Cause(ctx))
+			}
 			return nil, fmt.Errorf("server/discover: %w", context.Cause(ctx))
 		}
 	}

@@ -415,3 +415,24 @@ func ExampleClient_Open() {
 	fmt.Println(c.Era(), c.Version())
 	// Output: modern 2026-07-28
 }
+
+// TestOpenSilent: a server that says nothing at all, under a deadline
+// shorter than the grace, still gets initialize (within half of the time),
+// and the error names the initialize it did not answer.
+func TestOpenSilent(t *testing.T) {
+	checkGoroutines(t)
+	s, c := newScripted(t, ClientOptions{}, func(*scripted, *Message) {})
+	ctx, cancel := context.WithTimeoutCause(t.Context(), 300*time.Millisecond, errors.New("not ready in time"))
+	defer cancel()
+	_, err := c.Open(ctx, OpenOptions{})
+	if err == nil || err.Error() != "initialize: not ready in time" {
+		t.Errorf("Open: got %v, want initialize's timeout", err)
+	}
+	// The probe is cancelled; initialize is not (a client must not).
+	if got := strings.Join(s.methodsAfter(3), " "); got != "server/discover initialize notifications/cancelled" {
+		t.Errorf("the server read %s", got)
+	}
+	if msgs := s.messages(); len(msgs) == 3 && !strings.Contains(string(msgs[2].Params), `"requestId":`+msgs[0].ID.String()) {
+		t.Errorf("cancelled %s, want the probe's id %s", msgs[2].Params, msgs[0].ID)
+	}
+}

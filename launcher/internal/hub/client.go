@@ -120,7 +120,6 @@ func (c *client) initialize(msg *mcp.Message) {
 // refuses as not sent (its process is ending) goes to the next process.
 func (c *client) forward(up *Upstream, f *forward, msg *mcp.Message) {
 	params, token := c.hub.remapProgress(c, msg.Params)
-	params = up.forAgent(c, params)
 	c.mu.Lock()
 	f.token = token
 	cancelled := f.cancelled
@@ -129,7 +128,7 @@ func (c *client) forward(up *Upstream, f *forward, msg *mcp.Message) {
 		c.hub.dropToken(token)
 		return
 	}
-	call, err := up.send(c.ctx, msg.Method, params, func(result json.RawMessage, err *mcp.Error) {
+	call, err := up.forward(c, msg.Method, params, func(result json.RawMessage, err *mcp.Error) {
 		c.finish(f, result, err)
 	})
 	if errors.Is(err, mcp.ErrNotSent) {

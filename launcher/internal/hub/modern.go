@@ -41,9 +41,9 @@ const (
 	reopenDelay = time.Second
 )
 
-// listen subscribes to the changes of the lists that the server has
-// (tools, prompts, resources), as init's capabilities say, unless it has
-// none of them.
+// listen subscribes to the changes of the lists that the server says
+// change (tools, prompts, resources with listChanged in init's
+// capabilities), unless none does.
 func (u *Upstream) listen(init *mcp.InitializeResult) {
 	filter := listenFilter(init.Capabilities)
 	if filter == nil {
@@ -56,15 +56,17 @@ func (u *Upstream) listen(init *mcp.InitializeResult) {
 }
 
 // listenFilter is the notifications filter of subscriptions/listen for a
-// server with capabilities caps; nil when it has no list.
+// server with capabilities caps; nil when no list of it changes.
 func listenFilter(caps json.RawMessage) json.RawMessage {
-	var c map[string]json.RawMessage
+	var c map[string]struct {
+		ListChanged bool `json:"listChanged"`
+	}
 	_ = json.Unmarshal(caps, &c)
 	b := []byte{'{'}
 	for _, f := range []struct{ capability, key string }{
 		{"tools", "toolsListChanged"}, {"prompts", "promptsListChanged"}, {"resources", "resourcesListChanged"},
 	} {
-		if v, ok := c[f.capability]; ok && string(v) != "null" {
+		if c[f.capability].ListChanged {
 			if len(b) > 1 {
 				b = append(b, ',')
 			}
@@ -194,21 +196,34 @@ func subscriptionTag(params json.RawMessage) (mcp.ID, bool) {
 	return id, true
 }
 
+// forward sends a client's request to the server, as send does. A legacy
+// client's request to a modern server gets the _meta that the revision
+// requires (forAgent), and its answer loses what only the revision has
+// (legacyResult): the client sees the server as a legacy one.
+func (u *Upstream) forward(c *client, method string, params json.RawMessage, then func(json.RawMessage, *mcp.Error)) (*mcp.AsyncCall, error) {
+	params, stamped := u.forAgent(c, params)
+	if stamped {
+		answer := then
+		then = func(result json.RawMessage, err *mcp.Error) { answer(legacyResult(result), err) }
+	}
+	return u.send(c.ctx, method, params, then)
+}
+
 // forAgent returns the params of a client's request as the server is to
-// get them: as they are for a legacy server; for a modern one, with the
-// _meta that the revision requires of every request, which names the
-// client as its initialize did (its capabilities, which the server may
-// rely on, and its clientInfo) and the revision the hub speaks to the
-// server. A request that names a version in its _meta already (a modern
-// agent's) is left as it is, as are params that are not an object: the
-// server says what is wrong with them.
-func (u *Upstream) forAgent(c *client, params json.RawMessage) json.RawMessage {
+// get them, and whether it added the modern _meta: as they are for a
+// legacy server; for a modern one, with the _meta that the revision
+// requires of every request, which names the client as its initialize did
+// (its capabilities, which the server may rely on, and its clientInfo) and
+// the revision the hub speaks to the server. A request that names a
+// version in its _meta already (a modern agent's) is left as it is, as are
+// params that are not an object: the server says what is wrong with them.
+func (u *Upstream) forAgent(c *client, params json.RawMessage) (json.RawMessage, bool) {
 	if u.client.Era() != mcp.EraModern {
-		return params
+		return params, false
 	}
 	if bytes.Contains(params, []byte(mcp.MetaProtocolVersion)) {
 		if m, err := mcp.ParseRequestMeta(params); err != nil || m.Modern() {
-			return params
+			return params, false
 		}
 	}
 	caps, info := c.agentMeta()
@@ -217,7 +232,54 @@ func (u *Upstream) forAgent(c *client, params json.RawMessage) json.RawMessage {
 		mcp.ObjectMember{Key: mcp.MetaClientCapabilities, Value: caps},
 		mcp.ObjectMember{Key: mcp.MetaClientInfo, Value: info})
 	if err != nil {
-		return params
+		return params, false
+	}
+	return out, true
+}
+
+// legacyResult returns a modern server's result as a legacy client is to
+// get it: without the members that only the modern revision has
+// (resultType "complete", which a legacy result is; ttlMs and cacheScope;
+// the server's identity in _meta, which a legacy client had from
+// initialize), the rest as the server wrote it. A result that is not
+// complete (input_required) is left as it is: turning it into the
+// server's requests of the legacy revision is translation, not this.
+func legacyResult(result json.RawMessage) json.RawMessage {
+	if !bytes.Contains(result, []byte(`"resultType"`)) && !bytes.Contains(result, []byte(`"ttlMs"`)) &&
+		!bytes.Contains(result, []byte(`"cacheScope"`)) && !bytes.Contains(result, []byte(mcp.MetaServerInfo)) {
+		return result
+	}
+	members, err := jsonwire.Members(result, 0)
+	if err != nil {
+		return result
+	}
+	var drop []mcp.ObjectMember
+	for _, mb := range members {
+		switch mb.Key {
+		case "resultType":
+			if mcp.ResultType(result) != mcp.ResultComplete {
+				return result
+			}
+			drop = append(drop, mcp.ObjectMember{Key: mb.Key})
+		case "ttlMs", "cacheScope":
+			drop = append(drop, mcp.ObjectMember{Key: mb.Key})
+		case "_meta":
+			if !bytes.Contains(mb.Value, []byte(mcp.MetaServerInfo)) {
+				continue
+			}
+			meta, err := mcp.SetMembers(mb.Value, mcp.ObjectMember{Key: mcp.MetaServerInfo})
+			if err != nil {
+				continue
+			}
+			if string(meta) == "{}" {
+				meta = nil // nothing else was there: no _meta
+			}
+			drop = append(drop, mcp.ObjectMember{Key: mb.Key, Value: meta})
+		}
+	}
+	out, err := mcp.SetMembers(result, drop...)
+	if err != nil {
+		return result
 	}
 	return out
 }

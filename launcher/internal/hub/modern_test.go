@@ -86,8 +86,9 @@ func TestHubModern(t *testing.T) {
 		t.Errorf("tools/list: got %s", m.AppendJSON(nil))
 	}
 	c.Send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"},"_meta":{"progressToken":"p"}}}`)
-	if got := testserver.ResultText(t, c.Next()); got != "hi" {
-		t.Errorf("echo: got %q", got)
+	// A legacy answer: without what only the modern revision has.
+	if m := c.Next(); testserver.ResultText(t, m) != "hi" || string(m.Result) != `{"content":[{"text":"hi","type":"text"}]}` {
+		t.Errorf("echo: got %s", m.Result)
 	}
 	// Its request carried the agent's _meta, and its own progress token.
 	waitFor(t, methods, "the call with the agent's _meta", func(l string) bool { return l == "tools/call 2026-07-28 legacy-agent" })
@@ -194,4 +195,22 @@ func count(lines []string, line string) int {
 		}
 	}
 	return n
+}
+
+func TestLegacyResult(t *testing.T) {
+	const info = `"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}`
+	for _, tt := range []struct{ in, want string }{
+		{`{"content":[]}`, `{"content":[]}`},
+		{`{"resultType":"complete","_meta":{` + info + `},"content":[{"type":"text","text":"x"}]}`, `{"content":[{"type":"text","text":"x"}]}`},
+		{`{"resultType":"complete","_meta":{` + info + `},"tools":[],"nextCursor":"2","ttlMs":0,"cacheScope":"private"}`, `{"tools":[],"nextCursor":"2"}`},
+		{`{"_meta":{"progressToken":1,` + info + `},"content":[]}`, `{"_meta":{"progressToken":1},"content":[]}`},
+		{`{"_meta":{},"resultType":"complete"}`, `{"_meta":{}}`},
+		// Not complete: translation's, as it is.
+		{`{"resultType":"input_required","requestState":"s","_meta":{` + info + `}}`, `{"resultType":"input_required","requestState":"s","_meta":{` + info + `}}`},
+		{`[1]`, `[1]`},
+	} {
+		if got := string(legacyResult(json.RawMessage(tt.in))); got != tt.want {
+			t.Errorf("legacyResult(%s):\n got %s\nwant %s", tt.in, got, tt.want)
+		}
+	}
 }
