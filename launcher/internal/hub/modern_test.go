@@ -93,9 +93,11 @@ func TestHubModern(t *testing.T) {
 	// Its request carried the agent's _meta, and its own progress token.
 	waitFor(t, methods, "the call with the agent's _meta", func(l string) bool { return l == "tools/call 2026-07-28 legacy-agent" })
 	waitFor(t, methods, "the subscription", func(l string) bool { return l == "subscriptions/listen 2026-07-28 mcpgen" })
-	for _, l := range methods() {
+	for i, l := range methods() {
+		// Only the probe's hedge may be initialize (a server slower to
+		// answer than the grace gets it): nothing else of the legacy era.
 		method, version, _ := strings.Cut(l, " ")
-		if method == "initialize" || method == "notifications/initialized" || method == "ping" || !strings.HasPrefix(version, mcp.ModernVersion) {
+		if method == "notifications/initialized" || method == "ping" || !strings.HasPrefix(version, mcp.ModernVersion) && !(method == "initialize" && i == 1) {
 			t.Errorf("the server read %q; a modern server gets modern requests only", l)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strconv"
@@ -30,7 +31,11 @@ import (
 // {text}: it returns input_required, asking elicitation/create, and
 // completes on the retry that carries the answer (inputResponses) and the
 // requestState it gave. $MCPGEN_TESTSERVER_TOOLS limits the tools listed,
-// as in the other modes.
+// as in the other modes; $MCPGEN_TESTSERVER_DISCOVER_DELAY_MS makes it
+// answer server/discover that late.
+//
+// The dual mode ("dual") is a server of both eras: mcp.Server, which
+// mcpgen's own servers (mcpgen serve) run on, with the tool echo.
 
 // modernTools are the modern mode's tools.
 var modernTools = []string{"echo", "slow", "progress", "crash", "pid", "add", "elicit"}
@@ -68,6 +73,9 @@ func (s *wireServer) modernRequest(ctx context.Context, msg *mcp.Message) {
 	}
 	switch msg.Method {
 	case "server/discover":
+		if ms, _ := strconv.Atoi(os.Getenv("MCPGEN_TESTSERVER_DISCOVER_DELAY_MS")); ms > 0 {
+			<-afterMs(ms) // a slow server, which a probe's grace runs out on
+		}
 		result := map[string]any{
 			"supportedVersions": mcp.ModernVersions,
 			"capabilities":      map[string]any{"tools": map[string]any{"listChanged": true}},
@@ -303,4 +311,34 @@ func (s *wireServer) elicit(msg *mcp.Message, meta *mcp.RequestMeta, arg string,
 func quote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// serveDual serves the dual mode: mcp.Server on stdin and stdout, each
+// message noted as the other modes note them (noteMethod).
+func serveDual() {
+	srv := mcp.NewServer(mcp.Implementation{Name: "testserver-dual", Version: "1"}, nil)
+	_ = srv.AddTool(&mcp.Tool{Name: "echo", InputSchema: json.RawMessage(`{"type":"object"}`),
+		Handler: func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var args struct {
+				Text string `json:"text"`
+			}
+			_ = json.Unmarshal(req.Arguments, &args)
+			return &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent(args.Text)}}, nil
+		}})
+	in, feed := io.Pipe()
+	go func() {
+		// Ends at stdin's end, which it passes on.
+		r, w := mcp.NewReader(os.Stdin), mcp.NewWriter(feed)
+		for {
+			msg, err := r.Read()
+			if err != nil {
+				feed.Close()
+				return
+			}
+			noteMethod(msg)
+			_ = w.Write(msg)
+		}
+	}()
+	_ = srv.Serve(context.Background(), in, os.Stdout)
+	noteEOF()
 }

@@ -75,6 +75,7 @@ func Self(t testing.TB) string {
 //	fragile     as echo, but exits 2 when its first request is not
 //	            initialize (some legacy servers die of an era probe)
 //	modern      a server of the modern revision only (see modern.go)
+//	dual        mcp.Server, of both eras, with the tool echo (modern.go)
 //
 // Tools: echo {text}, slow {ms}, progress {steps}, crash, pid, sample
 // (asks its client sampling/createMessage), roots (asks roots/list), add
@@ -131,6 +132,9 @@ func serve(mode string) {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
+	case "dual":
+		serveDual()
+		return
 	}
 	s := &wireServer{
 		w:       mcp.NewWriter(os.Stdout),
