@@ -85,7 +85,7 @@ func TestSessionModern(t *testing.T) {
 		t.Errorf("old: era %q, want legacy", s.Era)
 	}
 	var table strings.Builder
-	st.WriteTable(&table, time.Now())
+	st.WriteTable(&table, time.Now(), false)
 	if !strings.Contains(table.String(), " ERA ") || !strings.Contains(table.String(), " modern ") || !strings.Contains(table.String(), " legacy ") {
 		t.Errorf("the table shows no eras:\n%s", table.String())
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/mcpgen/mcpgen/internal/termtext"
 	"github.com/mcpgen/mcpgen/launcher/internal/gateway"
 	"github.com/mcpgen/mcpgen/manifest"
 )
@@ -126,8 +127,8 @@ func (st *Status) writeGateway(w io.Writer) {
 		return out
 	}
 	tools, prompts := renamed(g.Tools), renamed(g.Prompts)
-	fmt.Fprintf(w, "gateway: %d tools (%d renamed), %d prompts, %d clients, prefix %s\n",
-		len(g.Tools), len(tools), len(g.Prompts), g.Clients.Count, g.Prefix)
+	fmt.Fprintf(w, "gateway: %d tools (%d renamed), %d prompts, %d clients; prefix = %q (%s)\n",
+		len(g.Tools), len(tools), len(g.Prompts), g.Clients.Count, g.Prefix, prefixMeaning(g.Prefix))
 	if len(tools)+len(prompts) > 0 {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "  NAME\tSERVER\tAS THE SERVER NAMES IT")
@@ -140,7 +141,7 @@ func (st *Status) writeGateway(w io.Writer) {
 				if n.Failed {
 					note = " (failed: not listed)"
 				}
-				fmt.Fprintf(tw, "  %s\t%s\t%s %s%s\n", n.Name, n.Server, list.kind, oneLine(n.Original, 64), note)
+				fmt.Fprintf(tw, "  %s\t%s\t%s %s%s\n", oneLine(n.Name, 64), oneLine(n.Server, 64), list.kind, oneLine(n.Original, 64), note)
 			}
 		}
 		tw.Flush()
@@ -150,8 +151,17 @@ func (st *Status) writeGateway(w io.Writer) {
 		if c.Template {
 			kind = "resource template"
 		}
-		fmt.Fprintf(w, "  %s %s: served by %s, also offered by %s\n", kind, oneLine(c.URI, 120), c.Servers[0], strings.Join(c.Servers[1:], ", "))
+		fmt.Fprintf(w, "  %s %s: served by %s, also offered by %s\n", kind, oneLine(c.URI, 120), termtext.Line(c.Servers[0]), termtext.Line(strings.Join(c.Servers[1:], ", ")))
 	}
+}
+
+// prefixMeaning says what the gateway's prefix setting does: the default
+// is a way of naming, not a conflict to fix.
+func prefixMeaning(prefix string) string {
+	if prefix == manifest.GatewayPrefixAlways {
+		return "SERVER__ on every name"
+	}
+	return "SERVER__ only on names that several servers share"
 }
 
 // serveGateway serves the control socket's gateway request: the agent's

@@ -81,8 +81,8 @@ func TestSessionGateway(t *testing.T) {
 		t.Errorf("status tools: got %+v, want %+v", st.Gateway.Tools, want)
 	}
 	var table bytes.Buffer
-	st.WriteTable(&table, time.Now())
-	for _, line := range []string{"gateway: 4 tools (2 renamed), 0 prompts, 1 clients, prefix conflicts", "a__echo  a       tool echo"} {
+	st.WriteTable(&table, time.Now(), false)
+	for _, line := range []string{`gateway: 4 tools (2 renamed), 0 prompts, 1 clients; prefix = "conflicts" (SERVER__ only on names that several servers share)`, "a__echo  a       tool echo"} {
 		if !strings.Contains(table.String(), line) {
 			t.Errorf("the status table lacks %q:\n%s", line, table.String())
 		}

@@ -245,8 +245,8 @@ func TestSessionIdleStopRace(t *testing.T) {
 
 // TestSessionLazyStartFails: a lazy server that fails to start answers
 // the request that started it with why, and is idle again; the next request
-// tries again. After too many failures it is failed; a reload (SIGHUP)
-// makes it idle again, not running.
+// tries again. After too many failures the launcher gives up on it; a
+// reload (SIGHUP) makes it idle again, not running.
 func TestSessionLazyStartFails(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "mcpgen.toml")
 	writeFile(t, path, testServerTOML(t, "srv", "exit")+"start = \"lazy\"\n")

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	json "github.com/goccy/go-json"
 
@@ -32,6 +33,10 @@ type fakeRemote struct {
 	started  int
 	deleted  []string
 	headers  []http.Header // of every POST
+	// storm makes the GET stream that of the hardening issue's hostile
+	// server: a priming event with "retry: 1", and the end of the stream.
+	storm bool
+	gets  int
 }
 
 func newFakeRemote(t *testing.T) *fakeRemote {
@@ -60,6 +65,15 @@ func (f *fakeRemote) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		delete(f.sessions, sid)
 		return
 	case http.MethodPost:
+	case http.MethodGet:
+		if !f.storm || !f.sessions[sid] {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		f.gets++
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "id: g%d\nretry: 1\ndata:\n\n", f.gets)
+		return
 	default:
 		w.WriteHeader(http.StatusMethodNotAllowed)
 		return
@@ -239,4 +253,41 @@ func TestSessionRemoteLazy(t *testing.T) {
 		t.Errorf("echo after the idle stop: got %q, want it on a new session", got)
 	}
 	ts.waitStates("web", []State{Idle, Starting, Ready, Idle, Starting, Ready})
+}
+
+// TestSessionRemoteStreamGivenUp (hardening issue: "retry: 1" on the GET
+// stream): a remote server whose GET stream closes at once, however often
+// it is reconnected, has it given up after RemoteReconnects such streams;
+// status and the log say so, and its tools work on.
+func TestSessionRemoteStreamGivenUp(t *testing.T) {
+	f := newFakeRemote(t)
+	f.storm = true
+	path := filepath.Join(t.TempDir(), "mcpgen.toml")
+	writeFile(t, path, fmt.Sprintf("[servers.web]\nurl = %s\n", tomlString(f.url())))
+	// One reconnection: the floor makes it a second after the first stream.
+	ts := startSession(t, path, Options{Timing: Timing{RemoteReconnects: 1}})
+	st := ts.wait("the GET stream given up", func(st *Status) bool { return server(st, "web").Notice != "" })
+	web := server(st, "web")
+	if web.State != Ready || !strings.Contains(web.Notice, "the GET stream was given up after 2 connections in a row that failed or brought no message") {
+		t.Errorf("web: got %+v, want ready, with the GET stream given up", web)
+	}
+	var table strings.Builder
+	st.WriteTable(&table, time.Now(), false)
+	if !strings.Contains(table.String(), "\nweb: the GET stream was given up") {
+		t.Errorf("the table does not show the notice:\n%s", table.String())
+	}
+	if !ts.events.has("streamable: giving up the GET stream; the server's own messages (list changes, requests) will not arrive") {
+		t.Errorf("the log does not say so:\n%s", ts.events)
+	}
+	f.mu.Lock()
+	gets := f.gets
+	f.mu.Unlock()
+	if gets != 2 {
+		t.Errorf("GETs: got %d, want 2", gets)
+	}
+	c := ts.connect("web", "agent")
+	c.Call("1", "echo", `{"text":"hi"}`)
+	if got := testserver.ResultText(t, c.Next()); got != "session-1: hi" {
+		t.Errorf("echo: got %q", got)
+	}
 }

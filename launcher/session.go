@@ -102,8 +102,10 @@ type Session struct {
 	// (watch.Content.Seq); guarded by reloading.
 	applied uint64
 	// file and path name the manifest as it was loaded first, for parsing
-	// the content the watcher reads; set before the watcher starts.
+	// the content the watcher reads, and searched says how it was found
+	// (manifest.Manifest.Searched); set before the watcher starts.
 	file, path string
+	searched   bool
 	// reloads holds Reload's request until Run takes it; requests made
 	// meanwhile merge into it.
 	reloads chan struct{}
@@ -241,7 +243,7 @@ func (s *Session) Run(ctx context.Context) error {
 	var watchErrs <-chan error
 	var watcher *watch.Watcher
 	if m.Path != "" {
-		s.file, s.path = m.File, m.Path
+		s.file, s.path, s.searched = m.File, m.Path, m.Searched
 		watcher, err = watch.New(m.Path, watch.Options{Debounce: s.opts.Debounce, Complete: s.parses})
 		if err != nil {
 			s.log.Warn("not watching the manifest", "error", err)
@@ -556,7 +558,7 @@ func (s *Session) parse(data []byte) (*manifest.Manifest, *manifest.Context, err
 	if err != nil {
 		return nil, nil, err
 	}
-	m.Path = s.path
+	m.Path, m.Searched = s.path, s.searched
 	c, err := m.Context(s.opts.Context)
 	if err != nil {
 		return nil, nil, err
@@ -680,20 +682,33 @@ func checkLimits(c *proc.Containment, m *manifest.Manifest, srv *manifest.Server
 
 // restartKey sums up what a server's process depends on: its resolved
 // command line and environment, and for servers mcpgen runs itself, their
-// definition. Descriptions and provider filters are left out: changing
+// definition. It compares servers by what they mean, not by where they
+// stand in the file: positions are left out (a comment added above a
+// server moves them), and so is the order of what has no order for the
+// process: env and headers, tools, a tool's arguments. (A reordered
+// server keeps listing its tools in the order it started with, until it
+// next restarts: calls in flight matter more than that order.)
+// Descriptions, provider filters and scopes are left out too: changing
 // them restarts nothing.
 func restartKey(srv *manifest.Server, spec *proc.Spec, err error) string {
 	def := *srv
-	def.Description, def.Providers, def.Pos, def.Watch = "", nil, manifest.Position{}, nil
+	def.Description, def.Providers, def.Scope, def.Pos, def.Watch = "", nil, "", manifest.Position{}, nil
 	def.MemoryMaxPos, def.CPUMaxPos = manifest.Position{}, manifest.Position{}
 	// Tool filters and lifecycle settings change what the hub shows and
 	// when the server runs, not the process.
 	def.EnabledTools, def.DisabledTools, def.Lazy, def.IdleTimeout = nil, nil, false, 0
-	tools := make([]manifest.Tool, len(def.Tools))
-	for i, t := range def.Tools {
+	def.Env = sortedVars(def.Env)
+	def.Headers = sortedVars(def.Headers)
+	// The tools go apart, as copies without their positions: def.Tools
+	// points at the manifest's own.
+	def.Tools = nil
+	tools := make([]manifest.Tool, len(srv.Tools))
+	for i, t := range srv.Tools {
 		tools[i] = *t
 		tools[i].Pos = manifest.Position{}
+		tools[i].Args = slices.SortedFunc(slices.Values(t.Args), func(a, b *manifest.Arg) int { return strings.Compare(a.Name, b.Name) })
 	}
+	slices.SortFunc(tools, func(a, b manifest.Tool) int { return strings.Compare(a.Name, b.Name) })
 	var env []string
 	var path, dir string
 	var args []string
@@ -715,6 +730,12 @@ func restartKey(srv *manifest.Server, spec *proc.Spec, err error) string {
 		Err   string
 	}{def, tools, path, args, dir, env, errText})
 	return string(b)
+}
+
+// sortedVars returns vars in name order, which is the same set of
+// variables or headers as in file order.
+func sortedVars(vars []manifest.Var) []manifest.Var {
+	return slices.SortedFunc(slices.Values(vars), func(a, b manifest.Var) int { return strings.Compare(a.Name, b.Name) })
 }
 
 func (v *supervisor) config() *serverConfig {

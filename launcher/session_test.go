@@ -566,7 +566,7 @@ func TestSessionReload(t *testing.T) {
 		t.Fatalf("status after an invalid reload: %s", dumpStatus(st))
 	}
 	var table strings.Builder
-	st.WriteTable(&table, time.Now())
+	st.WriteTable(&table, time.Now(), false)
 	if !strings.Contains(table.String(), "last reload: FAILED") {
 		t.Errorf("the table does not show the failed reload:\n%s", table.String())
 	}

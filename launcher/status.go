@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpgen/mcpgen/internal/proc"
+	"github.com/mcpgen/mcpgen/internal/termtext"
 )
 
 // Status is what `mcpgen status` shows: the session and each server.
@@ -61,8 +62,18 @@ type ServerStatus struct {
 	IdleTimeout string        `json:"idle_timeout,omitempty"`
 	IdleStopAt  *time.Time    `json:"idle_stop_at,omitempty"`
 	LastError   string        `json:"last_error"`
+	Notice      string        `json:"notice,omitempty"` // what went wrong that no request shows: a remote server's GET stream given up
 	Log         string        `json:"log"`
 	Clients     ClientsStatus `json:"clients"`
+	Shed        *ShedStatus   `json:"shed,omitempty"`
+}
+
+// ShedStatus counts what the clients of a server (connect NAME, gateway
+// agents) lost of its notifications because they read them more slowly
+// than it sent them, rather than be disconnected.
+type ShedStatus struct {
+	Dropped   int64 `json:"dropped"`   // log messages dropped
+	Coalesced int64 `json:"coalesced"` // progress notifications replaced by a newer one of the same request
 }
 
 // ClientsStatus lists the clients connected to a server.
@@ -75,16 +86,26 @@ type ClientsStatus struct {
 	Gateway int `json:"gateway,omitempty"`
 }
 
-// WriteTable writes the status as an aligned table.
-func (st *Status) WriteTable(w io.Writer, now time.Time) {
-	fmt.Fprintf(w, "workspace %s  pid %d  up %s  manifest %s\n", st.Workspace, st.Pid, since(now, st.StartedAt), st.Manifest)
-	fmt.Fprintf(w, "containment: %s\n", st.Containment)
+// WriteTable writes the status as an aligned table, for a terminal: what
+// the servers and the manifest chose (names, errors) is escaped, so that
+// it cannot drive the terminal. A last error too long for its column is
+// shown in full below the table. Verbose adds what stays the same during
+// the session: how the servers are contained, and why not more strongly.
+func (st *Status) WriteTable(w io.Writer, now time.Time, verbose bool) {
+	fmt.Fprintf(w, "workspace %s  pid %d  up %s  manifest %s\n", termtext.Line(st.Workspace), st.Pid, since(now, st.StartedAt), termtext.Line(st.Manifest))
+	if verbose {
+		fmt.Fprintf(w, "containment: %s\n", termtext.Line(st.Containment.String()))
+	} else if st.Containment.Reason != "" {
+		fmt.Fprintf(w, "containment: %s (mcpgen status -v says why)\n", termtext.Line(st.Containment.Summary()))
+	} else {
+		fmt.Fprintf(w, "containment: %s\n", termtext.Line(st.Containment.Summary()))
+	}
 	if st.Reload.At != nil {
 		if st.Reload.OK {
 			fmt.Fprintf(w, "manifest loaded %s ago\n", since(now, *st.Reload.At))
 		} else {
 			fmt.Fprintf(w, "last reload: FAILED %s ago, still running the previous manifest:\n  %s\n",
-				since(now, *st.Reload.At), strings.ReplaceAll(st.Reload.Error, "\n", "\n  "))
+				since(now, *st.Reload.At), indentEscaped(st.Reload.Error))
 		}
 	}
 	if st.IdleExit != "" {
@@ -96,6 +117,7 @@ func (st *Status) WriteTable(w io.Writer, now time.Time) {
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERVER\tKIND\tERA\tSTATE\tPID\tUP\tRESTARTS\tTOOLS\tCLIENTS\tLAST ERROR")
+	var cut []ServerStatus // whose last error the column cuts short
 	for _, s := range st.Servers {
 		pid, up := "-", "-"
 		if s.Pid != 0 {
@@ -113,10 +135,35 @@ func (st *Status) WriteTable(w io.Writer, now time.Time) {
 		case s.State == Idle && s.Start == "lazy":
 			state += " (lazy)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n", s.Name, s.Kind, cmp.Or(s.Era, "-"), state, pid, up, s.Restarts, len(s.Tools), s.Clients.Count, oneLine(s.LastError, 80))
+		lastError, whole := cutLine(s.LastError, lastErrorWidth)
+		if !whole {
+			cut = append(cut, s)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n", termtext.Line(s.Name), s.Kind, cmp.Or(s.Era, "-"), state, pid, up, s.Restarts, len(s.Tools), s.Clients.Count, lastError)
 	}
 	tw.Flush()
+	for _, s := range cut {
+		fmt.Fprintf(w, "last error of %s: %s\n", termtext.Line(s.Name), indentEscaped(s.LastError))
+	}
+	for _, s := range st.Servers {
+		if s.Notice != "" {
+			fmt.Fprintf(w, "%s: %s\n", termtext.Line(s.Name), termtext.Line(s.Notice))
+		}
+		if s.Shed != nil {
+			fmt.Fprintf(w, "%s: clients that read too slowly lost %d log messages (dropped) and %d progress notifications (replaced by newer ones)\n",
+				termtext.Line(s.Name), s.Shed.Dropped, s.Shed.Coalesced)
+		}
+	}
 	st.writeGateway(w)
+}
+
+// lastErrorWidth is how many characters of a last error the table shows.
+const lastErrorWidth = 80
+
+// indentEscaped returns text that others chose escaped, its lines after the
+// first indented to sit under a heading.
+func indentEscaped(text string) string {
+	return strings.ReplaceAll(termtext.Text(strings.TrimRight(text, "\n")), "\n", "\n  ")
 }
 
 // Since says how long ago t was, as status shows uptimes: to the
@@ -137,14 +184,24 @@ func since(now, t time.Time) string {
 	return d.Round(time.Minute).String()
 }
 
+// oneLine returns the first line of s, cut to max characters, escaped: a
+// table's cell. It marks what it leaves out with "...".
 func oneLine(s string, max int) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i] + " ..."
+	cell, _ := cutLine(s, max)
+	return cell
+}
+
+// cutLine is oneLine, and whether the cell holds the whole of s.
+func cutLine(s string, max int) (cell string, whole bool) {
+	line := s
+	if first, rest, ok := strings.Cut(s, "\n"); ok {
+		line = first
+		if strings.TrimSpace(rest) != "" {
+			line += " ..."
+		}
 	}
-	if len(s) > max {
-		s = s[:max-3] + "..."
-	}
-	return s
+	shown := termtext.Cut(line, max)
+	return termtext.Line(shown), shown == s
 }
 
 // lastLine returns the last non-empty line of b.

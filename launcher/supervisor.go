@@ -15,6 +15,7 @@ import (
 	"github.com/mcpgen/mcpgen/launcher/internal/hub"
 	"github.com/mcpgen/mcpgen/manifest"
 	"github.com/mcpgen/mcpgen/mcp"
+	"github.com/mcpgen/mcpgen/mcp/streamable"
 )
 
 // A State is where a server is in its life under the launcher.
@@ -42,6 +43,10 @@ type Timing struct {
 	PingMisses    int           // unanswered pings in a row that count as a crash (2)
 	StdinGrace    time.Duration // a stopping server's time to exit after its stdin closes (2s)
 	TermGrace     time.Duration // ... and then after SIGTERM, before SIGKILL (3s)
+	// RemoteReconnects is how many reconnections in a row of a remote
+	// server's stream may fail or bring no message before it is given up
+	// (streamable.DefaultMaxReconnects).
+	RemoteReconnects int
 }
 
 func (t Timing) withDefaults() Timing {
@@ -115,6 +120,9 @@ type supervisor struct {
 	retryAt   time.Time
 	idle      supervisorIdle // lazy start and idle stop (idle.go)
 	eraKnown  eraKnown       // era.go
+	// remote is a remote server's session while it runs: status asks
+	// it what went wrong that no request sees (its Notice).
+	remote *streamable.Transport
 }
 
 type supervisorCmd struct {
@@ -698,6 +706,12 @@ func (v *supervisor) status() ServerStatus {
 		LastError: v.lastError,
 		Tools:     v.hub.Tools(),
 		Log:       v.session.logPath(v.name),
+	}
+	if v.remote != nil {
+		st.Notice = v.remote.Notice()
+	}
+	if shed := v.hub.Shed(); shed != (hub.Shed{}) {
+		st.Shed = &ShedStatus{Dropped: shed.Dropped, Coalesced: shed.Coalesced}
 	}
 	st.Clients.Names = v.hub.Clients()
 	st.Clients.Count = len(st.Clients.Names)

@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/mcpgen/mcpgen/internal/proc"
@@ -32,14 +34,20 @@ func (v *supervisor) runRemote(cfg *serverConfig) (*supervisorCmd, crashInfo) {
 		header.Add(h.Name, h.Value)
 	}
 	// The transport never logs the token, a header or the URL's query.
-	t, err := streamable.New(r.URL, streamable.Options{Header: header, BearerToken: r.BearerToken, Logger: v.session.log.With("server", v.name)})
+	t, err := streamable.New(r.URL, streamable.Options{Header: header, BearerToken: r.BearerToken,
+		MaxReconnects: v.timing.RemoteReconnects, Logger: v.session.log.With("server", v.name)})
 	if err != nil {
 		return v.commandOr(crashInfo{err: &proc.PermanentError{Err: fmt.Errorf("url: %w", err)}})
 	}
 	started := time.Now()
 	v.mu.Lock()
-	v.pid, v.startedAt = 0, started
+	v.pid, v.startedAt, v.remote = 0, started, t
 	v.mu.Unlock()
+	defer func() {
+		v.mu.Lock()
+		v.remote = nil
+		v.mu.Unlock()
+	}()
 
 	opts, err := remoteOpen(t, v.openOptions(cfg))
 	if err != nil {
@@ -114,7 +122,9 @@ func remoteKey(r *manifest.Remote) string {
 	}
 	h := sha256.New()
 	fmt.Fprintf(h, "%q\x00%q\x00", r.URL, r.BearerToken)
-	for _, kv := range r.Headers {
+	// In name order: headers written in another order are the same
+	// request (see restartKey).
+	for _, kv := range slices.SortedFunc(slices.Values(r.Headers), func(a, b manifest.EnvVar) int { return strings.Compare(a.Name, b.Name) }) {
 		fmt.Fprintf(h, "%q=%q\x00", kv.Name, kv.Value)
 	}
 	return "remote:" + hex.EncodeToString(h.Sum(nil))

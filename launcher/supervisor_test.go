@@ -33,7 +33,7 @@ func TestSupervisorCrashLoop(t *testing.T) {
 		t.Errorf("in backoff: got %+v", s)
 	}
 	var table strings.Builder
-	st.WriteTable(&table, time.Now())
+	st.WriteTable(&table, time.Now(), false)
 	if !strings.Contains(table.String(), "backoff (") {
 		t.Errorf("the table does not show the backoff:\n%s", table.String())
 	}

@@ -100,8 +100,16 @@ type ContextOptions struct {
 	Project bool
 }
 
+// VarPWD, in [workspace], is the directory mcpgen runs in (where the agent
+// started the server, or the launcher): dir = "${PWD}" makes the workspace
+// follow the agent. It is read from the process, never from $PWD, which a
+// parent that changed directory without a shell leaves stale (Codex passes
+// its own).
+const VarPWD = "PWD"
+
 // Context resolves the workspace context: WORKSPACE_ID from the options,
-// WORKSPACE_DIR from --dir, else workspace.dir, else the current directory,
+// WORKSPACE_DIR from --dir, else workspace.dir, else the manifest's
+// directory (DefaultDir),
 // USER_ID from --user, else workspace.user, else $USER, then
 // [workspace.vars] in order. A variable may use the ones before it, and
 // mcpgen's environment.
@@ -117,12 +125,27 @@ func (m *Manifest) Context(o ContextOptions) (*Context, error) {
 	}
 	c := &Context{WorkspaceID: o.WorkspaceID}
 	known := map[string]bool{VarWorkspaceID: o.WorkspaceID != ""}
-	lookup := func(name string) (string, bool) {
-		if known[name] {
-			return c.Lookup(name)
+	cwd := func() (string, error) {
+		if o.Cwd != "" {
+			return o.Cwd, nil
 		}
-		if m.IsContext(name) {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", fmt.Errorf("workspace dir: %w (pass --dir)", err)
+		}
+		return wd, nil
+	}
+	var cwdErr error
+	lookup := func(name string) (string, bool) {
+		switch {
+		case known[name]:
+			return c.Lookup(name)
+		case m.IsContext(name):
 			return "", false // not resolved yet: a later variable
+		case name == VarPWD:
+			wd, err := cwd()
+			cwdErr = err
+			return wd, err == nil
 		}
 		return getenv(name)
 	}
@@ -132,19 +155,21 @@ func (m *Manifest) Context(o ContextOptions) (*Context, error) {
 		c.WorkspaceDir = o.Dir
 	case len(m.Workspace.Dir) > 0:
 		dir, err := m.expand(m.Workspace.Dir, lookup, "workspace", "dir")
+		if cwdErr != nil {
+			return nil, cwdErr
+		}
 		if err != nil {
 			return nil, err
 		}
 		c.WorkspaceDir = dir
+	case m.DefaultDir() != "":
+		c.WorkspaceDir = m.DefaultDir()
 	default:
-		c.WorkspaceDir = o.Cwd
-		if c.WorkspaceDir == "" {
-			wd, err := os.Getwd()
-			if err != nil {
-				return nil, fmt.Errorf("workspace dir: %w (pass --dir)", err)
-			}
-			c.WorkspaceDir = wd
+		wd, err := cwd()
+		if err != nil {
+			return nil, err
 		}
+		c.WorkspaceDir = wd
 	}
 	if !filepath.IsAbs(c.WorkspaceDir) {
 		base := m.Dir
@@ -187,6 +212,22 @@ func (m *Manifest) Context(o ContextOptions) (*Context, error) {
 		known[v.Name] = true
 	}
 	return c, nil
+}
+
+// DefaultDir is WORKSPACE_DIR when neither --dir nor workspace.dir sets
+// it, for a manifest that was looked for (Searched): its directory, so
+// that an agent started anywhere in the project (Claude Code and Codex
+// start a project's servers in the directory they run in, which may be
+// below the manifest) gets the project's servers on the project. A
+// manifest named by its absolute path, as a user config's entries name a
+// personal manifest that serves every project, has none: WORKSPACE_DIR is
+// then where mcpgen runs, which is where the agent started it.
+// dir = "${PWD}" asks for that in any case.
+func (m *Manifest) DefaultDir() string {
+	if m.Searched {
+		return m.Dir
+	}
+	return ""
 }
 
 // expand resolves t and, on failure, says where t is written.
@@ -356,7 +397,8 @@ func (m *Manifest) ResolvePath(p string) string {
 // files server serves / or a home directory only then, not when it comes
 // from where an agent happened to start.
 func (m *Manifest) NamesDir(o ContextOptions, dir string) bool {
-	if len(m.Workspace.Dir) == 0 {
+	// "${PWD}" is where the agent started, as the default once was.
+	if len(m.Workspace.Dir) == 0 || slices.Contains(m.Workspace.Dir.Refs(), VarPWD) {
 		return false
 	}
 	o.Dir = ""

@@ -39,10 +39,11 @@ func (d *decoder) newError(at Position, path []string, format string, args ...an
 }
 
 // valueWarning notes something valid but likely dangerous about a value.
-func (d *decoder) valueWarning(path []string, format string, args ...any) {
+func (d *decoder) valueWarning(path []string, format string, args ...any) *Error {
 	w := d.newError(d.pos.value(path), path, format, args...)
 	w.Warning = true
 	d.warnings = append(d.warnings, w)
+	return w
 }
 
 // keyError reports a problem with a key itself (unknown, not allowed here).
@@ -218,6 +219,18 @@ func (d *decoder) unknownKey(path []string, known []string) *Error {
 	return e
 }
 
+// misspelt reports whether a key of t that known does not list is taken
+// for want (as unknownKey suggests it): its error says that want is
+// missing already.
+func misspelt(t map[string]any, known []string, want string) bool {
+	for k := range t {
+		if !slices.Contains(known, k) && closestOr(k, known) == want {
+			return true
+		}
+	}
+	return false
+}
+
 // decodeKeys decodes every key of the table t, written at path, into x
 // through table: a key that the table does not list is unknown. A key
 // without a decode function is the caller's.
@@ -238,14 +251,16 @@ func decodeKeys[T any](d *decoder, table keyTable[T], path []string, t map[strin
 // each. Written as one string ("git status"), the suggestion splits it as
 // a shell would, or runs it through one when it uses what only a shell
 // does (a pipe, a redirection); command says that the first element is the
-// program (run, build), so that a shell is the fix.
-func (d *decoder) argvStrings(path []string, v any, command bool) ([]string, bool) {
+// program (run, build), so that a shell is the fix. args are a tool's
+// arguments: the shell's fix passes them to the script as positional
+// parameters ("$1"), never inside it, where a value would be code.
+func (d *decoder) argvStrings(path []string, v any, command bool, args []*Arg) ([]string, bool) {
 	if s, isStr := v.(string); isStr {
 		words, simple := splitCommand(s)
 		var msg, fix string
 		switch {
 		case !simple && command:
-			fix = TOMLArray([]string{"sh", "-c", s})
+			fix = TOMLArray(shellFix(s, args))
 			msg = "%q must be an array of strings, run without a shell: to use one, write %s"
 		case len(words) > 1:
 			fix = TOMLArray(words)
@@ -260,10 +275,37 @@ func (d *decoder) argvStrings(path []string, v any, command bool) ([]string, boo
 	return d.strs(path, v)
 }
 
+// shellFix is the argv that runs the command line s through sh, with the
+// string arguments that s uses passed as positional parameters (see
+// ShellUses): ["sh", "-c", "grep \"$1\" .", "sh", "{pattern}"].
+func shellFix(s string, args []*Arg) []string {
+	run := []Template{{{Text: "sh"}}, {{Text: "-c"}}, {{Text: s}}}
+	t := &Tool{Run: run, Args: args}
+	if uses := t.ShellUses(); len(uses) > 0 {
+		var moved []*Arg
+		for _, u := range uses {
+			moved = append(moved, u.Arg)
+		}
+		if out, ok := positional(run, 2, moved); ok {
+			return out
+		}
+	}
+	return []string{"sh", "-c", s}
+}
+
 // argv decodes an argv whose elements may hold ${VAR}. nonEmpty: it names
 // a program, so it needs one.
 func (d *decoder) argv(path []string, v any, nonEmpty bool) []Template {
-	ss, ok := d.argvStrings(path, v, nonEmpty)
+	return d.argvOf(path, v, nonEmpty, nil)
+}
+
+// run decodes a declared tool's run, whose arguments are args.
+func (d *decoder) run(path []string, v any, args []*Arg) []Template {
+	return d.argvOf(path, v, true, args)
+}
+
+func (d *decoder) argvOf(path []string, v any, nonEmpty bool, args []*Arg) []Template {
+	ss, ok := d.argvStrings(path, v, nonEmpty, args)
 	if !ok {
 		return nil
 	}

@@ -79,7 +79,7 @@ func Flag(name string) string {
 // ContextTemplate resolves the workspace context into templates, as
 // Context resolves it into values, without reading the environment. With
 // o.WorkspaceID, the id is literal, WORKSPACE_DIR is --dir, else
-// workspace.dir, else the current directory, USER_ID is --user, else
+// workspace.dir, else the manifest's directory, USER_ID is --user, else
 // workspace.user, else ${USER}; each variable may use the ones before it,
 // and a reference to anything else stays one. Without it (portable output)
 // the three variables of mcpgen are left to the agent and [workspace.vars]
@@ -152,7 +152,9 @@ func (m *Manifest) ContextTemplate(o ContextOptions) (*ContextTemplate, error) {
 }
 
 // dirTemplate resolves WORKSPACE_DIR: --dir, else workspace.dir, else the
-// current directory. A relative path is made absolute, against where mcpgen
+// default of the manifest as emit found it (DefaultDir), else where emit
+// runs. ${PWD} in workspace.dir stays a
+// reference: it is where serve runs, which Context reads. A relative path is made absolute, against where mcpgen
 // runs for --dir and the manifest's directory for workspace.dir; a
 // template that starts with a reference is left as it is, its variable
 // taken to hold an absolute path.
@@ -167,6 +169,8 @@ func (m *Manifest) dirTemplate(o ContextOptions, resolve func(Template, ...strin
 		if dir, err = resolve(m.Workspace.Dir, "workspace", "dir"); err != nil {
 			return nil, err
 		}
+	case m.DefaultDir() != "":
+		dir = literal(m.DefaultDir())
 	default:
 		wd := o.Cwd
 		if wd == "" {
@@ -206,8 +210,9 @@ func (m *Manifest) dirTemplate(o ContextOptions, resolve func(Template, ...strin
 
 // absoluteDir reports whether WORKSPACE_DIR is given as an absolute path,
 // which holds in every clone: --dir /srv/ws, a workspace.dir such as
-// "/srv/${WORKSPACE_ID}" or "${HOME}/ws". The current directory, and a
-// workspace.dir relative to the manifest, become this checkout's path.
+// "/srv/${WORKSPACE_ID}", "${HOME}/ws" or "${PWD}". The manifest's
+// directory (the default), and a workspace.dir relative to it, are this
+// checkout's path.
 func (m *Manifest) absoluteDir(o ContextOptions) bool {
 	switch {
 	case o.Dir != "":

@@ -80,14 +80,20 @@ func closestOr(word string, candidates []string) string {
 }
 
 // closest returns the candidate nearest to word when it is near enough to be
-// a likely typo: about one edit per three letters, never a full rewrite.
+// a likely typo: about one edit per three letters, never a full rewrite. A
+// candidate is also near when word is, or is near, a name people write for
+// it (misnames: "environment" for "env").
 func closest(word string, candidates []string) (string, bool) {
+	lower := strings.ToLower(word)
 	best, bestDist := "", 0
 	for _, c := range candidates {
-		if len(word) >= 3 && strings.HasPrefix(strings.ToLower(c), strings.ToLower(word)) {
+		if len(word) >= 3 && strings.HasPrefix(strings.ToLower(c), lower) {
 			return c, true // an abbreviation: "int" for "integer"
 		}
-		d := editDistance(strings.ToLower(word), strings.ToLower(c))
+		d := editDistance(lower, strings.ToLower(c))
+		for _, m := range misnames[c] {
+			d = min(d, editDistance(lower, m))
+		}
 		if best == "" || d < bestDist {
 			best, bestDist = c, d
 		}
@@ -98,8 +104,30 @@ func closest(word string, candidates []string) (string, bool) {
 	return best, true
 }
 
-// editDistance is the Levenshtein distance between a and b, in bytes.
+// misnames are the names that people write for a name of the manifest, out
+// of habit or from another tool's config, lower case: closest offers the
+// manifest's name for them and for their misspellings.
+var misnames = map[string][]string{
+	"env":              {"environment", "environ", "envs", "env_vars", "environment_variables"},
+	"cwd":              {"working_dir", "working_directory", "workdir", "workingdirectory"},
+	"args":             {"arguments", "argv"},
+	"command":          {"cmd", "exec", "executable", "program"},
+	"run":              {"command", "cmd", "exec", "argv"},
+	"description":      {"desc"},
+	"headers":          {"http_headers"},
+	"bearer_token_env": {"bearer_token_env_var"},
+	"startup_timeout":  {"startup_timeout_sec"},
+	"tool_timeout":     {"tool_timeout_sec"},
+	"number":           {"float", "double"},
+}
+
+// editDistance is the optimal string alignment distance between a and b,
+// in bytes: the edits (insert, delete, substitute, or swap two neighbours)
+// that make one the other. A swap counts once: "rnu" is one edit from
+// "run", a slip of the fingers rather than two.
 func editDistance(a, b string) int {
+	// Three rows of the table: the one before the previous, for swaps.
+	prev2 := make([]int, len(b)+1)
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
 	for j := range prev {
@@ -113,8 +141,11 @@ func editDistance(a, b string) int {
 				cost = 0
 			}
 			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
 		}
-		prev, cur = cur, prev
+		prev2, prev, cur = prev, cur, prev2
 	}
 	return prev[len(b)]
 }

@@ -39,6 +39,7 @@ cwd = "data"
 context = ["WORKSPACE_ID", "TENANT"]
 enabled = false
 providers = ["codex", "claude"]
+scope = "project"
 startup_timeout = "1m30.5s"
 tool_timeout = "250ms"
 enabled_tools = []
@@ -70,6 +71,10 @@ args.path = { required = false, allow_dash = true }
 args.mode = { enum = ["short", "full"], default = "short" }
 args.ratio = { type = "number", default = 2.0, enum = [1.5, 2.0] }
 args.all = { type = "boolean", default = false }
+
+[servers.git.tools.grep]
+run = ["sh", "-c", "git grep {expr} | head -5"]
+args.expr = { allow_shell = true }
 
 [servers.docs]
 url = "https://mcp.example.com/mcp?a=1&b=2"

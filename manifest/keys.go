@@ -172,7 +172,7 @@ var topKeys = keyTable[*Manifest]{
 
 var workspaceKeys = keyTable[*Workspace]{
 	{keySpec{name: "dir", typ: typeTemplate,
-		doc: "WORKSPACE_DIR: the workspace's directory, such as \"/srv/workspaces/${WORKSPACE_ID}\". Relative to the manifest's directory. Default: the current directory (--dir overrides)."},
+		doc: "WORKSPACE_DIR: the workspace's directory, such as \"/srv/workspaces/${WORKSPACE_ID}\". Relative to the manifest's directory. Default: the manifest's directory, wherever in the project the agent starts (--dir overrides); \"${PWD}\": the directory mcpgen runs in, where the agent started it."},
 		func(d *decoder, p []string, v any, w *Workspace) {
 			if s, ok := d.str(p, v); ok {
 				w.Dir = d.template(p, s)
@@ -259,6 +259,16 @@ var serverKeys = keyTable[*Server]{
 	{keySpec{name: "providers", typ: typeStrings, enum: Providers, nonEmpty: true,
 		doc: "The agents whose configs get the server. Default: all of them."},
 		func(d *decoder, p []string, v any, s *Server) { s.Providers = d.providers(p, v) }},
+	{keySpec{name: "scope", typ: typeString, enum: Scopes,
+		doc: "The configs that get the server: \"project\" (a project's own: .mcp.json, .codex/config.toml) or \"user\" (the user's, which every project shares: ~/.codex/config.toml, ~/.claude.json, Claude Desktop's). mcpgen import sets \"project\" on a server from a project's config, so that it does not spill into the user's. Default: both."},
+		func(d *decoder, p []string, v any, s *Server) {
+			if str, ok := d.str(p, v); ok {
+				if !slices.Contains(Scopes, str) {
+					d.valueError(p, "unknown scope %q%s; use %s", str, suggest(str, Scopes), strings.Join(Scopes, " or ")).Suggestion = closestOr(str, Scopes)
+				}
+				s.Scope = str
+			}
+		}},
 	{keySpec{name: "env", typ: typeVars, kinds: stdioKinds, names: varName,
 		doc: "Environment variables of the server; values may use ${VAR}. A ${VAR} that is not workspace context is a secret: emitted configs keep it a reference."},
 		func(d *decoder, p []string, v any, s *Server) {
@@ -383,8 +393,8 @@ var toolKeys = keyTable[*Tool]{
 	{keySpec{name: "description", typ: typeString, doc: "What the tool does, for the model."},
 		func(d *decoder, p []string, v any, t *Tool) { t.Description, _ = d.str(p, v) }},
 	{keySpec{name: "run", typ: typeArgv, nonEmpty: true,
-		doc: "The command, as an argv, run without a shell: [\"git\", \"log\", \"-n\", \"{count}\"]. {arg} in an element is replaced by the argument; an element whose argument is absent is dropped."},
-		func(d *decoder, p []string, v any, t *Tool) { t.Run = d.argv(p, v, true) }},
+		doc: "The command, as an argv, run without a shell: [\"git\", \"log\", \"-n\", \"{count}\"]. {arg} in an element is replaced by the argument, and must name one; an element whose argument is absent is dropped. An argument substituted into the code of sh -c, python -c and the like is refused unless it has allow_shell = true: pass it as an element of its own."},
+		nil}, // tool decodes it once the arguments are known
 	{keySpec{name: "args", typ: typeMap, names: varName, keys: argKeys.specs(),
 		doc: "The tool's arguments, which become its input schema."},
 		func(d *decoder, p []string, v any, t *Tool) { t.Args = d.args(p, v) }},
@@ -427,6 +437,14 @@ var argKeys = keyTable[*Arg]{
 			a.AllowDash, _ = d.boolean(p, v)
 			if a.Type != TypeString {
 				d.keyError(p, "\"allow_dash\" applies to string arguments; %q is %s", a.Name, withArticle(a.Type))
+			}
+		}},
+	{keySpec{name: "allow_shell", typ: typeBool, def: false,
+		doc: "A string argument may be substituted into code that an interpreter runs: the script of sh -c, bash -c, cmd /c, powershell -Command, python -c, node -e, perl -e and the like. Off by default: the model would write code; pass the argument as an element of its own instead: [\"sh\", \"-c\", \"grep \\\"$1\\\" .\", \"sh\", \"{pattern}\"]."},
+		func(d *decoder, p []string, v any, a *Arg) {
+			a.AllowShell, _ = d.boolean(p, v)
+			if a.Type != TypeString {
+				d.keyError(p, "\"allow_shell\" applies to string arguments; %q is %s", a.Name, withArticle(a.Type))
 			}
 		}},
 }

@@ -55,6 +55,11 @@ type Manifest struct {
 	// Dir is where relative paths in the manifest resolve: the manifest's
 	// directory.
 	Dir string
+	// Searched says that the manifest was looked for, in the current
+	// directory and those above it (mcpgen.toml, or a relative
+	// --manifest), rather than named by its absolute path: WORKSPACE_DIR
+	// then defaults to Dir (see DefaultDir).
+	Searched bool
 
 	Version int
 	// Name is the manifest's own stable id (top-level name): it marks the
@@ -189,6 +194,7 @@ type Server struct {
 	Description string
 	Enabled     bool
 	Providers   []string // empty: every provider
+	Scope       string   // ScopeUser, ScopeProject, or "": configs of both
 	Env         []Var    // in file order
 	Cwd         Template // empty: the workspace dir
 	Context     ContextSelect
@@ -276,6 +282,24 @@ func (s *Server) ForProvider(p string) bool {
 	return len(s.Providers) == 0 || slices.Contains(s.Providers, p)
 }
 
+// The scopes of the configs a server may be written to (scope = "..."): a
+// user's own config, which every project of the user shares
+// (~/.codex/config.toml, ~/.claude.json, Claude Desktop's), or a project's,
+// committed with it (.mcp.json, .codex/config.toml).
+const (
+	ScopeUser    = "user"
+	ScopeProject = "project"
+)
+
+// Scopes are the values of scope.
+var Scopes = []string{ScopeUser, ScopeProject}
+
+// ForScope reports whether the server goes to configs of the scope
+// (ScopeUser or ScopeProject): a server without one goes to both.
+func (s *Server) ForScope(scope string) bool {
+	return s.Scope == "" || s.Scope == scope
+}
+
 // ContextSelect chooses which context variables a server receives. The zero
 // value selects all of them.
 type ContextSelect struct {
@@ -295,8 +319,9 @@ func (c ContextSelect) Includes(name string) bool {
 type Tool struct {
 	Name        string
 	Description string
-	// Run is the argv. {arg} in an element is replaced by the argument;
-	// ${VAR} references are resolved from the server's environment.
+	// Run is the argv. {arg} in an element is replaced by the argument
+	// (Load refuses a {name} that names none); ${VAR} references are
+	// resolved from the server's environment.
 	Run     []Template
 	Args    []*Arg        // in file order
 	Timeout time.Duration // zero: the server's tool timeout
@@ -325,4 +350,8 @@ type Arg struct {
 	// value such as "--output=/x" substituted as a whole argv element
 	// would be read as an option by the command.
 	AllowDash bool
+	// AllowShell lets a string argument be substituted into code that an
+	// interpreter runs (sh -c, python -c: see ShellUses). Off by default:
+	// the model would write code.
+	AllowShell bool
 }

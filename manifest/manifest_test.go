@@ -120,6 +120,9 @@ func TestErrors(t *testing.T) {
 			`m.toml:3:13: server "f": "read_only" must be true or false, not an integer`}},
 		{"providers", "[servers.x]\ncommand = \"a\"\nproviders = [\"codx\", \"claude\"]\n", []string{
 			`m.toml:3:14: server "x": unknown provider "codx" (did you mean "codex"?); use claude, claude-desktop, codex`}},
+		{"scope", "[servers.x]\ncommand = \"a\"\nscope = \"projct\"\n[servers.y]\ncommand = \"b\"\nscope = [\"user\"]\n", []string{
+			`m.toml:3:9: server "x": unknown scope "projct" (did you mean "project"?); use user or project`,
+			`m.toml:6:1: server "y": "scope" must be a string, not an array`}},
 		{"context names", "[workspace.vars]\nTENANT = \"a\"\n[servers.x]\ncommand = \"a\"\ncontext = [\"TENANTS\", \"WORKSPACE_ID\"]\n", []string{
 			`m.toml:5:12: server "x": TENANTS is not a context variable (did you mean "TENANT"?); the context is WORKSPACE_ID, WORKSPACE_DIR, USER_ID, TENANT`}},
 		{"workspace var shadows context", "[workspace.vars]\nUSER_ID = \"x\"\n", []string{
@@ -195,6 +198,17 @@ timout = "1s"
 			`m.toml:2:11: server "m": "command" names one program, run without a shell, not a command line: write command = "npx" and put ["-y", "@modelcontextprotocol/server-memory"] at the start of args`}},
 		{"prefix makes a reserved name", "prefix = \"work\"\n[servers.space]\ncommand = \"a\"\n", []string{
 			`m.toml:2:10: server "space": with prefix "work" the entry name is "workspace", which Claude Code reserves: choose another name or prefix`}},
+		{"misspelled env", "[servers.x]\ncommand = \"a\"\nenviroment = { A = \"1\" }\nenvironment = { B = \"2\" }\nworking_dir = \"/\"\n", []string{
+			`m.toml:3:1: server "x": unknown key "enviroment" (did you mean "env"?)`,
+			`m.toml:4:1: server "x": unknown key "environment" (did you mean "env"?)`,
+			`m.toml:5:1: server "x": unknown key "working_dir" (did you mean "cwd"?)`}},
+		{"transposed run: one error", "[servers.g.tools.hi]\nrnu = [\"echo\", \"hi\"]\n[servers.g.tools.ho]\ncommand = [\"echo\", \"ho\"]\n", []string{
+			`m.toml:2:1: server "g": unknown key "rnu" (did you mean "run"?)`,
+			`m.toml:4:1: server "g": unknown key "command" (did you mean "run"?)`}},
+		{"a reference to no argument", "[servers.g.tools.log]\nrun = [\"git\", \"log\", \"-n\", \"{count}\", \"--format={fmt}\", \"{}\", \"{ a }\", \"{.Name}\", \"${HOME}\"]\nargs.cuont = { type = \"integer\" }\n", []string{
+			`m.toml:2:28: server "g": "tools.log.run[3]": {count} names no argument of tool "log" (did you mean {cuont}?): declare args.count, or write {{count}} to pass the text {count}`,
+			`m.toml:2:39: server "g": "tools.log.run[4]": {fmt} names no argument of tool "log": declare args.fmt, or write {{fmt}} to pass the text {fmt}`,
+			`m.toml:3:6: server "g": argument "cuont" is not used: put {cuont} in an element of "run"`}},
 		{"watch glob", "[servers.x]\ncommand = \"a\"\nwatch = [\"../x\", \"a/[b\"]\n", []string{
 			`m.toml:3:10: server "x": "watch": patterns are relative to the manifest's directory and stay inside it`,
 			`m.toml:3:18: server "x": "watch": malformed pattern (use *, ?, [a-z] within a name and ** for any directories)`}},
@@ -338,6 +352,8 @@ func TestSuggestions(t *testing.T) {
 		{"[servers.x]\nargs = [\"a\"]\n", "servers.x", "command"},
 		{"verison = 1\n", "verison", "version"},
 		{"[servers.x]\ncommand = \"a\"\nprotocol = \"2025-11-52\"\n", "servers.x.protocol", "2025-11-25"},
+		{"[servers.x]\ncommand = \"a\"\nenviroment = {}\n", "servers.x.enviroment", "env"},
+		{"[servers.g.tools.s]\nrnu = [\"ls\"]\n", "servers.g.tools.s.rnu", "run"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {

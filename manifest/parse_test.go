@@ -198,7 +198,7 @@ func TestProgramWarning(t *testing.T) {
 			`m.toml:2:8: warning: server "x": tool "t": the program to run is {prog}, so the model chooses it: name the program in run[0], or give "prog" an enum of the programs allowed`}},
 		{"an enum of programs", `["{prog}"]`, `args.prog = { enum = ["git", "hg"] }`, nil},
 		{"argument after the program", `["git", "{rev}"]`, `args.rev = {}`, nil},
-		{"braces that name no argument", `["{x}"]`, ``, nil},
+		{"braces around no name", `["{ x }", "{}"]`, ``, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

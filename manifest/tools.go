@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 )
@@ -34,17 +35,108 @@ func (d *decoder) tool(path []string, v any) *Tool {
 	}
 	tool := &Tool{Name: n, Pos: d.pos.key(path)}
 	decodeKeys(d, toolKeys, path, t, tool)
-	if _, ok := t["run"]; !ok {
-		d.keyError(path, "tool %q has no \"run\": give the command to run as an argv", n)
+	rv, ok := t["run"]
+	if !ok {
+		// A misspelt run ("rnu") has its error, which names run: a second
+		// one that run is missing would say the same thing again.
+		if !misspelt(t, toolKeys.names(), "run") {
+			d.keyError(path, "tool %q has no \"run\": give the command to run as an argv", n)
+		}
+		return tool
 	}
+	// run last: the fix for a command line written as one string passes
+	// the arguments to its shell as positional parameters.
+	if tool.Run = d.run(child(path, "run"), rv, tool.Args); tool.Run == nil {
+		return tool // the error says what to write; "not used" would be false
+	}
+	d.checkRefs(path, tool, t["args"])
 	for _, a := range tool.Args {
 		if !usesArg(tool.Run, a.Name) {
 			d.keyError(child(child(path, "args"), a.Name), "argument %q is not used: put {%s} in an element of \"run\"", a.Name, a.Name)
 		}
 	}
 	d.checkProgram(path, tool)
+	for _, u := range tool.ShellUses() {
+		d.valueWarning(child(child(path, "run"), indexKey(u.Elem)), "%s", u.Message(n)).Suggestion = u.Fix
+	}
 	return tool
 }
+
+// checkRefs reports each {name} in run that names no argument of the
+// tool: a typo, or an argument not declared, which would otherwise reach
+// the command as the text "{name}". Braces around anything but a name
+// ({}, { a }, {.Name}) are text. args is the tool's args table as written:
+// an argument declared wrong has its own error.
+func (d *decoder) checkRefs(path []string, tool *Tool, args any) {
+	var declared []string
+	if t, ok := args.(map[string]any); ok {
+		for name := range t {
+			declared = append(declared, name)
+		}
+		slices.Sort(declared) // the suggestion does not depend on map order
+	}
+	for i, elem := range tool.Run {
+		for _, seg := range elem {
+			if seg.Ref != "" {
+				continue // ${VAR}
+			}
+			for _, ref := range ArgRefs(seg.Text) {
+				if slices.Contains(declared, ref) {
+					continue
+				}
+				p := child(child(path, "run"), indexKey(i))
+				hint := ""
+				if c, ok := closest(ref, declared); ok {
+					hint = fmt.Sprintf(" (did you mean {%s}?)", c)
+				}
+				d.valueError(p, "%q: {%s} names no argument of tool %q%s: declare args.%s, or write {{%s}} to pass the text {%s}",
+					name(p), ref, tool.Name, hint, ref, ref, ref)
+			}
+		}
+	}
+}
+
+// ArgRefs returns the names of the arguments that {name} refers to in
+// text, a literal part of an element of a tool's run, in order (see
+// ArgAt). Other braces are text.
+func ArgRefs(text string) []string {
+	var refs []string
+	for i := 0; i < len(text); i++ {
+		if text[i] != '{' {
+			continue
+		}
+		if name, n, literal := ArgAt(text, i); n > 0 {
+			if !literal {
+				refs = append(refs, name)
+			}
+			i += n - 1
+		}
+	}
+	return refs
+}
+
+// ArgAt reads what starts at text[i], a "{", in an element of a tool's
+// run: {name}, a reference to the argument name (whose form is that of
+// an argument's name); {{name}}, the literal text {name} (for a command
+// that needs the braces itself: git's @{{u}}, awk's {{print}}); or
+// neither (n is 0), and the brace is text, as are braces around anything
+// but a name ({}, { a }, {{.Names}}).
+func ArgAt(text string, i int) (name string, n int, literal bool) {
+	rest := text[i:]
+	if strings.HasPrefix(rest, "{{") {
+		if j := strings.Index(rest, "}}"); j > 2 && IsArgName(rest[2:j]) {
+			return rest[2:j], j + 2, true
+		}
+	}
+	if j := strings.IndexByte(rest, '}'); j > 1 && IsArgName(rest[1:j]) {
+		return rest[1:j], j + 1, false
+	}
+	return "", 0, false
+}
+
+// IsArgName reports whether s has the form of an argument's name: letters,
+// digits and _, not starting with a digit.
+func IsArgName(s string) bool { return varName.MatchString(s) }
 
 // checkProgram warns when the model chooses the program a tool runs: an
 // argument in run[0] without an enum that names the programs allowed.
@@ -62,8 +154,10 @@ func (d *decoder) checkProgram(path []string, tool *Tool) {
 // usesArg reports whether {name} appears in one of the argv's elements.
 func usesArg(run []Template, name string) bool {
 	for _, t := range run {
-		if strings.Contains(t.String(), "{"+name+"}") {
-			return true
+		for _, seg := range t {
+			if seg.Ref == "" && slices.Contains(ArgRefs(seg.Text), name) {
+				return true
+			}
 		}
 	}
 	return false

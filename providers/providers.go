@@ -210,6 +210,33 @@ func Native(m *manifest.Manifest, s *manifest.Server, o Options) *Entry {
 	return e
 }
 
+// InManifestDir reports whether s is a command server whose workspace is
+// the manifest's directory by default (see manifest.DefaultDir), which a
+// native entry cannot give it: it sets no cwd (so it runs in the workspace directory), it takes
+// WORKSPACE_DIR from the context, and neither workspace.dir nor --dir
+// names another. An agent starts a native entry where the agent runs,
+// which may be below the manifest, with the agent's WORKSPACE_DIR or none;
+// such a server goes through serve, which gives it the agent's
+// WORKSPACE_DIR, else the manifest's directory, as both (a project's
+// config may not name the directory: it differs in every clone). Servers
+// that take no WORKSPACE_DIR (context = false, as import writes them) stay
+// native: they run where the agent starts them, as before.
+func InManifestDir(m *manifest.Manifest, s *manifest.Server, o Options) bool {
+	if s.Kind != manifest.KindCommand || m.Path == "" || len(m.Workspace.Dir) > 0 || len(s.Cwd) > 0 || !s.Context.Includes(manifest.VarWorkspaceDir) {
+		return false
+	}
+	if o.Context.Literal() && !o.Context.DirLeft {
+		dir, _ := o.Context.Lookup(manifest.VarWorkspaceDir)
+		d, ok := dir.Literal()
+		return ok && d == m.Dir // else --dir, or where emit ran, named another
+	}
+	// Left to the agent: a project's entries look for the manifest, whose
+	// directory is then the workspace; a user config's name it by its
+	// absolute path, and the workspace is where the agent starts them,
+	// as a native entry has it.
+	return o.Scope == ScopeProject
+}
+
 // Serve prepares s as `mcpgen serve NAME`: the manifest is resolved when the
 // agent spawns the server, so anything the provider cannot express works.
 // The entry carries WORKSPACE_ID, WORKSPACE_DIR and USER_ID (from which
@@ -326,12 +353,29 @@ func Gateway(m *manifest.Manifest, servers []*manifest.Server, o Options) *Entry
 	return e
 }
 
+// Holds reports whether a config of o's scope gets s: a server of
+// scope = "project" goes to project configs only (one that import took
+// from a project's .mcp.json must not reach every project of the user),
+// one of scope = "user" to user configs only.
+func (o Options) Holds(s *manifest.Server) bool {
+	if o.Scope == ScopeProject {
+		return s.ForScope(manifest.ScopeProject)
+	}
+	return s.ForScope(manifest.ScopeUser)
+}
+
+// Meant reports whether the config that o describes, of provider, gets s.
+func (o Options) Meant(s *manifest.Server, provider string) bool {
+	return s.ForProvider(provider) && o.Holds(s)
+}
+
 // GatewayServers returns the servers that the gateway entry for provider
-// stands for: the enabled ones meant for it, in manifest order.
-func GatewayServers(m *manifest.Manifest, provider string) []*manifest.Server {
+// stands for: the enabled ones meant for it and for o's scope, in manifest
+// order.
+func GatewayServers(m *manifest.Manifest, provider string, o Options) []*manifest.Server {
 	var out []*manifest.Server
 	for _, s := range m.Servers {
-		if s.Enabled && s.ForProvider(provider) {
+		if s.Enabled && o.Meant(s, provider) {
 			out = append(out, s)
 		}
 	}
@@ -343,9 +387,10 @@ func GatewayServers(m *manifest.Manifest, provider string) []*manifest.Server {
 // variable. Their values are never written into a config file.
 func Secrets(m *manifest.Manifest, s *manifest.Server) []string {
 	var ts []manifest.Template
-	ts = append(ts, m.Workspace.Dir, m.Workspace.User)
+	// ${PWD} in [workspace] is where mcpgen runs, not the variable.
+	ts = append(ts, withoutPWD(m.Workspace.Dir), withoutPWD(m.Workspace.User))
 	for _, v := range m.Workspace.Vars {
-		ts = append(ts, v.Value)
+		ts = append(ts, withoutPWD(v.Value))
 	}
 	ts = append(ts, s.Command, s.Cwd, s.URL)
 	ts = append(ts, s.Args...)
@@ -367,6 +412,17 @@ func Secrets(m *manifest.Manifest, s *manifest.Server) []string {
 		names = append(names, s.BearerTokenEnv)
 	}
 	return names
+}
+
+// withoutPWD returns t without its ${PWD} references.
+func withoutPWD(t manifest.Template) manifest.Template {
+	var out manifest.Template
+	for _, seg := range t {
+		if seg.Ref != manifest.VarPWD {
+			out = append(out, seg)
+		}
+	}
+	return out
 }
 
 // substitution decides what each reference becomes: a context variable is

@@ -52,7 +52,7 @@ first start.`,
 	f.BoolVar(&o.json, "json", false, "print JSON")
 	f.BoolVar(&o.force, "force", false, "build even when up to date")
 	f.StringVarP(&o.workspace, "workspace", "w", os.Getenv(manifest.VarWorkspaceID), "the workspace `ID` the servers run for (default $WORKSPACE_ID)")
-	f.StringVar(&o.dir, "dir", "", "WORKSPACE_DIR (default: the manifest's workspace.dir, else the current directory)")
+	f.StringVar(&o.dir, "dir", "", "WORKSPACE_DIR (default: the manifest's workspace.dir, else the manifest's directory)")
 	f.StringVar(&o.user, "user", "", "USER_ID (default: the manifest's workspace.user, else $USER)")
 	return cmd
 }

@@ -41,8 +41,9 @@ prefix = "always" prefixes every tool. mcpgen emit --gateway writes an
 entry that runs it.
 
 When no launcher runs for the workspace, connect starts one in the
-background (with the manifest given to connect, or ./mcpgen.toml, or the
-demo) and waits for the server, unless --no-start. mcpgen emit --launcher
+background (with the manifest given to connect, else the nearest
+mcpgen.toml, here or above; --demo for the embedded one) and waits for
+the server, unless --no-start. mcpgen emit --launcher
 writes entries that run it.`,
 		Example: `  mcpgen connect --workspace ws-42 memory
   MCPGEN_WORKSPACE=ws-42 mcpgen connect --manifest /srv/mcpgen.toml files
@@ -228,7 +229,14 @@ func (a *app) startLauncher(o connectOptions, m *manifest.Manifest) (*startedLau
 	if err != nil {
 		return nil, err
 	}
-	args := append([]string{"launch", "--workspace", o.workspace, "--log-format", "text"}, m.Flags()...)
+	manifestFlags := m.Flags()
+	if m.Searched {
+		// As connect found it, from the directory it runs in, which the
+		// launcher inherits: found again so, the manifest's directory is
+		// still the default WORKSPACE_DIR (manifest.DefaultDir).
+		manifestFlags = []string{"--manifest", m.File}
+	}
+	args := append([]string{"launch", "--workspace", o.workspace, "--log-format", "text"}, manifestFlags...)
 	if m.Session.IdleExit == 0 {
 		args = append(args, "--idle-exit", autostartIdleExit.String())
 	}

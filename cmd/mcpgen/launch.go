@@ -19,6 +19,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/mcpgen/mcpgen/internal/proc"
+	"github.com/mcpgen/mcpgen/internal/termtext"
 	"github.com/mcpgen/mcpgen/launcher"
 	"github.com/mcpgen/mcpgen/manifest"
 )
@@ -67,7 +68,7 @@ when CMD exits, the session stops and launch exits with CMD's status.`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.workspace, "workspace", "w", "", "the workspace `ID` (required)")
-	f.StringVar(&o.dir, "dir", "", "WORKSPACE_DIR (default: the manifest's workspace.dir, else the current directory)")
+	f.StringVar(&o.dir, "dir", "", "WORKSPACE_DIR (default: the manifest's workspace.dir, else the manifest's directory)")
 	f.StringVar(&o.user, "user", "", "USER_ID (default: the manifest's workspace.user, else $USER)")
 	f.StringVar(&o.logFormat, "log-format", "", "text or json: one line per event on stderr (default: a live table on a terminal, text elsewhere)")
 	f.DurationVar(&o.idleExit, "idle-exit", 0, "exit after this long with no client and no running server, whatever the manifest's [session] idle_exit says (default: as it says; never when it says nothing)")
@@ -76,7 +77,7 @@ when CMD exits, the session stops and launch exits with CMD's status.`,
 	// Timings, for tests and for platforms with unusual servers.
 	f.DurationVar(&o.timing.BackoffBase, "backoff", 0, "first delay before restarting a crashed server (default 1s)")
 	f.DurationVar(&o.timing.BackoffMax, "backoff-max", 0, "longest delay before a restart (default 1m)")
-	f.IntVar(&o.timing.FailureLimit, "max-crashes", 0, "crashes within --crash-window after which a server is failed (default 5)")
+	f.IntVar(&o.timing.FailureLimit, "max-crashes", 0, "crashes within --crash-window after which the launcher gives up on a server (default 5)")
 	f.DurationVar(&o.timing.FailureWindow, "crash-window", 0, "see --max-crashes (default 5m)")
 	f.DurationVar(&o.timing.StableAfter, "stable-after", 0, "a run this long resets the backoff (default 30s)")
 	f.DurationVar(&o.timing.PingInterval, "ping-interval", 0, "how often ready servers are pinged (default 30s)")
@@ -281,7 +282,7 @@ func (a *app) launch(o launchOptions, agent []string) error {
 func (a *app) warnStarting(workspace, agent string, starting []string) {
 	if len(starting) > 0 {
 		fmt.Fprintf(a.stderr, "mcpgen: starting %s while these servers of workspace %q are still starting: %s (see mcpgen status)\n",
-			agent, workspace, strings.Join(starting, ", "))
+			agent, workspace, termtext.Line(strings.Join(starting, ", ")))
 	}
 }
 
@@ -335,7 +336,7 @@ func (a *app) attach(ctx context.Context, o launchOptions, agent []string, pid i
 			switch {
 			case isReloadSignal(sig):
 				if _, err := launcher.RequestReload(ctx, o.workspace); err != nil {
-					fmt.Fprintf(a.stderr, "mcpgen: reload: %v\n", err)
+					fmt.Fprintf(a.stderr, "mcpgen: reload: %s\n", termtext.Text(err.Error()))
 				}
 			case sig == syscall.SIGTERM:
 				_ = proc.Signal(syscall.SIGTERM)
@@ -353,10 +354,10 @@ func (a *app) warnContext(o launchOptions, st *launcher.Status) {
 		fmt.Fprintf(a.stderr, "mcpgen: --user %q not used: the launcher gives its servers USER_ID %q, and so does the agent get\n", o.user, st.User)
 	}
 	if o.dir != "" && absPath(o.dir) != st.Dir {
-		fmt.Fprintf(a.stderr, "mcpgen: --dir %s not used: the launcher's WORKSPACE_DIR is %s\n", o.dir, st.Dir)
+		fmt.Fprintf(a.stderr, "mcpgen: --dir %s not used: the launcher's WORKSPACE_DIR is %s\n", o.dir, termtext.Line(st.Dir))
 	}
 	if a.manifestPath != "" && absPath(a.manifestPath) != st.Manifest {
-		fmt.Fprintf(a.stderr, "mcpgen: --manifest %s not used: the launcher runs %s\n", a.manifestPath, st.Manifest)
+		fmt.Fprintf(a.stderr, "mcpgen: --manifest %s not used: the launcher runs %s\n", a.manifestPath, termtext.Line(st.Manifest))
 	}
 }
 
@@ -484,7 +485,7 @@ func (t *liveTable) loop() {
 		case <-tick.C:
 		}
 		text.Reset()
-		t.session.Status().WriteTable(&text, time.Now())
+		t.session.Status().WriteTable(&text, time.Now(), false)
 		text.WriteString("\n" + liveHint + "\n")
 		cols, rows := terminalSize(t.w)
 		frame = drawFrame(frame[:0], strings.Split(strings.TrimSuffix(text.String(), "\n"), "\n"), cols, rows)

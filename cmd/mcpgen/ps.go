@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpgen/mcpgen/internal/termtext"
 	"github.com/mcpgen/mcpgen/launcher"
 )
 
@@ -108,13 +109,15 @@ func psRows(sessions []launcher.SessionInfo, now time.Time) []psRow {
 // writePS writes the sessions as a table. SERVERS is ready/total, with
 // the idle ones; IDLE EXIT when the launcher exits if nothing changes
 // ("after D" while it is not idle, "-" when it never does); ERAS how many
-// servers speak each era ("2 modern, 1 legacy").
+// servers speak each era ("2 modern, 1 legacy"). What a launcher answered
+// (the manifest's path, why it did not answer) is escaped: it may have
+// been anyone's.
 func writePS(w io.Writer, rows []psRow, now time.Time) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "WORKSPACE\tPID\tUP\tSERVERS\tCLIENTS\tIDLE EXIT\tERAS\tMANIFEST")
 	for _, r := range rows {
 		if r.Error != "" {
-			fmt.Fprintf(tw, "%s\t%d\t-\t-\t-\t-\t-\t(not answering: %s)\n", r.Workspace, r.Pid, r.Error)
+			fmt.Fprintf(tw, "%s\t%d\t-\t-\t-\t-\t-\t(not answering: %s)\n", termtext.Line(r.Workspace), r.Pid, termtext.Line(r.Error))
 			continue
 		}
 		servers := fmt.Sprintf("%d/%d", r.Servers.Ready, r.Servers.Total)
@@ -128,7 +131,7 @@ func writePS(w io.Writer, rows []psRow, now time.Time) {
 		case r.IdleExit != "":
 			exit = "after " + r.IdleExit
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%d\t%s\t%s\t%s\n", r.Workspace, r.Pid, r.Uptime, servers, r.Clients, exit, eraCounts(r.Servers.Eras), r.Manifest)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%d\t%s\t%s\t%s\n", termtext.Line(r.Workspace), r.Pid, r.Uptime, servers, r.Clients, exit, eraCounts(r.Servers.Eras), termtext.Line(r.Manifest))
 	}
 	tw.Flush()
 }

@@ -44,7 +44,7 @@ session.`,
 			if asJSON {
 				return a.printJSON(st)
 			}
-			st.WriteTable(a.stdout, time.Now())
+			st.WriteTable(a.stdout, time.Now(), false)
 			return nil
 		},
 	}

@@ -49,7 +49,7 @@ session.`,
 			case starting:
 				return fmt.Errorf("server %q of workspace %q is still starting after its startup timeout: see mcpgen status --workspace %s", name, ws, ws)
 			case s.State != launcher.Ready:
-				return fmt.Errorf("server %q of workspace %q is %s after the restart: %s", name, ws, s.State, s.LastError)
+				return fmt.Errorf("server %q of workspace %q %s after the restart: %s", name, ws, stateVerb(s.State), s.LastError)
 			}
 			fmt.Fprintf(a.stdout, "restarted server %q of workspace %q: ready, pid %d, %d tool%s, restart %d\n",
 				name, ws, s.Pid, len(s.Tools), plural(len(s.Tools)), s.Restarts)
@@ -59,4 +59,16 @@ session.`,
 	workspaceFlag(cmd, &workspace)
 	cmd.ValidArgsFunction = a.completeSessionServers(&workspace, false)
 	return cmd
+}
+
+// stateVerb says what a server in the state is, after its name: "is in
+// backoff", "failed", "is idle".
+func stateVerb(s launcher.State) string {
+	switch s {
+	case launcher.Backoff:
+		return "is in backoff"
+	case launcher.Failed:
+		return "failed"
+	}
+	return "is " + string(s)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpgen/mcpgen/internal/termtext"
 	"github.com/mcpgen/mcpgen/manifest"
 	"github.com/mcpgen/mcpgen/providers"
 	"github.com/mcpgen/mcpgen/templates"
@@ -64,7 +65,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		ee = &exitError{code: exitFail, err: err}
 	}
 	if msg := ee.err.Error(); msg != "" {
-		fmt.Fprintf(stderr, "mcpgen: %s\n", msg)
+		// An error may carry what a server, a tool or a manifest wrote:
+		// its control characters must not reach the terminal.
+		fmt.Fprintf(stderr, "mcpgen: %s\n", termtext.Text(msg))
 	}
 	if ee.code == exitUsage {
 		// The help of the command whose usage was wrong.
@@ -254,7 +257,12 @@ func (a *app) loadManifest() (*manifest.Manifest, error) {
 		return nil, err
 	}
 	// Messages name it as the user would: relative to here.
-	return manifest.Load(file)
+	m, err := manifest.Load(file)
+	if err != nil {
+		return nil, err
+	}
+	m.Searched = !filepath.IsAbs(a.manifestPath)
+	return m, nil
 }
 
 // loadManifestOrDemo is loadManifest, but where there is no mcpgen.toml and

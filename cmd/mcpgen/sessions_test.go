@@ -70,7 +70,7 @@ func TestMergeLogs(t *testing.T) {
 	writeTestFile(t, logs["memory"], "old, before stamps\n"+stamp(2)+" memory two\n"+stamp(4)+" memory four\n--- pid 2: killed by SIGKILL at "+stamp(6)+" ---\n")
 	writeTestFile(t, logs["empty"], "")
 	var out bytes.Buffer
-	if err := mergeLogs(context.Background(), &out, logs, nil, false); err != nil {
+	if err := mergeLogs(context.Background(), &out, logs, nil, false, false); err != nil {
 		t.Fatal(err)
 	}
 	want := "memory | old, before stamps\n" +
@@ -109,7 +109,7 @@ func TestMergeLogsFollow(t *testing.T) {
 	out := &lockedBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- mergeLogs(ctx, out, logs, list, true) }() // ends with cancel
+	go func() { done <- mergeLogs(ctx, out, logs, list, true, false) }() // ends with cancel
 	defer func() {
 		cancel()
 		if err := <-done; err != nil {

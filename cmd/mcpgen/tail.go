@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcpgen/mcpgen/internal/termtext"
 	"github.com/mcpgen/mcpgen/launcher"
 )
 
@@ -34,15 +35,24 @@ func serverLogPath(logs map[string]string, stateDir, server string) (string, err
 // followPoll is how often a followed log is checked for more.
 const followPoll = 200 * time.Millisecond
 
-// tailFile copies path to w; with follow, it keeps copying what is
-// appended, reopening the file when it is rotated (replaced or truncated),
-// until SIGINT or SIGTERM.
-func tailFile(ctx context.Context, w io.Writer, path string, follow bool) error {
+// tailFile copies path to w, its control characters escaped unless raw;
+// with follow, it keeps copying what is appended, reopening the file when
+// it is rotated (replaced or truncated), until SIGINT or SIGTERM.
+func tailFile(ctx context.Context, w io.Writer, path string, follow, raw bool) (err error) {
 	f, err := openLog(path)
 	if err != nil {
 		return err
 	}
 	defer func() { f.Close() }()
+	if !raw {
+		tw := termtext.NewWriter(w)
+		defer func() {
+			if ferr := tw.Flush(); err == nil {
+				err = ferr
+			}
+		}()
+		w = tw
+	}
 	if _, err := io.Copy(w, f); err != nil || !follow {
 		return err
 	}
@@ -196,10 +206,11 @@ func (s *logSource) reopen() error {
 func (s *logSource) close() { s.f.Close() }
 
 // mergeLogs writes the logs of several servers as one, line by line in
-// the order of their times, each prefixed with its server's name; with
-// follow, it goes on with what they write (and the logs of servers that
-// appear: list is asked again) until SIGINT or SIGTERM.
-func mergeLogs(ctx context.Context, w io.Writer, logs map[string]string, list func() (map[string]string, error), follow bool) error {
+// the order of their times, each prefixed with its server's name, control
+// characters escaped unless raw; with follow, it goes on with what they
+// write (and the logs of servers that appear: list is asked again) until
+// SIGINT or SIGTERM.
+func mergeLogs(ctx context.Context, w io.Writer, logs map[string]string, list func() (map[string]string, error), follow, raw bool) error {
 	var sources []*logSource
 	defer func() {
 		for _, s := range sources {
@@ -225,9 +236,14 @@ func mergeLogs(ctx context.Context, w io.Writer, logs map[string]string, list fu
 	if err := add(logs); err != nil {
 		return err
 	}
+	label, text := termtext.Line, termtext.Text
+	if raw {
+		label = func(s string) string { return s }
+		text = label
+	}
 	width := 0
 	for _, s := range sources {
-		width = max(width, len(s.name))
+		width = max(width, len(label(s.name)))
 	}
 	bw := bufio.NewWriter(w)
 	emit := func(atEnd bool) error {
@@ -244,7 +260,7 @@ func mergeLogs(ctx context.Context, w io.Writer, logs map[string]string, list fu
 			if next == nil {
 				return bw.Flush()
 			}
-			fmt.Fprintf(bw, "%-*s | %s\n", width, next.name, next.head)
+			fmt.Fprintf(bw, "%-*s | %s\n", width, label(next.name), text(string(next.head)))
 			next.hasHead = false
 		}
 	}

@@ -19,12 +19,12 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	json "github.com/goccy/go-json"
 	"github.com/spf13/cobra"
 
+	"github.com/mcpgen/mcpgen/internal/termtext"
 	"github.com/mcpgen/mcpgen/launcher"
 	"github.com/mcpgen/mcpgen/mcp"
 	"github.com/mcpgen/mcpgen/mcp/streamable"
@@ -135,9 +135,10 @@ func (a *app) toolsCallCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "call [--workspace ID | --url URL] NAME [KEY=VALUE...]",
 		Short: "Call a tool of the workspace, or of an MCP server, and print the result",
-		Long: `Call calls one tool and prints its result: text as text, other content
-(images, audio, resources) as a one-line summary, or with --json the whole
-result as the server sent it.
+		Long: `Call calls one tool and prints its result: text as text (its control
+characters escaped, tabs and newlines apart, so that a server cannot drive
+the terminal), other content (images, audio, resources) as a one-line
+summary, or with --json the whole result as the server sent it.
 
 Arguments are KEY=VALUE pairs, typed by the tool's input schema (integer,
 number, boolean, string; arrays and objects as JSON), on top of --args, a
@@ -368,7 +369,7 @@ func elicitDefaults(params json.RawMessage) (result map[string]any, note string)
 	if err := json.Unmarshal(params, &p); err != nil {
 		return map[string]any{"action": "cancel"}, fmt.Sprintf("an elicitation mcpgen cannot read (%v): cancelled", err)
 	}
-	asked := printable(p.Message, 200)
+	asked := termtext.Cut(p.Message, 200) // %q escapes it
 	if p.Mode != "" && p.Mode != "form" {
 		return map[string]any{"action": "decline"}, fmt.Sprintf("%q (%s mode, which needs a person): declined", asked, printable(p.Mode, 20))
 	}
@@ -380,7 +381,7 @@ func elicitDefaults(params json.RawMessage) (result map[string]any, note string)
 	}
 	for _, name := range p.RequestedSchema.Required {
 		if _, ok := content[name]; !ok {
-			return map[string]any{"action": "cancel"}, fmt.Sprintf("%q: cancelled, since the required field %q has no default", asked, printable(name, 64))
+			return map[string]any{"action": "cancel"}, fmt.Sprintf("%q: cancelled, since the required field %q has no default", asked, termtext.Cut(name, 64))
 		}
 	}
 	shown, _ := json.Marshal(content)
@@ -521,7 +522,7 @@ func typedValue(typ, v string) (json.RawMessage, error) {
 
 // writeToolsTable prints name, title and the first line of the description
 // of each tool, and with servers the server that has it (the gateway names
-// it in the tool's _meta). What the server wrote is made printable: a
+// it in the tool's _meta). What the server wrote is escaped (printable): a
 // server must not reach the terminal's escape sequences.
 func writeToolsTable(w io.Writer, tools []*mcp.Tool, servers bool) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -580,9 +581,10 @@ func writeIndented(w io.Writer, raw []byte) error {
 	return err
 }
 
-// writeResult prints a tool's result: text blocks as they are, each ending
-// in a newline, and a one-line summary of each other block. A result with
-// no content shows its structured content, if any.
+// writeResult prints a tool's result: text blocks as they are (their
+// control characters escaped, tabs and newlines apart), each ending in a
+// newline, and a one-line summary of each other block. A result with no
+// content shows its structured content, if any.
 func writeResult(w io.Writer, res *mcp.CallToolResult) error {
 	var b strings.Builder
 	for _, c := range res.Content {
@@ -604,7 +606,7 @@ func writeResult(w io.Writer, res *mcp.CallToolResult) error {
 			b.WriteByte('\n')
 		}
 	}
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, termtext.Text(b.String()))
 	return err
 }
 
@@ -650,24 +652,6 @@ func summarize(c mcp.Content) string {
 	return fmt.Sprintf("[%s content, %d bytes of JSON]", printable(c.Type, 40), len(c.Raw))
 }
 
-// printable returns s on one line, without control characters (a server's
-// text must not drive the terminal), cut to max characters.
-func printable(s string, max int) string {
-	var b strings.Builder
-	n := 0
-	for _, r := range s {
-		if n == max {
-			b.WriteString("...")
-			break
-		}
-		switch {
-		case r == '\n' || r == '\t' || r == '\r':
-			r = ' '
-		case unicode.IsControl(r) || r == utf8.RuneError || unicode.Is(unicode.Bidi_Control, r):
-			r = '?'
-		}
-		b.WriteRune(r)
-		n++
-	}
-	return b.String()
-}
+// printable returns s cut to max characters, on one line, its control
+// characters escaped: a server's text must not drive the terminal.
+func printable(s string, max int) string { return termtext.Line(termtext.Cut(s, max)) }

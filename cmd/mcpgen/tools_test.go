@@ -167,7 +167,7 @@ func TestElicitDefaults(t *testing.T) {
 		{name: "unreadable params", params: `{"message":7}`, want: `{"action":"cancel"}`, note: "cannot read"},
 		{name: "control characters in the message are not printed",
 			params: `{"message":"a\u001b[31mred","requestedSchema":{"properties":{}}}`,
-			want:   `{"action":"accept","content":{}}`, note: `"a?[31mred"`},
+			want:   `{"action":"accept","content":{}}`, note: `"a\x1b[31mred"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -225,7 +225,7 @@ func TestWriteToolsTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := b.String()
-	for _, want := range []string{"NAME", "echo  ", "Echo  ", "Echoes.\n", "evil?]0;pwned?", "From annotations", strings.Repeat("d", 80) + "...\n"} {
+	for _, want := range []string{"NAME", "echo  ", "Echo  ", "Echoes.\n", `evil\x1b]0;pwned\a`, "From annotations", strings.Repeat("d", 80) + "...\n"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("table lacks %q:\n%s", want, got)
 		}
@@ -282,9 +282,17 @@ func toolsFake(t *testing.T) string {
 			w.Header().Set("Mcp-Session-Id", "s1")
 			answer(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"fake","version":"1"}}`)
 		case msg.Method == "tools/list":
-			answer(`{"tools":[{"name":"add","inputSchema":{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"integer"}}}}]}`)
+			answer(`{"tools":[{"name":"add","inputSchema":{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"integer"}}}},
+				{"name":"evil\u001b]0;TITLE\u0007","title":"t\u009b2J","description":"says \u001b[2J\u001b[31mFAKE OK\rboom","inputSchema":{}}]}`)
 		case call.Name == "fail":
 			answer(`{"content":[{"type":"text","text":"it broke"}],"isError":true}`)
+		case call.Name == "fail-evil":
+			answer(`{"content":[{"type":"text","text":"it broke\u001b]0;TITLE\u0007\u001b[2J\rboom\nline\ttwo"}],"isError":true}`)
+		case call.Name == "evil-text":
+			answer(`{"content":[{"type":"text","text":"\u001b[2J\u202eok"}]}`)
+		case call.Name == "rpc-error":
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":"no \u001b]0;TITLE\u0007\u001b[2J\rboom"}}`, msg.ID)
 		case call.Name == "ask":
 			w.Header().Set("Content-Type", "text/event-stream")
 			fmt.Fprint(w, `data: {"jsonrpc":"2.0","id":"e1","method":"elicitation/create","params":{"message":"size?","requestedSchema":{"type":"object","properties":{"size":{"type":"integer","default":3}}}}}`+"\n\n")
@@ -311,14 +319,20 @@ func TestToolsCommand(t *testing.T) {
 		code           int
 		stdout, stderr string // parts of each
 	}{
-		{"ls", []string{"tools", "ls", "--url", url}, 0, "NAME  TITLE  DESCRIPTION\nadd", ""},
+		{"ls", []string{"tools", "ls", "--url", url}, 0, "TITLE      DESCRIPTION\nadd ", ""},
 		{"ls json", []string{"tools", "ls", "--url", url, "--json"}, 0, `"name": "add"`, ""},
 		{"call typed", []string{"tools", "call", "--url", url, "add", "a=1.5", "b=2"}, 0, `{"a":1.5,"b":2}`, ""},
 		{"call json", []string{"tools", "call", "--url", url, "add", "--json", "a=1"}, 0, `"content": [`, ""},
 		{"call --args", []string{"tools", "call", "--url", url, "other", "--args", `{"x":[1]}`}, 0, `{"x":[1]}`, ""},
 		{"error result", []string{"tools", "call", "--url", url, "fail"}, 1, "", "it broke"},
 		{"elicitation answered with defaults", []string{"tools", "call", "--url", url, "ask"}, 0, `{"action":"accept","content":{"size":3}}`, `"size?": accepted the defaults {"size":3}`},
-		{"unknown tool with pairs", []string{"tools", "call", "--url", url, "nope", "a=1"}, 1, "", `no tool "nope" (its tools: add)`},
+		{"unknown tool with pairs", []string{"tools", "call", "--url", url, "nope", "a=1"}, 1, "", `no tool "nope" (its tools: add, evil\x1b]0;TITLE\a)`},
+		{"ls of hostile names", []string{"tools", "ls", "--url", url}, 0, `evil\x1b]0;TITLE\a  t\u009b2J  says \x1b[2J\x1b[31mFAKE OK\rboom` + "\n", ""},
+		{"ls json of hostile names", []string{"tools", "ls", "--url", url, "--json"}, 0, `"name": "evil\u001b]0;TITLE\u0007"`, ""},
+		{"hostile error result", []string{"tools", "call", "--url", url, "fail-evil"}, 1, "", "it broke\\x1b]0;TITLE\\a\\x1b[2J\\rboom\nline\ttwo\n"},
+		{"hostile text", []string{"tools", "call", "--url", url, "evil-text"}, 0, `\x1b[2J\u202eok` + "\n", ""},
+		{"hostile error result json", []string{"tools", "call", "--url", url, "fail-evil", "--json"}, 1, "", `"text": "it broke\u001b]0;TITLE\u0007\u001b[2J\rboom\nline\ttwo"`},
+		{"hostile JSON-RPC error", []string{"tools", "call", "--url", url, "rpc-error"}, 1, "", `tools/call: no \x1b]0;TITLE\a\x1b[2J\rboom (jsonrpc error -32000)` + "\n"},
 		{"bad value", []string{"tools", "call", "--url", url, "add", "b=x"}, 2, "", `argument b: "x" is not an integer`},
 		{"no session", []string{"tools", "ls"}, 1, "", "no workspace session is running: pass --workspace ID (or set MCPGEN_WORKSPACE), or --url URL for a remote server"},
 		{"workspace not running", []string{"tools", "ls", "--workspace", "nows"}, 1, "", `no launcher is running for workspace "nows"`},
@@ -336,6 +350,15 @@ func TestToolsCommand(t *testing.T) {
 			if code != tt.code || !strings.Contains(stdout.String(), tt.stdout) || !strings.Contains(stderr.String(), tt.stderr) {
 				t.Errorf("mcpgen %s: got exit %d\nstdout: %s\nstderr: %s\nwant exit %d, stdout with %q, stderr with %q",
 					strings.Join(tt.args, " "), code, stdout.String(), stderr.String(), tt.code, tt.stdout, tt.stderr)
+			}
+			// What the server chose reaches the terminal escaped, --json
+			// output (JSON escapes it) too.
+			for _, out := range []string{stdout.String(), stderr.String()} {
+				if i := strings.IndexFunc(out, func(r rune) bool {
+					return r < 0x20 && r != '\n' && r != '\t' || r >= 0x7f && r < 0xa0 || r == '\u202e'
+				}); i >= 0 {
+					t.Errorf("mcpgen %s: a control character reaches the terminal at %d: %q", strings.Join(tt.args, " "), i, out)
+				}
 			}
 		})
 	}

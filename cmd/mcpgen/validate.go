@@ -8,6 +8,7 @@ import (
 	json "github.com/goccy/go-json"
 	"github.com/spf13/cobra"
 
+	"github.com/mcpgen/mcpgen/internal/termtext"
 	"github.com/mcpgen/mcpgen/manifest"
 )
 
@@ -37,10 +38,12 @@ is one clear fix ("command", ["git", "status"]), and severity "error" or
 			if asJSON {
 				return a.validateJSON(m, err)
 			}
+			// A problem quotes the manifest, whose strings may hold
+			// control characters: each is shown escaped, on its line.
 			var errs manifest.Errors
 			if errors.As(err, &errs) {
 				for _, e := range errs {
-					fmt.Fprintln(a.stderr, e)
+					fmt.Fprintln(a.stderr, termtext.Line(e.Error()))
 				}
 				fmt.Fprintf(a.stderr, "%d problem%s\n", len(errs), plural(len(errs)))
 				return silentFailure
@@ -49,9 +52,9 @@ is one clear fix ("command", ["git", "status"]), and severity "error" or
 				return err
 			}
 			for _, w := range m.Warnings {
-				fmt.Fprintln(a.stderr, w)
+				fmt.Fprintln(a.stderr, termtext.Line(w.Error()))
 			}
-			fmt.Fprintf(a.stdout, "%s: valid, %s\n", m.File, serverSummary(m.Servers))
+			fmt.Fprintf(a.stdout, "%s: valid, %s\n", termtext.Line(m.File), serverSummary(m.Servers))
 			return nil
 		},
 	}

@@ -115,28 +115,40 @@ type Report struct {
 //	cgroup v2 at /sys/fs/cgroup/user.slice/.../mcpgen-ws-4242, limits: memory, cpu
 //	subreaper (cgroups not writable: mkdir /sys/fs/cgroup/...: permission denied)
 func (r Report) String() string {
-	var b strings.Builder
+	s := r.describe(true)
+	if r.Reason != "" {
+		s += " (" + r.Reason + ")"
+	}
+	return s
+}
+
+// Summary names the mode in a few words, without the cgroup's path and
+// the reason, which do not change during a session:
+//
+//	cgroup v2, limits: memory, cpu
+//	subreaper
+func (r Report) Summary() string { return r.describe(false) }
+
+func (r Report) describe(where bool) string {
 	switch r.Mode {
 	case ModeCgroup:
-		b.WriteString("cgroup v2 at " + r.Cgroup + ", limits: ")
-		if len(r.Limits) == 0 {
-			b.WriteString("none")
-		} else {
-			b.WriteString(strings.Join(r.Limits, ", "))
+		s := "cgroup v2"
+		if where {
+			s += " at " + r.Cgroup
 		}
+		s += ", limits: "
+		if len(r.Limits) == 0 {
+			return s + "none"
+		}
+		return s + strings.Join(r.Limits, ", ")
 	case ModeSubreaper:
-		b.WriteString("subreaper")
+		return "subreaper"
 	case ModeGroups:
-		b.WriteString("process groups only")
+		return "process groups only"
 	case ModeJob:
-		b.WriteString("job objects")
-	default:
-		b.WriteString(r.Mode.String())
+		return "job objects"
 	}
-	if r.Reason != "" {
-		b.WriteString(" (" + r.Reason + ")")
-	}
-	return b.String()
+	return r.Mode.String()
 }
 
 // Limits bound what a container's processes may use, as the manifest's

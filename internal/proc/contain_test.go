@@ -66,22 +66,26 @@ func TestModeText(t *testing.T) {
 
 func TestReportString(t *testing.T) {
 	tests := []struct {
-		name string
-		r    Report
-		want string
+		name          string
+		r             Report
+		want, summary string
 	}{
 		{"cgroup with limits", Report{Mode: ModeCgroup, Cgroup: "/sys/fs/cgroup/u/mcpgen-w-1", Limits: []string{"memory", "cpu"}},
-			"cgroup v2 at /sys/fs/cgroup/u/mcpgen-w-1, limits: memory, cpu"},
+			"cgroup v2 at /sys/fs/cgroup/u/mcpgen-w-1, limits: memory, cpu", "cgroup v2, limits: memory, cpu"},
 		{"cgroup without limits", Report{Mode: ModeCgroup, Cgroup: "/sys/fs/cgroup/unified/mcpgen-w-1", Reason: "no memory: bound to v1"},
-			"cgroup v2 at /sys/fs/cgroup/unified/mcpgen-w-1, limits: none (no memory: bound to v1)"},
+			"cgroup v2 at /sys/fs/cgroup/unified/mcpgen-w-1, limits: none (no memory: bound to v1)", "cgroup v2, limits: none"},
 		{"subreaper", Report{Mode: ModeSubreaper, Reason: "cgroups not writable: mkdir /sys/fs/cgroup/x: permission denied"},
-			"subreaper (cgroups not writable: mkdir /sys/fs/cgroup/x: permission denied)"},
+			"subreaper (cgroups not writable: mkdir /sys/fs/cgroup/x: permission denied)", "subreaper"},
 		{"groups", Report{Mode: ModeGroups, Reason: "no cgroups or subreaper outside Linux"},
-			"process groups only (no cgroups or subreaper outside Linux)"},
+			"process groups only (no cgroups or subreaper outside Linux)", "process groups only"},
+		{"job objects", Report{Mode: ModeJob}, "job objects", "job objects"},
 	}
 	for _, tt := range tests {
 		if got := tt.r.String(); got != tt.want {
 			t.Errorf("%s: got %q, want %q", tt.name, got, tt.want)
+		}
+		if got := tt.r.Summary(); got != tt.summary {
+			t.Errorf("%s: summary %q, want %q", tt.name, got, tt.summary)
 		}
 	}
 }

@@ -231,14 +231,17 @@ func (t *Transport) readJSON(ctx context.Context, p *pending, body io.ReadCloser
 
 // readStream delivers the messages of a request's event stream until its
 // response, resuming the stream (GET with Last-Event-ID, after the server's
-// retry delay) when it ends before.
+// retry delay: see resumeDelay) when it ends before. Resumed streams that
+// bring no message count as failed resumptions, even with an event id: a
+// server may close the POST's own stream after its priming event, but one
+// that does so with every resumption is not answering.
 func (t *Transport) readStream(ctx context.Context, p *pending, body io.ReadCloser) {
 	var (
 		lastID   string
 		retry    time.Duration
 		failures int
 	)
-	for {
+	for resumed := false; ; resumed = true {
 		if body != nil {
 			sse := newSSEReader(body, t.maxMsg)
 			delivered, err := t.events(sse, p)
@@ -268,9 +271,9 @@ func (t *Transport) readStream(ctx context.Context, p *pending, body io.ReadClos
 			case lastID == "":
 				t.answerError(p, CodeTransportError, fmt.Sprintf("%s: the server closed the answer's event stream before the response, with no event id to resume it from", t.where))
 				return
-			case delivered || sse.idSeen:
+			case delivered:
 				failures = 0
-			default:
+			case resumed:
 				failures++
 			}
 		}
@@ -278,7 +281,7 @@ func (t *Transport) readStream(ctx context.Context, p *pending, body io.ReadClos
 			t.answerError(p, CodeTransportError, fmt.Sprintf("%s: the answer's event stream could not be resumed (%d attempts)", t.where, failures))
 			return
 		}
-		if !sleep(ctx, reconnectDelay(retry, failures)) {
+		if !t.wait(ctx, resumeDelay(retry, failures)) {
 			t.unanswered(ctx, p, "GET", ctx.Err())
 			return
 		}

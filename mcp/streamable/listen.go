@@ -3,6 +3,7 @@ package streamable
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"sync"
 	"time"
@@ -33,8 +34,15 @@ func (t *Transport) listen() {
 
 // runListen reads the GET stream and reconnects it when it ends, until the
 // transport ends, the server says it offers none, or too many
-// reconnections in a row fail. Losing it is logged, not fatal: requests
-// and their answers do not need it.
+// reconnections in a row fail or bring nothing. Losing it is logged and
+// kept for Notice, not fatal: requests and their answers do not need it.
+//
+// A stream "brings nothing" when it ends before steadyStream without a
+// message: an event id alone does not count, or a server that primes each
+// stream with an id and closes it at once (with "retry: 1") would be
+// reconnected hundreds of times a second for as long as the session runs.
+// Such streams are reconnected after listenDelay, which holds a floor and
+// doubles with each one.
 func (t *Transport) runListen(ready chan struct{}) {
 	defer t.wg.Done()
 	var once sync.Once
@@ -46,6 +54,7 @@ func (t *Transport) runListen(ready chan struct{}) {
 		failures int
 	)
 	for first := true; ; first = false {
+		opened := t.now()
 		resp, sentSession, err := t.do(t.ctx, http.MethodGet, nil, false, lastID, nil)
 		signal()
 		switch {
@@ -85,7 +94,7 @@ func (t *Transport) runListen(ready chan struct{}) {
 			if sse.retry > 0 {
 				retry = sse.retry
 			}
-			if delivered || sse.idSeen {
+			if delivered || t.now().Sub(opened) >= steadyStream {
 				failures = 0
 			} else {
 				failures++
@@ -102,24 +111,63 @@ func (t *Transport) runListen(ready chan struct{}) {
 			failures++
 		}
 		if failures > t.maxReconnects {
-			t.log.Warn("streamable: giving up the GET stream; the server's own messages (list changes, requests) will not arrive", "url", t.where, "attempts", failures)
+			t.giveUpListen(failures, retry)
 			return
 		}
-		if !sleep(t.ctx, reconnectDelay(retry, failures)) {
+		if !t.wait(t.ctx, listenDelay(retry, failures)) {
 			return
 		}
 	}
 }
 
-// reconnectDelay is the wait before reconnecting a stream: the server's
-// retry delay when it gave one (the spec says to respect it), else a
-// backoff from one second to thirty.
-func reconnectDelay(retry time.Duration, failures int) time.Duration {
+// giveUpListen records that the GET stream was given up, for the log and
+// for Notice.
+func (t *Transport) giveUpListen(attempts int, retry time.Duration) {
+	notice := fmt.Sprintf("the GET stream was given up after %d connections in a row that failed or brought no message", attempts)
 	if retry > 0 {
-		return retry
+		notice += fmt.Sprintf(" (the server asks to reconnect after %s)", retry)
 	}
-	d := firstReconnect << min(max(failures-1, 0), 5)
-	return min(d, maxReconnectDelay)
+	notice += ": the server's own messages (list changes, its requests) will not arrive until a new session"
+	t.mu.Lock()
+	t.notice = notice
+	t.mu.Unlock()
+	t.log.Warn("streamable: giving up the GET stream; the server's own messages (list changes, requests) will not arrive",
+		"url", t.where, "attempts", attempts, "retry", retry)
+}
+
+// Notice says what went wrong with the session that no request sees: ""
+// while the GET stream runs (or the server offers none), else why it was
+// given up. `mcpgen status` shows it.
+func (t *Transport) Notice() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.notice
+}
+
+// listenDelay is the wait before the GET stream is reconnected: the
+// server's retry delay, but minListenDelay at least, doubled for each
+// connection in a row that failed or brought nothing, up to
+// maxReconnectDelay (or the server's delay, if longer). The spec asks a
+// client to respect the server's delay, which waiting longer does; the
+// floor bounds what a server can make us do with "retry: 1".
+func listenDelay(retry time.Duration, failures int) time.Duration {
+	base := max(retry, minListenDelay)
+	d := base << min(max(failures-1, 0), 6)
+	return min(d, max(maxReconnectDelay, base))
+}
+
+// resumeDelay is the wait before a request's event stream is resumed: the
+// server's retry delay as it gave it for the first resumption and after a
+// stream that brought a message (the conformance suite's sse-retry checks
+// that it is neither shorter nor much longer), else a backoff from one
+// second. Streams that bring nothing in a row then wait as the GET
+// stream's do: a server that closes each of them at once gets a few
+// resumptions, not a storm.
+func resumeDelay(retry time.Duration, failures int) time.Duration {
+	if failures > 0 || retry <= 0 {
+		return listenDelay(retry, failures)
+	}
+	return retry
 }
 
 // sleep waits for d, and reports false if ctx ended first.

@@ -18,11 +18,12 @@
 // negotiated protocol version and sends them on every later request, opens
 // the GET stream once the client has sent notifications/initialized,
 // resumes event streams that drop (Last-Event-ID, after the server's retry
-// delay), and ends the session (DELETE) at Close. It never lets a request
-// hang: when the server's answer cannot be had (an HTTP error, an answer too
-// large, a stream that cannot be resumed, no answer within
-// Options.RequestTimeout), the reader gets a JSON-RPC error response for
-// that request, with code CodeTransportError and a message that says why.
+// delay, within bounds: see listenDelay), and ends the session (DELETE) at
+// Close. It never lets a request hang: when the server's answer cannot be
+// had (an HTTP error, an answer too large, a stream that cannot be resumed,
+// no answer within Options.RequestTimeout), the reader gets a JSON-RPC
+// error response for that request, with code CodeTransportError and a
+// message that says why.
 //
 // Failures of the whole session end the reader with an error, as a server
 // process's exit ends its stdout: ErrSessionExpired when the server answers
@@ -76,7 +77,7 @@ const (
 	// and the notifications/cancelled they send ends the exchange at once.
 	DefaultRequestTimeout = 30 * time.Minute
 	// DefaultMaxReconnects is how many reconnections in a row may fail (or
-	// bring nothing) before the transport gives up on a stream.
+	// bring no message) before the transport gives up on a stream.
 	DefaultMaxReconnects = 5
 
 	// maxInFlight bounds the requests waiting for an answer; one more is
@@ -100,10 +101,16 @@ const (
 	// drainGrace is how long the rest of an answered event stream is read,
 	// so that its connection can be reused.
 	drainGrace = 2 * time.Second
-	// firstReconnect and maxReconnectDelay shape the backoff between
-	// reconnections when the server gave no retry delay.
-	firstReconnect    = time.Second
+	// minListenDelay is the shortest wait before the GET stream is
+	// reconnected, whatever retry delay the server gives, and the first
+	// of the backoff when it gives none; the backoff doubles up to
+	// maxReconnectDelay. See listenDelay.
+	minListenDelay    = time.Second
 	maxReconnectDelay = 30 * time.Second
+	// steadyStream is how long a GET stream must stay open to count as
+	// working although it brought no message: a server with nothing to
+	// say, behind a proxy that cuts idle connections, is not failing.
+	steadyStream = 10 * time.Second
 )
 
 // Options configures a Transport. The zero value is usable.
@@ -125,8 +132,8 @@ type Options struct {
 	// MaxMessageSize bounds each message from the server (default
 	// DefaultMaxMessageSize).
 	MaxMessageSize int
-	// MaxReconnects bounds the failed reconnections in a row of a stream
-	// (default DefaultMaxReconnects).
+	// MaxReconnects bounds the reconnections in a row of a stream that
+	// fail or bring no message (default DefaultMaxReconnects).
 	MaxReconnects int
 	// Logger receives what goes wrong that no caller sees otherwise (a
 	// notification the server refused, a stream given up). Nothing is
@@ -159,6 +166,12 @@ type Transport struct {
 	maxReconnects  int
 	listenEnabled  bool
 
+	// wait waits before a stream is reconnected, and reports false if ctx
+	// ended first: sleep, or in tests a function that sees the delays
+	// chosen without taking them; now tells how long a stream lasted.
+	wait func(ctx context.Context, d time.Duration) bool
+	now  func() time.Time
+
 	// ctx is cancelled at Close or when the session fails: it ends every
 	// exchange and stream.
 	ctx    context.Context
@@ -180,8 +193,9 @@ type Transport struct {
 	version   string // the negotiated protocol version
 	expired   bool   // the server ended the session: no DELETE
 	inflight  map[mcp.ID]*pending
-	listening bool // the GET stream has been started
-	closing   bool // no new goroutines
+	listening bool   // the GET stream has been started
+	notice    string // why the GET stream was given up (Notice)
+	closing   bool   // no new goroutines
 	wg        sync.WaitGroup
 
 	closeOnce sync.Once
@@ -239,6 +253,8 @@ func New(rawURL string, opts Options) (*Transport, error) {
 		requestTimeout: opts.RequestTimeout,
 		maxReconnects:  opts.MaxReconnects,
 		listenEnabled:  !opts.NoListen,
+		wait:           sleep,
+		now:            time.Now,
 		in:             make(chan []byte, 16),
 		done:           make(chan struct{}),
 		inflight:       make(map[mcp.ID]*pending),

@@ -478,6 +478,7 @@ func TestResume(t *testing.T) {
 				tt.get(w, r, id)
 			}
 			tr, _ := newTransport(t, f.url(), Options{NoListen: true, MaxReconnects: 3})
+			tr.wait = (&waits{limit: 64}).wait // the delays are TestResumeRetryStorm's
 			l := newLines(t, tr)
 			l.handshake()
 			l.write(`{"jsonrpc":"2.0","id":"c1","method":"tools/call","params":{"name":"slow"}}`)

@@ -253,7 +253,11 @@ elements:
 				e.write(nil, v)
 				continue
 			}
-			if !e.substitute(seg.Text, t.Args, values) {
+			present, err := e.substitute(t, seg.Text, values)
+			if err != nil {
+				return nil, err
+			}
+			if !present {
 				if i == 0 {
 					return nil, argErrorf("tool %q cannot run without the argument that names its command%s", t.Name, takes(t))
 				}
@@ -289,32 +293,39 @@ func (e *element) write(a *manifest.Arg, s string) {
 	e.b.WriteString(s)
 }
 
-// substitute appends text with {name} replaced for each declared argument.
-// It is false when text uses an argument that has no value.
-func (e *element) substitute(text string, args []*manifest.Arg, values map[string]string) bool {
+// substitute appends text, of t's run, with {name} replaced for each
+// declared argument. present is false when text uses an argument that has
+// no value. A {name} that names no argument is an error (the manifest
+// refuses it; a tool made otherwise must not run with the text in its
+// argv); {{name}} is the text {name}, and braces around anything but a
+// name are text, as manifest.ArgAt reads them.
+func (e *element) substitute(t *manifest.Tool, text string, values map[string]string) (present bool, err error) {
 	for {
 		i := strings.IndexByte(text, '{')
 		if i < 0 {
 			e.write(nil, text)
-			return true
+			return true, nil
 		}
-		j := strings.IndexByte(text[i:], '}')
-		if j < 0 {
-			e.write(nil, text)
-			return true
-		}
-		name := text[i+1 : i+j]
 		e.write(nil, text[:i])
-		if k := slices.IndexFunc(args, func(a *manifest.Arg) bool { return a.Name == name }); k >= 0 {
+		name, n, literal := manifest.ArgAt(text, i)
+		switch {
+		case n == 0:
+			e.write(nil, "{") // other braces are text
+			n = 1
+		case literal:
+			e.write(nil, "{"+name+"}")
+		default:
+			k := slices.IndexFunc(t.Args, func(a *manifest.Arg) bool { return a.Name == name })
+			if k < 0 {
+				return false, fmt.Errorf("tool %q: {%s} in its run names no argument", t.Name, name)
+			}
 			v, ok := values[name]
 			if !ok {
-				return false
+				return false, nil
 			}
-			e.write(args[k], v)
-		} else {
-			e.write(nil, text[i:i+j+1]) // other braces are left alone
+			e.write(t.Args[k], v)
 		}
-		text = text[i+j+1:]
+		text = text[i+n:]
 	}
 }
 

@@ -100,6 +100,30 @@ func TestValuesAndArgv(t *testing.T) {
 	}
 }
 
+// TestArgvReferenceToNoArgument: a {name} that names no argument (which
+// the manifest refuses) fails the call, rather than reach the command as
+// text; braces around anything else are text.
+func TestArgvReferenceToNoArgument(t *testing.T) {
+	text := func(s string) manifest.Template { return manifest.Template{{Text: s}} }
+	tool := &manifest.Tool{Name: "log", Run: []manifest.Template{text("git"), text("-n"), text("{count}")}}
+	argv, err := Argv(tool, nil, nil)
+	if err == nil || err.Error() != `tool "log": {count} in its run names no argument` {
+		t.Errorf("got %q, %v; want the reference refused", argv, err)
+	}
+	tool.Run = []manifest.Template{text("jq"), text("{ a }"), text("{}"), text("{.Name}"), text("x{1}"), text("{{.Names}}"), text("{{json .}}")}
+	argv, err = Argv(tool, nil, nil)
+	if got, want := strings.Join(argv, "|"), "jq|{ a }|{}|{.Name}|x{1}|{{.Names}}|{{json .}}"; err != nil || got != want {
+		t.Errorf("got %q, %v; want %q", got, err, want)
+	}
+	// {{name}} is the text {name}, even when name is an argument.
+	tool.Args = []*manifest.Arg{{Name: "rev", Type: manifest.TypeString}}
+	tool.Run = []manifest.Template{text("git"), text("log"), text("{rev}@{{upstream}}"), text("{{rev}}")}
+	argv, err = Argv(tool, map[string]string{"rev": "main"}, nil)
+	if got, want := strings.Join(argv, "|"), "git|log|main@{upstream}|{rev}"; err != nil || got != want {
+		t.Errorf("got %q, %v; want %q", got, err, want)
+	}
+}
+
 // TestArgvUnsetVariable: a ${VAR} that is not set fails the call, naming it.
 func TestArgvUnsetVariable(t *testing.T) {
 	_, s := load(t, "[servers.t.tools.x]\nrun = [\"echo\", \"${NOPE}\"]\n")

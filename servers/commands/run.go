@@ -32,7 +32,15 @@ type Result struct {
 	// after the command ended and could not be stopped: the output was
 	// not waited for beyond outputWait.
 	Held bool
-	Err  error // the command could not start, or was cancelled
+	// Err says why the command did not run: it could not start, or the
+	// call was cancelled before it started.
+	Err error
+	// Cancelled is why a command that ran was stopped before it ended:
+	// the call was cancelled (by its client, or by the server's stop);
+	// nil otherwise. Its processes were killed.
+	Cancelled error
+	// Elapsed is how long the command ran.
+	Elapsed time.Duration
 }
 
 // outputWait is how long Run waits for a command's output once the command
@@ -51,6 +59,10 @@ var outputWait = 2 * time.Second
 // escaped the group and let go of its output is beyond reach (see tree).
 func Run(ctx context.Context, c *proc.Containment, name string, argv []string, dir string, env []string, timeout time.Duration) *Result {
 	res := &Result{Exit: -1}
+	if ctx.Err() != nil {
+		res.Err = fmt.Errorf("the call was cancelled before it started: %w", context.Cause(ctx))
+		return res
+	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Env = env
@@ -81,6 +93,7 @@ func Run(ctx context.Context, c *proc.Containment, name string, argv []string, d
 		return res
 	}
 
+	started := time.Now()
 	// The readers end when every writer has closed its end of the pipe, or
 	// when we close the read end (below).
 	stdout := &capped{max: MaxOutput}
@@ -103,10 +116,11 @@ func Run(ctx context.Context, c *proc.Containment, name string, argv []string, d
 		tree.end()
 		waitErr = <-exited
 	case <-ctx.Done():
-		res.Err = ctx.Err()
+		res.Cancelled = context.Cause(ctx)
 		tree.end()
 		waitErr = <-exited
 	}
+	res.Elapsed = time.Since(started)
 	tree.end() // what the command left behind in its tree
 	defer tree.close()
 

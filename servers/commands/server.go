@@ -37,6 +37,11 @@ func New(m *manifest.Manifest, s *manifest.Server, o Options) (*mcp.Server, erro
 	if o.Containment == nil {
 		return nil, fmt.Errorf("server %q: no containment for its tools' runs", s.Name)
 	}
+	// An argument inside the code of sh -c or python -c is code that the
+	// model writes; validate warns, and here it does not run at all.
+	if errs := m.ShellErrors(s); len(errs) > 0 {
+		return nil, errs
+	}
 	srv := mcp.NewServer(mcp.Implementation{Name: s.Name, Version: o.Version}, &mcp.ServerOptions{Instructions: s.Description})
 	lookup := manifest.EnvLookup(o.Env)
 	for _, t := range s.Tools {
@@ -58,6 +63,14 @@ func New(m *manifest.Manifest, s *manifest.Server, o Options) (*mcp.Server, erro
 		}
 	}
 	return srv, nil
+}
+
+// roughly writes how long a run took as people say it: "2.1s", "350ms".
+func roughly(d time.Duration) string {
+	if d >= time.Second {
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return d.Round(time.Millisecond).String()
 }
 
 func describeTool(t *manifest.Tool, timeout time.Duration) string {
@@ -121,10 +134,15 @@ func reportProgress(ctx context.Context, req *mcp.CallToolRequest) func() {
 // failure, why, with the tail of stderr.
 func result(t *manifest.Tool, r *Result, timeout time.Duration) *mcp.CallToolResult {
 	var b strings.Builder
-	failed := r.Err != nil || r.TimedOut || r.Exit != 0
+	failed := r.Err != nil || r.Cancelled != nil || r.TimedOut || r.Exit != 0
 	switch {
 	case r.Err != nil:
 		fmt.Fprintf(&b, "tool %q did not run: %v\n", t.Name, r.Err)
+	case errors.Is(r.Cancelled, context.Canceled):
+		// It ran: "did not run" would tell the model to try again.
+		fmt.Fprintf(&b, "tool %q was cancelled after %s; its processes were killed\n", t.Name, roughly(r.Elapsed))
+	case r.Cancelled != nil:
+		fmt.Fprintf(&b, "tool %q was stopped after %s (%v); its processes were killed\n", t.Name, roughly(r.Elapsed), r.Cancelled)
 	case r.TimedOut:
 		fmt.Fprintf(&b, "tool %q timed out after %s; its processes were killed\n", t.Name, timeout)
 	case r.Exit < 0:

@@ -42,6 +42,18 @@ const (
 	// goroutine, for servers that their call starts (lazy, or stopped
 	// for idleness).
 	maxStarting = memberQueue
+
+	// shedMessages and shedQueued mark an agent that falls behind: beyond
+	// either, the servers' notifications that may be lost (log messages,
+	// progress: see hub.MayLose) are shed rather than queued, so that an
+	// agent that reads, if more slowly than a server floods it, is not
+	// disconnected for it. Answers never are.
+	shedMessages = sessionQueue / 2
+	shedQueued   = 512 << 10
+	// maxUnread is how many notifications an agent may lose in a row
+	// while nothing at all is written to it: one that loses more reads
+	// nothing, and is disconnected.
+	maxUnread = 8192
 )
 
 // maxQueued is how many bytes may wait to be written to an agent (see
@@ -65,13 +77,20 @@ type session struct {
 	servers []string // the servers it serves; none: all
 	conn    io.ReadWriteCloser
 	r       *mcp.Reader
-	out     chan []byte
+	out     chan outItem
 	queued  atomic.Int64 // bytes in out, and being written
 	limit   int64        // on queued: maxQueued
 	done    chan struct{}
 	once    sync.Once
 	ctx     context.Context // ends with the session
 	cancel  context.CancelFunc
+
+	// What the agent loses of the servers' notifications when it is
+	// behind (see behind, lose and sendProgress).
+	slotsMu sync.Mutex
+	slots   map[string]*progressSlot // progress that waits in out, by token
+	unread  atomic.Int64             // notifications lost since a line was last written
+	losses  hub.LossLog
 
 	cat        atomic.Pointer[Catalog]
 	refreshing sync.Mutex // one refresh at a time
@@ -90,6 +109,19 @@ type session struct {
 	lists       int                      // list requests waiting for servers that start
 	starting    map[mcp.ID]*startingCall // requests waiting for their server to start, by id
 	drain       *hub.Drain               // kicked when an answer owed may have gone out
+}
+
+// An outItem is what waits in a session's queue: a line, or the slot of a
+// progress notification, whose line a newer one of its token replaces
+// while it waits (see sendProgress).
+type outItem struct {
+	line []byte
+	slot *progressSlot
+}
+
+type progressSlot struct {
+	key  string
+	line []byte // guarded by the session's slotsMu
 }
 
 // A startingCall is a request of the agent that waits for its server to
@@ -121,7 +153,7 @@ func newSession(ctx context.Context, g *Gateway, conn io.ReadWriteCloser, server
 		servers:  servers,
 		conn:     conn,
 		r:        mcp.NewReaderSize(conn, readBuffer),
-		out:      make(chan []byte, sessionQueue),
+		out:      make(chan outItem, sessionQueue),
 		limit:    maxQueued,
 		done:     make(chan struct{}),
 		ctx:      ctx,
@@ -131,6 +163,7 @@ func newSession(ctx context.Context, g *Gateway, conn io.ReadWriteCloser, server
 		routed:   map[mcp.ID]routedRequest{},
 		starting: map[mcp.ID]*startingCall{},
 		drain:    hub.NewDrain(),
+		slots:    map[string]*progressSlot{},
 	}
 }
 
@@ -176,6 +209,7 @@ func (s *session) run() {
 		m.leave() // the hub cancels what the agent left in flight
 	}
 	s.cancel()
+	s.losses.Flush(s.displayName)
 }
 
 // owes reports whether the agent has requests that wait for an answer:
@@ -217,9 +251,11 @@ func (s *session) writeLoop() {
 	defer s.conn.Close()
 	for {
 		select {
-		case line := <-s.out:
+		case item := <-s.out:
+			line := s.take(item)
 			_, err := s.conn.Write(line)
 			s.queued.Add(-int64(len(line)))
+			s.unread.Store(0)
 			if err != nil {
 				s.close()
 				return
@@ -230,8 +266,8 @@ func (s *session) writeLoop() {
 			}
 			for {
 				select {
-				case line := <-s.out:
-					if _, err := s.conn.Write(line); err != nil {
+				case item := <-s.out:
+					if _, err := s.conn.Write(s.take(item)); err != nil {
 						return
 					}
 				default:
@@ -240,6 +276,20 @@ func (s *session) writeLoop() {
 			}
 		}
 	}
+}
+
+// take returns the line of an item of the queue: a progress slot's is the
+// newest of its token, which nothing replaces any more.
+func (s *session) take(item outItem) []byte {
+	if item.slot == nil {
+		return item.line
+	}
+	s.slotsMu.Lock()
+	defer s.slotsMu.Unlock()
+	if s.slots[item.slot.key] == item.slot {
+		delete(s.slots, item.slot.key)
+	}
+	return item.slot.line
 }
 
 // send queues a message for the agent; an agent too far behind is
@@ -257,7 +307,7 @@ func (s *session) sendLine(line []byte) {
 	}
 	if s.queued.Add(int64(len(line))) <= s.limit {
 		select {
-		case s.out <- line:
+		case s.out <- outItem{line: line}:
 			return
 		case <-s.done:
 			s.queued.Add(-int64(len(line)))
@@ -266,12 +316,85 @@ func (s *session) sendLine(line []byte) {
 		}
 	}
 	s.queued.Add(-int64(len(line)))
-	s.g.log.Warn("gateway client too slow, disconnected", "client", s.displayName(),
+	s.tooSlow("its queue is full")
+}
+
+// tooSlow disconnects an agent that is too far behind.
+func (s *session) tooSlow(why string) {
+	s.g.log.Warn("gateway client too slow, disconnected", "client", s.displayName(), "reason", why,
 		"queued_messages", len(s.out), "queued_bytes", s.queued.Load())
 	// Nothing more goes out to it: closing the connection ends the write
 	// under way, and the read loop.
 	s.close()
 	s.conn.Close()
+}
+
+// behind reports whether the agent is behind what it is sent: the
+// servers' notifications that may be lost are shed (see hub.MayLose).
+func (s *session) behind() bool {
+	return len(s.out) >= shedMessages || s.queued.Load() >= shedQueued
+}
+
+// lose counts a notification of h's server that the agent lost (see
+// hub.LossLog), and disconnects an agent that loses maxUnread of them in
+// a row while it reads nothing.
+func (s *session) lose(h *hub.Hub, loss hub.Loss) {
+	select {
+	case <-s.done:
+		return // it is going: it loses nothing more
+	default:
+	}
+	s.losses.Add(h, loss, s.displayName)
+	if s.unread.Add(1) == maxUnread+1 {
+		s.tooSlow(fmt.Sprintf("it lost %d notifications in a row, and nothing was written to it meanwhile", maxUnread+1))
+	}
+}
+
+// sendProgress queues a progress notification of h's server, whose token
+// (as hub.MayLose keys it) is key, in a slot: the newest line of its
+// token that waits, which a newer one replaces when the agent is behind.
+// An agent behind whose queue is full loses it, and so does one behind
+// when the token does not read (key "").
+func (s *session) sendProgress(h *hub.Hub, line []byte, key string) {
+	behind := s.behind()
+	if key == "" {
+		if behind {
+			s.lose(h, hub.Dropped)
+			return
+		}
+		s.sendLine(line)
+		return
+	}
+	select {
+	case <-s.done:
+		return
+	default:
+	}
+	s.slotsMu.Lock()
+	if slot := s.slots[key]; slot != nil && behind {
+		s.queued.Add(int64(len(line) - len(slot.line)))
+		slot.line = line
+		s.slotsMu.Unlock()
+		s.lose(h, hub.Coalesced)
+		return
+	}
+	slot := &progressSlot{key: key, line: line}
+	if s.queued.Add(int64(len(line))) <= s.limit {
+		select {
+		case s.out <- outItem{slot: slot}:
+			s.slots[key] = slot // the newest of its token
+			s.slotsMu.Unlock()
+			return
+		default:
+		}
+	}
+	s.queued.Add(-int64(len(line)))
+	s.slotsMu.Unlock()
+	if behind {
+		s.lose(h, hub.Dropped)
+		return
+	}
+	s.tooSlow("its queue is full")
 }
 
 func (s *session) reply(id mcp.ID, result json.RawMessage, err *mcp.Error) {
@@ -369,7 +492,7 @@ func (s *session) join(b Backend, info mcp.Implementation, sampling, elicitation
 		Info:        memberInfo(info),
 		Sampling:    sampling,
 		Elicitation: elicitation,
-		Send:        func(msg *mcp.Message, line []byte) { s.fromServer(b.Name, msg, line) },
+		Send:        func(msg *mcp.Message, line []byte) { s.fromServer(b.Name, b.Hub, msg, line) },
 		Closed: func() {
 			m.closed.Store(true)
 			s.g.changed()
@@ -941,7 +1064,7 @@ func (s *session) response(msg *mcp.Message) {
 
 // fromServer takes what a server's hub sends the session. It runs on the
 // hub's goroutines: it must not block.
-func (s *session) fromServer(server string, msg *mcp.Message, line []byte) {
+func (s *session) fromServer(server string, h *hub.Hub, msg *mcp.Message, line []byte) {
 	switch {
 	case msg.IsResponse():
 		s.mu.Lock()
@@ -966,16 +1089,23 @@ func (s *session) fromServer(server string, msg *mcp.Message, line []byte) {
 		out.ID = id
 		s.send(&out)
 	default:
-		s.serverNotification(server, msg, line)
+		s.serverNotification(server, h, msg, line)
 	}
 }
 
-func (s *session) serverNotification(server string, msg *mcp.Message, line []byte) {
+func (s *session) serverNotification(server string, h *hub.Hub, msg *mcp.Message, line []byte) {
 	switch msg.Method {
 	case "notifications/tools/list_changed", "notifications/prompts/list_changed", "notifications/resources/list_changed":
 		// The gateway's own come after its catalog changed (refresh).
 	case "notifications/message":
+		if s.behind() {
+			s.lose(h, hub.Dropped) // before the work of naming its logger
+			return
+		}
 		s.send(&mcp.Message{Method: msg.Method, Params: withLogger(msg.Params, server)})
+	case "notifications/progress":
+		_, key := hub.MayLose(msg)
+		s.sendProgress(h, line, key) // under the agent's own token
 	case "notifications/cancelled":
 		// The server gave up a request it had sent the agent.
 		var p map[string]json.RawMessage
@@ -1002,7 +1132,7 @@ func (s *session) serverNotification(server string, msg *mcp.Message, line []byt
 			s.send(&mcp.Message{Method: msg.Method, Params: params})
 		}
 	default:
-		// Progress (under the agent's own token), resources/updated.
+		// resources/updated.
 		s.sendLine(line)
 	}
 }

@@ -248,12 +248,12 @@ func (c *client) answer(id mcp.ID, result json.RawMessage, err *mcp.Error) {
 	if err != nil {
 		m = mcp.Message{ID: id, Error: err}
 	}
-	c.put(encodeLine(&m), true)
+	c.put(outLine{b: encodeLine(&m), answer: true})
 }
 
 // send gives the client a message of the server's or the hub's own: a
 // notification, or a request that the server asks it.
-func (c *client) send(msg *mcp.Message) { c.put(encodeLine(msg), false) }
+func (c *client) send(msg *mcp.Message) { c.put(outLine{b: encodeLine(msg)}) }
 
 // encodeLine encodes a message as one line. Its raw parts come from lines
 // that were read, so they hold no newline; one would be replaced, as

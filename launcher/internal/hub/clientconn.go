@@ -86,6 +86,10 @@ type client struct {
 	// drain wakes a client that closed its input and waits for its
 	// answers (see readLoop).
 	drain *Drain
+
+	// losses counts the notifications it lost because it read them too
+	// slowly (see outbox.put).
+	losses LossLog
 }
 
 func newClient(ctx context.Context, h *Hub, conn io.ReadWriteCloser) *client {
@@ -107,7 +111,7 @@ func newClient(ctx context.Context, h *Hub, conn io.ReadWriteCloser) *client {
 // (outbox.go), or a Member's function (member.go).
 type outlet interface {
 	// put hands over a line for the client: see outbox.put.
-	put(line []byte, answer bool) error
+	put(l outLine) (Loss, error)
 	// size is how many bytes wait for the client.
 	size() int
 	// close ends the outlet: nothing more is taken (an outbox flushes
@@ -140,6 +144,7 @@ func (c *client) run() {
 	c.goroutines.Wait()
 	c.abandon() // what those goroutines forwarded as the client went
 	<-c.out.finished()
+	c.losses.Flush(c.displayName)
 }
 
 // readLoop reads the client's messages until its connection ends. A
@@ -383,9 +388,14 @@ func (c *client) spawn(f func()) bool {
 	return true
 }
 
-// put hands a line to the outbox; a client too far behind is dropped.
-func (c *client) put(line []byte, answer bool) {
-	if err := c.out.put(line, answer); errors.Is(err, errTooSlow) {
+// put hands a line to the outlet: a notification that a client behind
+// loses is counted, and a client too far behind is dropped.
+func (c *client) put(l outLine) {
+	loss, err := c.out.put(l)
+	if loss != Kept {
+		c.losses.Add(c.hub, loss, c.displayName)
+	}
+	if errors.Is(err, errTooSlow) || errors.Is(err, errNoReading) {
 		c.drop(err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -55,6 +56,9 @@ type Hub struct {
 	nextID    int64                     // ids the hub gives out: routed requests, progress tokens
 	listing   bool                      // a re-list after list_changed is under way
 	idle      idleState                 // lazy start and idle stop (lazy.go)
+
+	// What clients lost of the server's notifications (shed.go).
+	dropped, coalesced atomic.Int64
 
 	// roomWaits, in tests, hears each time a client's read loop starts
 	// waiting for room (see client.waitRoom): how a test knows that the
@@ -515,6 +519,7 @@ func (h *Hub) relist(u *Upstream) {
 }
 
 // broadcast sends msg to every initialized client of clients, encoded once.
+// A log message may be lost for a client that is behind (see MayLose).
 func (h *Hub) broadcast(clients []*client, msg *mcp.Message) {
 	var line []byte
 	for _, c := range clients {
@@ -522,7 +527,7 @@ func (h *Hub) broadcast(clients []*client, msg *mcp.Message) {
 			if line == nil {
 				line = encodeLine(msg)
 			}
-			c.put(line, false)
+			c.put(outLine{b: line, lossy: msg.Method == "notifications/message"})
 		}
 	}
 }
@@ -559,7 +564,10 @@ func (h *Hub) routeProgress(msg *mcp.Message) {
 	if route == nil {
 		return
 	}
-	route.client.send(&mcp.Message{Method: msg.Method, Params: splice(msg.Params, spans, route.token)})
+	// It may be coalesced with another of its token, for a client that is
+	// behind (see MayLose): key is unique among the hub's tokens.
+	out := &mcp.Message{Method: msg.Method, Params: splice(msg.Params, spans, route.token)}
+	route.client.put(outLine{b: encodeLine(out), lossy: true, token: key})
 }
 
 // Serve runs one client's connection until it closes or the hub does.

@@ -56,22 +56,24 @@ type memberOutlet struct {
 	done chan struct{}
 }
 
-func (o *memberOutlet) put(line []byte, answer bool) error {
+// put passes the line on at once: the member bounds what waits for its
+// agent itself, and sheds what may be lost (the gateway's session does).
+func (o *memberOutlet) put(l outLine) (Loss, error) {
 	o.mu.Lock()
 	if o.gone {
 		o.mu.Unlock()
-		return errOutClosed
+		return Kept, errOutClosed
 	}
 	// The line was encoded by the hub, from a message it could read: it
 	// decodes.
-	if msg, err := mcp.DecodeMessage(bytes.TrimSuffix(line, []byte("\n"))); err == nil {
-		o.send(msg, line)
+	if msg, err := mcp.DecodeMessage(bytes.TrimSuffix(l.b, []byte("\n"))); err == nil {
+		o.send(msg, l.b)
 	}
 	o.mu.Unlock()
-	if answer {
+	if l.answer {
 		o.written(1)
 	}
-	return nil
+	return Kept, nil
 }
 
 func (o *memberOutlet) size() int { return 0 }

@@ -2,6 +2,7 @@ package hub
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"sync"
@@ -27,6 +28,20 @@ const (
 	// beyond, the client is dropped. It lets a few answers of the longest
 	// line that the hub reads (mcp.MaxLineSize) wait at once.
 	maxQueued = 64 << 20
+
+	// shedNotes and shedQueued mark a client that falls behind the
+	// server's notifications: beyond either, those that may be lost (see
+	// MayLose) are shed rather than queued, so that a client that reads,
+	// if slowly, is not dropped for a flood of log messages.
+	shedNotes  = maxNotes / 2
+	shedQueued = softQueued / 2
+	// maxUnread is how many notifications a client may lose in a row while
+	// nothing at all is written to it: one that loses more reads nothing,
+	// and is dropped.
+	maxUnread = 8192
+	// writeChunk bounds one write of the writer goroutine, so that a
+	// client that reads, however slowly, is seen to (see maxUnread).
+	writeChunk = 64 << 10
 )
 
 // flushTimeout bounds the last writes to a client that is being closed:
@@ -35,6 +50,7 @@ const flushTimeout = time.Second
 
 var (
 	errTooSlow   = errors.New("the client reads too slowly: its queue is full")
+	errNoReading = fmt.Errorf("the client reads nothing: it lost %d notifications in a row, and nothing was written to it meanwhile", maxUnread+1)
 	errOutClosed = errors.New("the client's connection is closing")
 )
 
@@ -56,6 +72,7 @@ type outbox struct {
 	queue   []outLine
 	bytes   int  // queued, including a batch being written
 	notes   int  // queued lines that are not answers, likewise
+	unread  int  // notifications lost since something was last written (see maxUnread)
 	busy    bool // a write is under way: inline, or the writer goroutine's
 	closing bool // nothing more is taken; the writer flushes the queue and ends
 	wake    chan struct{}
@@ -66,6 +83,12 @@ type outbox struct {
 type outLine struct {
 	b      []byte
 	answer bool // an answer to one of the client's requests
+	// lossy: a notification that a client that is behind may lose (see
+	// MayLose); token, for progress, is its token's key: a newer line of
+	// the same token replaces it while it waits.
+	lossy bool
+	token string
+	rest  bool // the rest of a line partly written: it is never replaced
 }
 
 func newOutbox(conn io.Writer, written func(answers int)) *outbox {
@@ -85,29 +108,43 @@ func newOutbox(conn io.Writer, written func(answers int)) *outbox {
 // finished is closed when the outbox's writer has ended.
 func (o *outbox) finished() <-chan struct{} { return o.done }
 
-// put queues a line for the client, or writes it at once (see outbox). It
-// fails with errTooSlow when the client is too far behind (the caller drops
+// put queues a line for the client, or writes it at once (see outbox). A
+// notification that may be lost is shed instead when the client is behind
+// (shedLocked), and put says what became of it. It fails with errTooSlow
+// when the client is too far behind, or errNoReading when it has lost
+// maxUnread notifications in a row and read nothing (the caller drops
 // it), and with errOutClosed once the outbox is closing, or the connection
 // failed: the line is dropped then, as the client is going.
-func (o *outbox) put(line []byte, answer bool) error {
+func (o *outbox) put(l outLine) (Loss, error) {
 	o.mu.Lock()
 	switch {
 	case o.closing:
 		o.mu.Unlock()
-		return errOutClosed
-	case o.bytes+len(line) > maxQueued && o.bytes > 0, !answer && o.notes >= maxNotes:
+		return Kept, errOutClosed
+	case l.lossy && (o.notes >= shedNotes || o.bytes >= shedQueued):
+		loss := o.shedLocked(l)
+		var err error
+		if loss != Kept {
+			o.unread++
+			if o.unread > maxUnread {
+				err = errNoReading
+			}
+		}
 		o.mu.Unlock()
-		return errTooSlow
+		return loss, err
+	case o.bytes+len(l.b) > maxQueued && o.bytes > 0, !l.answer && o.notes >= maxNotes:
+		o.mu.Unlock()
+		return Kept, errTooSlow
 	}
 	if o.busy || o.raw == nil {
-		o.queueLocked(outLine{line, answer}, false)
+		o.queueLocked(l, false)
 		o.mu.Unlock()
-		return nil
+		return Kept, nil
 	}
 	o.busy = true
 	o.mu.Unlock()
 
-	n, err := tryWrite(o.raw, line)
+	n, err := tryWrite(o.raw, l.b)
 	if err != nil {
 		// The client is gone: the writer closes the connection, which
 		// ends the client's read loop too.
@@ -115,15 +152,19 @@ func (o *outbox) put(line []byte, answer bool) error {
 		o.closing = true
 		o.signal()
 		o.mu.Unlock()
-		return nil
+		return Kept, nil
 	}
-	if n == len(line) && answer {
+	if n == len(l.b) && l.answer {
 		o.written(1)
 	}
 	o.mu.Lock()
-	if n < len(line) {
+	if n > 0 {
+		o.unread = 0
+	}
+	if n < len(l.b) {
 		// The socket is full: the rest goes first, by the writer.
-		o.queueLocked(outLine{line[n:], answer}, true)
+		l.b, l.rest = l.b[n:], true
+		o.queueLocked(l, true)
 	}
 	if len(o.queue) > 0 {
 		o.signal() // the writer takes over; busy stays set for it
@@ -131,7 +172,29 @@ func (o *outbox) put(line []byte, answer bool) error {
 		o.busy = false
 	}
 	o.mu.Unlock()
-	return nil
+	return Kept, nil
+}
+
+// shedLocked takes a notification that may be lost, for a client that is
+// behind: progress replaces the line of its token that waits, or waits
+// itself when none does (a client has few requests under way, each with
+// one token, so these are few); a log message is dropped, and so is
+// progress once as many notifications wait as may.
+func (o *outbox) shedLocked(l outLine) Loss {
+	if l.token != "" {
+		for i := len(o.queue) - 1; i >= 0; i-- {
+			if q := &o.queue[i]; q.token == l.token && !q.rest {
+				o.bytes += len(l.b) - len(q.b)
+				q.b = l.b
+				return Coalesced
+			}
+		}
+		if o.notes < maxNotes {
+			o.queueLocked(l, false)
+			return Kept
+		}
+	}
+	return Dropped
 }
 
 // queueLocked queues l (at the front: the rest of a line under way) and
@@ -213,7 +276,14 @@ func (o *outbox) run(closeConn func() error) {
 				}
 				break
 			}
-			lines, o.queue = o.queue, lines[:0]
+			if n := chunk(o.queue); n == len(o.queue) {
+				lines, o.queue = o.queue, lines[:0]
+			} else {
+				lines = append(lines[:0], o.queue[:n]...)
+				left := copy(o.queue, o.queue[n:])
+				clear(o.queue[left:])
+				o.queue = o.queue[:left]
+			}
 			closing := o.closing
 			o.mu.Unlock()
 
@@ -236,6 +306,7 @@ func (o *outbox) run(closeConn func() error) {
 			o.mu.Lock()
 			o.bytes -= size
 			o.notes -= notes
+			o.unread = 0
 			o.mu.Unlock()
 			if err != nil {
 				o.mu.Lock()
@@ -248,4 +319,17 @@ func (o *outbox) run(closeConn func() error) {
 			}
 		}
 	}
+}
+
+// chunk returns how many lines, from the first, the writer writes at once:
+// writeChunk bytes at most, one line at least.
+func chunk(queue []outLine) int {
+	size := 0
+	for i, l := range queue {
+		size += len(l.b)
+		if size > writeChunk {
+			return max(i, 1)
+		}
+	}
+	return len(queue)
 }

@@ -37,7 +37,13 @@ type fakeServer struct {
 // newFakeHub returns a hub whose server the test plays.
 func newFakeHub(t *testing.T) (*Hub, *fakeServer) {
 	t.Helper()
-	h := New("fake", t.TempDir(), slog.New(slog.DiscardHandler))
+	return newFakeHubLog(t, slog.New(slog.DiscardHandler))
+}
+
+// newFakeHubLog is newFakeHub with the hub's log.
+func newFakeHubLog(t *testing.T, log *slog.Logger) (*Hub, *fakeServer) {
+	t.Helper()
+	h := New("fake", t.TempDir(), log)
 	stdinR, stdinW := io.Pipe()
 	stdoutR, stdoutW := io.Pipe()
 	s := &fakeServer{t: t, stdout: stdoutW, in: make(chan *mcp.Message, 10000)}

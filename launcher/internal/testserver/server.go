@@ -79,8 +79,10 @@ func Self(t testing.TB) string {
 //
 // Tools: echo {text}, slow {ms}, progress {steps}, crash, pid, sample
 // (asks its client sampling/createMessage), roots (asks roots/list), add
-// (adds a tool "extra" and says tools/list_changed). $MCPGEN_TESTSERVER_TOOLS
-// (comma-separated) limits the tools listed. tools/list pages by two.
+// (adds a tool "extra" and says tools/list_changed), flood {steps} (sends
+// that many log messages as fast as it can, then answers; listed only
+// when named in $MCPGEN_TESTSERVER_TOOLS). $MCPGEN_TESTSERVER_TOOLS
+// (comma-separated) sets the tools listed. tools/list pages by two.
 //
 // With $MCPGEN_TESTSERVER_CATALOG=1 it also has what the gateway serves
 // besides tools, named after $MCPGEN_TESTSERVER_NAME (NAME, default
@@ -406,6 +408,12 @@ func (s *wireServer) call(ctx context.Context, msg *mcp.Message) {
 		params, _ := json.Marshal(map[string]any{"level": "info", "logger": "testlog", "data": p.Arguments.Text})
 		_ = s.w.Write(&mcp.Message{Method: "notifications/message", Params: params})
 		s.text(msg.ID, "logged")
+	case "flood":
+		for i := range p.Arguments.Steps {
+			params, _ := json.Marshal(map[string]any{"level": "info", "logger": "flood", "data": fmt.Sprintf("line %d of %d", i+1, p.Arguments.Steps)})
+			_ = s.w.Write(&mcp.Message{Method: "notifications/message", Params: params})
+		}
+		s.text(msg.ID, "flooded")
 	case "add":
 		s.mu.Lock()
 		s.tools = append(s.tools, "extra")
