@@ -52,7 +52,9 @@ func BenchmarkSpawnToReady(b *testing.B) {
 		if err != nil {
 			b.Fatalf("$SERVER_EVERYTHING is set, but node: %v", err)
 		}
-		spec := func() *proc.Spec { return &proc.Spec{Path: node, Args: []string{everything, "stdio"}, Dir: b.TempDir()} }
+		spec := func() *proc.Spec {
+			return &proc.Spec{Path: node, Args: []string{everything, "stdio"}, Dir: b.TempDir()}
+		}
 		ways = append(ways,
 			way{"everything-probe", spec, mcp.OpenOptions{}, mcp.EraLegacy},
 			way{"everything-known", spec, mcp.OpenOptions{Known: mcp.EraLegacy}, mcp.EraLegacy})
