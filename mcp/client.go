@@ -20,10 +20,12 @@ const DefaultTimeout = 60 * time.Second
 
 // ClientOptions configures a Client. The zero value is usable.
 type ClientOptions struct {
-	// Info introduces the client in initialize (default "mcpgen").
+	// Info introduces the client in initialize, or in the _meta of each
+	// request to a modern server (default "mcpgen").
 	Info Implementation
-	// Capabilities are the client's capabilities in initialize (default
-	// {}: a client that declares roots or sampling must answer them).
+	// Capabilities are the client's capabilities, declared as Info is
+	// (default {}: a client that declares roots or sampling must answer
+	// them).
 	Capabilities json.RawMessage
 	// Handler answers the server's requests other than ping, which the
 	// Client answers itself. Without one, they get -32601, so that no
