@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/mcpgen/mcpgen/launcher/internal/hub"
 	"github.com/mcpgen/mcpgen/mcp"
@@ -100,4 +101,15 @@ func (v *supervisor) eraStatusLocked() mcp.Era {
 		return init.Era
 	}
 	return mcp.EraUnknown
+}
+
+// pinHint adds to the error of a handshake that the server refused, when
+// the manifest pins the protocol, that the pin may be why: a server of the
+// other era refuses the pinned one's opening.
+func pinHint(protocol string, err error) error {
+	var werr *mcp.Error
+	if protocol == "" || !errors.As(err, &werr) {
+		return err
+	}
+	return fmt.Errorf("%w (the manifest pins protocol = %q, which the server may not speak: \"auto\" asks it)", err, protocol)
 }

@@ -134,7 +134,8 @@ func TestSessionModern(t *testing.T) {
 // TestSessionProtocol: the protocol key on a server of both eras
 // (mcp.Server): "2025-11-25" makes it legacy, without a probe; auto finds
 // it modern; "2026-07-28" makes it modern without one either. Each is
-// reached through connect NAME.
+// reached through connect NAME. A legacy server pinned modern fails, with
+// its refusal and the pin named.
 func TestSessionProtocol(t *testing.T) {
 	autoEnv, autoNotes := methodsFile(t, "auto")
 	legacyEnv, legacyNotes := methodsFile(t, "legacy")
@@ -142,9 +143,16 @@ func TestSessionProtocol(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "mcpgen.toml")
 	writeFile(t, path, testServerTOML(t, "auto", "dual", autoEnv)+
 		testServerTOML(t, "legacy", "dual", legacyEnv)+"protocol = \"2025-11-25\"\n\n"+
-		testServerTOML(t, "modern", "dual", modernEnv)+"protocol = \"2026-07-28\"\n")
-	ts := startSession(t, path, Options{})
-	st := ts.wait("ready", allReady("auto", "legacy", "modern"))
+		testServerTOML(t, "modern", "dual", modernEnv)+"protocol = \"2026-07-28\"\n\n"+
+		testServerTOML(t, "wrong", "echo")+"protocol = \"2026-07-28\"\n")
+	ts := startSession(t, path, Options{Timing: Timing{FailureLimit: 1}})
+	st := ts.wait("ready, and wrong failed", func(st *Status) bool {
+		return server(st, "auto").State == Ready && server(st, "legacy").State == Ready && server(st, "modern").State == Ready && server(st, "wrong").State == Failed
+	})
+	// A legacy server pinned modern: its refusal, and what the pin has to do with it.
+	if e := server(st, "wrong").LastError; !strings.Contains(e, "server/discover: no method server/discover") || !strings.Contains(e, `the manifest pins protocol = "2026-07-28", which the server may not speak: "auto" asks it`) {
+		t.Errorf("wrong: last error %q", e)
+	}
 	for name, want := range map[string]string{"auto": "modern", "legacy": "legacy", "modern": "modern"} {
 		if got := server(st, name).Era; got != want {
 			t.Errorf("%s: era %q, want %q", name, got, want)

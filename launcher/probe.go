@@ -94,6 +94,7 @@ func probeOnce(ctx context.Context, spec *proc.Spec, s *manifest.Server, c *mani
 	hctx, cancel := context.WithTimeoutCause(ctx, timeout, fmt.Errorf("not ready within %s (startup_timeout)", timeout))
 	var r probed
 	r.init, r.tools, r.err = up.Open(hctx, opts)
+	r.err = pinHint(s.Protocol, r.err)
 	r.elapsed = time.Since(p.Started)
 	if r.err == nil && c.WorkspaceID != "" {
 		// What the catalog keeps besides tools, within what is left of

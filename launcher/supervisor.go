@@ -550,7 +550,7 @@ func (v *supervisor) handshake(cfg *serverConfig, up *hub.Upstream, opts mcp.Ope
 	hs := make(chan handshake, 1)
 	go func() {
 		init, tools, err := up.Open(ctx, opts)
-		hs <- handshake{init, tools, err, ctx.Err() != nil}
+		hs <- handshake{init, tools, pinHint(cfg.server.Protocol, err), ctx.Err() != nil}
 	}()
 	select {
 	case r := <-hs:
