@@ -436,3 +436,51 @@ func TestOpenSilent(t *testing.T) {
 		t.Errorf("cancelled %s, want the probe's id %s", msgs[2].Params, msgs[0].ID)
 	}
 }
+
+// BenchmarkOpen is what the era probe costs a legacy server's opening, in
+// process (no spawn): Open with the era not known (server/discover, which
+// the server answers -32601, then initialize) and known (initialize at
+// once, as before eras), and a modern server's (mcp.Server, server/discover
+// alone). Each iteration opens a new connection.
+//
+//	go test -run '^$' -bench Open ./mcp
+func BenchmarkOpen(b *testing.B) {
+	legacy := HandlerFunc(func(_ context.Context, req *Request) (any, error) {
+		if req.Method == "initialize" {
+			return json.RawMessage(legacyInit), nil
+		}
+		return nil, NewError(CodeMethodNotFound, "method not found: %s", req.Method)
+	})
+	for _, tt := range []struct {
+		name   string
+		opts   OpenOptions
+		modern bool
+	}{
+		{"legacy-probe", OpenOptions{}, false},
+		{"legacy-known", OpenOptions{Known: EraLegacy}, false},
+		{"modern-probe", OpenOptions{}, true},
+	} {
+		b.Run(tt.name, func(b *testing.B) {
+			for b.Loop() {
+				p := newPipes()
+				ctx := context.Background()
+				var done <-chan error
+				if tt.modern {
+					done = serve(ctx, NewServer(Implementation{Name: "m", Version: "1"}, nil), p)
+				} else {
+					conn := NewConn(p.serverR, p.serverW, ConnOptions{Handler: legacy, Inline: func(string) bool { return true }, ServerRole: true})
+					ch := make(chan error, 1)
+					go func() { ch <- conn.Run(ctx); p.serverW.Close() }()
+					done = ch
+				}
+				c := NewClient(ctx, p.clientR, p.clientW, ClientOptions{})
+				if _, err := c.Open(ctx, tt.opts); err != nil {
+					b.Fatal(err)
+				}
+				c.Close()
+				<-c.Done()
+				<-done
+			}
+		})
+	}
+}
