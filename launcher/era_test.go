@@ -344,7 +344,8 @@ func TestRemoteOpen(t *testing.T) {
 		{"pinned legacy", struct{}{}, mcp.OpenOptions{Version: "2025-06-18"}, mcp.OpenOptions{Version: "2025-06-18"}, ""},
 		{"pinned modern", struct{}{}, mcp.OpenOptions{Version: mcp.ModernVersion}, mcp.OpenOptions{}, "legacy Streamable HTTP only"},
 		{"not yet modern", modernHTTP(false), mcp.OpenOptions{}, mcp.OpenOptions{Version: mcp.LatestVersion}, ""},
-		{"modern HTTP", modernHTTP(true), mcp.OpenOptions{Known: mcp.EraModern}, mcp.OpenOptions{Known: mcp.EraModern}, ""},
+		{"modern HTTP", modernHTTP(true), mcp.OpenOptions{Known: mcp.EraModern}, mcp.OpenOptions{Known: mcp.EraModern, Grace: -1}, ""},
+		{"modern HTTP, auto", modernHTTP(true), mcp.OpenOptions{}, mcp.OpenOptions{Grace: -1}, ""},
 	} {
 		got, err := remoteOpen(tt.transport, tt.in)
 		switch {

@@ -93,10 +93,13 @@ func (v *supervisor) runRemote(cfg *serverConfig) (*supervisorCmd, crashInfo) {
 type modernTransport interface{ SpeaksModern() bool }
 
 // remoteOpen is how a url server over t is opened: as opts say, if t
-// speaks the modern revision; else at a legacy revision (the one pinned,
-// or the latest), and a pinned modern revision is an error.
+// speaks the modern revision, but for the probe's grace, which HTTP has no
+// use for (every request is answered: the binding decides on the answer
+// alone); else at a legacy revision (the one pinned, or the latest), and a
+// pinned modern revision is an error.
 func remoteOpen(t any, opts mcp.OpenOptions) (mcp.OpenOptions, error) {
 	if m, ok := t.(modernTransport); ok && m.SpeaksModern() {
+		opts.Grace = -1
 		return opts, nil
 	}
 	if mcp.VersionEra(opts.Version) == mcp.EraModern {

@@ -43,7 +43,10 @@ type OpenOptions struct {
 	// initialize unless server/discover gets a legacy answer); EraUnknown
 	// probes. Ignored when Version is set.
 	Known Era
-	// Grace, when positive, replaces ProbeGrace.
+	// Grace, when positive, replaces ProbeGrace; when negative, the probe
+	// sends no initialize before server/discover is answered: for a
+	// transport on which every request is answered (Streamable HTTP, whose
+	// binding has no such wait).
 	Grace time.Duration
 }
 
@@ -92,7 +95,7 @@ func (c *Client) Open(ctx context.Context, opts OpenOptions) (*InitializeResult,
 	case EraModern:
 		return c.probe(ctx, 0)
 	}
-	return c.probe(ctx, cmp.Or(opts.Grace, ProbeGrace))
+	return c.probe(ctx, max(cmp.Or(opts.Grace, ProbeGrace), 0))
 }
 
 // initializeAt performs the legacy handshake at version.

@@ -484,3 +484,18 @@ func BenchmarkOpen(b *testing.B) {
 		})
 	}
 }
+
+// TestOpenNoGrace: with a negative grace, a silent server gets nothing but
+// the probe, and the error names it.
+func TestOpenNoGrace(t *testing.T) {
+	checkGoroutines(t)
+	s, c := newScripted(t, ClientOptions{}, func(*scripted, *Message) {})
+	ctx, cancel := context.WithTimeoutCause(t.Context(), 100*time.Millisecond, errors.New("not ready in time"))
+	defer cancel()
+	if _, err := c.Open(ctx, OpenOptions{Grace: -1}); err == nil || err.Error() != "server/discover: not ready in time" {
+		t.Errorf("Open: got %v, want the probe's timeout", err)
+	}
+	if got := strings.Join(s.methodsAfter(2), " "); got != "server/discover notifications/cancelled" {
+		t.Errorf("the server read %s", got)
+	}
+}
