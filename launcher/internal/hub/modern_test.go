@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"errors"
 	"net"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/mcpgen/mcpgen/internal/proc"
 	"github.com/mcpgen/mcpgen/launcher/internal/testserver"
 	"github.com/mcpgen/mcpgen/mcp"
 )
@@ -214,5 +216,61 @@ func TestLegacyResult(t *testing.T) {
 		if got := string(legacyResult(json.RawMessage(tt.in))); got != tt.want {
 			t.Errorf("legacyResult(%s):\n got %s\nwant %s", tt.in, got, tt.want)
 		}
+	}
+}
+
+// TestModernTestServerElicit: the test server's modern mode asks for input
+// as the modern revision does: its elicit tool returns input_required with
+// an elicitation and a requestState, and completes on the retry that
+// carries the answer and the state; a client that did not declare
+// elicitation is refused (-32021), and a state of another call (-32602).
+func TestModernTestServerElicit(t *testing.T) {
+	p, err := proc.Start(testserver.Spec(t, "modern"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Kill)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	c := mcp.NewClient(ctx, p.Stdout(), p.Stdin(), mcp.ClientOptions{Capabilities: json.RawMessage(`{"elicitation":{}}`)})
+	defer c.Close()
+	if _, err := c.Open(ctx, mcp.OpenOptions{Version: mcp.ModernVersion}); err != nil {
+		t.Fatal(err)
+	}
+	var first json.RawMessage
+	if err := c.Call(ctx, "tools/call", map[string]any{"name": "elicit", "arguments": map[string]string{"text": "deploy"}}, &first); err != nil {
+		t.Fatal(err)
+	}
+	ir, err := mcp.ParseInputRequired(first)
+	if mcp.ResultType(first) != mcp.ResultInputRequired || err != nil || ir.InputRequests["confirm"].Method != "elicitation/create" || !ir.HasState {
+		t.Fatalf("the first call: got %s (%v), want input_required asking elicitation/create, with a state", first, err)
+	}
+	var final mcp.CallToolResult
+	err = c.Call(ctx, "tools/call", map[string]any{"name": "elicit", "arguments": map[string]string{"text": "deploy"},
+		"inputResponses": map[string]any{"confirm": map[string]any{"action": "accept", "content": map[string]bool{"ok": true}}},
+		"requestState":   ir.RequestState}, &final)
+	if err != nil || len(final.Content) == 0 || final.Content[0].Text != `deploy accept: {"ok":true}` {
+		t.Fatalf("the retry: got %+v, %v", final, err)
+	}
+	err = c.Call(ctx, "tools/call", map[string]any{"name": "elicit", "arguments": map[string]string{"text": "other"},
+		"inputResponses": map[string]any{"confirm": map[string]any{"action": "accept"}}, "requestState": ir.RequestState}, nil)
+	if !errors.Is(err, mcp.ErrInvalidParams) {
+		t.Errorf("a retry with another call's state: got %v, want -32602", err)
+	}
+
+	// A client that cannot answer an elicitation is not asked one.
+	p2, err := proc.Start(testserver.Spec(t, "modern"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p2.Kill)
+	c2 := mcp.NewClient(ctx, p2.Stdout(), p2.Stdin(), mcp.ClientOptions{})
+	defer c2.Close()
+	if _, err := c2.Open(ctx, mcp.OpenOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var werr *mcp.Error
+	if err := c2.Call(ctx, "tools/call", map[string]any{"name": "elicit", "arguments": map[string]string{"text": "x"}}, nil); !errors.As(err, &werr) || werr.Code != mcp.CodeMissingRequiredCapability {
+		t.Errorf("without elicitation: got %v, want -32021", err)
 	}
 }
