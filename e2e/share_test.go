@@ -23,8 +23,9 @@ package e2e
 // processes), share_sdk_test.go and share_line_test.go (the two kinds of
 // client), then the phases: share_clients_test.go (many clients, the
 // reference server), share_cancel_test.go (ids, progress, cancellation),
-// share_crash_test.go (crashes and reloads) and share_codex_claude_test.go
-// (the real agents).
+// share_crash_test.go (crashes and reloads), share_codex_claude_test.go
+// (the real agents) and share_modern_test.go (the agents with a server of
+// the modern revision only).
 
 import (
 	"os"
@@ -63,6 +64,7 @@ func TestShare(t *testing.T) {
 	t.Run("Everything", func(t *testing.T) { shareEverything(t, bin) })
 	t.Run("ReloadAndCrash", func(t *testing.T) { shareReloadAndCrash(t, bin) })
 	t.Run("Agents", func(t *testing.T) { shareAgentsCodexClaude(t, bin) })
+	t.Run("ModernServer", func(t *testing.T) { shareModernServer(t, bin) })
 }
 
 // shareBinary builds mcpgen for the share tests, with the race detector

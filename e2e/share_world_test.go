@@ -128,6 +128,7 @@ type shareStatus struct {
 	Pid     int `json:"pid"`
 	Servers []struct {
 		Name      string   `json:"name"`
+		Era       string   `json:"era"`
 		State     string   `json:"state"`
 		Pid       int      `json:"pid"`
 		Restarts  int      `json:"restarts"`

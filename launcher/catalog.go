@@ -44,7 +44,9 @@ const catalogDir = "catalog"
 // input too, and a catalog that big is not worth keeping.
 const maxCatalog = 8 << 20
 
-// catalogVersion is the format of the files; another is not read.
+// catalogVersion is the format of the files; another is not read. The
+// server's era came later, in members of their own that an earlier mcpgen
+// skips: a file without them is a catalog whose era is not known.
 const catalogVersion = 1
 
 // A catalogFile is one server's catalog on disk. The lists besides tools
@@ -52,19 +54,28 @@ const catalogVersion = 1
 // mcpgen, a server that does not have it, a listing that failed), and a
 // request for it starts the server.
 type catalogFile struct {
-	Version    int                `json:"version"`
-	Server     string             `json:"server"`
-	Key        string             `json:"key"`
-	SavedAt    time.Time          `json:"saved_at"`
-	Initialize json.RawMessage    `json:"initialize"`
-	Tools      []json.RawMessage  `json:"tools"`
-	Prompts    *[]json.RawMessage `json:"prompts,omitempty"`
-	Resources  *[]json.RawMessage `json:"resources,omitempty"`
-	Templates  *[]json.RawMessage `json:"resource_templates,omitempty"`
+	Version int       `json:"version"`
+	Server  string    `json:"server"`
+	Key     string    `json:"key"`
+	SavedAt time.Time `json:"saved_at"`
+	// Era is the server's era ("legacy", "modern"); absent when not known
+	// (a file of an earlier mcpgen, which never asked).
+	Era string `json:"era,omitempty"`
+	// Initialize is the server's answer to initialize; a modern server's
+	// discover result in that form (which an earlier mcpgen reads).
+	Initialize json.RawMessage `json:"initialize"`
+	// Discover is a modern server's answer to server/discover, as sent.
+	Discover  json.RawMessage    `json:"discover,omitempty"`
+	Tools     []json.RawMessage  `json:"tools"`
+	Prompts   *[]json.RawMessage `json:"prompts,omitempty"`
+	Resources *[]json.RawMessage `json:"resources,omitempty"`
+	Templates *[]json.RawMessage `json:"resource_templates,omitempty"`
 }
 
-// A catalog is what a server offered: its answer to initialize, its tools
-// and its other lists (nil: not known).
+// A catalog is what a server offered: its answer to initialize (for a
+// modern server, its discover result in that form: init.Era and
+// init.Discover say which), its tools and its other lists (nil: not
+// known).
 type catalog struct {
 	init  *mcp.InitializeResult
 	tools []*mcp.Tool
@@ -150,11 +161,24 @@ func loadCatalog(stateDir, server, key string) (*catalog, error) {
 	if cf.Version != catalogVersion || cf.Server != server || cf.Key != key {
 		return nil, nil
 	}
-	cat := &catalog{init: &mcp.InitializeResult{}}
-	if err := json.Unmarshal(cf.Initialize, cat.init); err != nil {
-		return nil, fmt.Errorf("%s: initialize: %v", path, err)
+	era, ok := mcp.ParseEra(cf.Era)
+	if !ok {
+		return nil, fmt.Errorf("%s: unknown era %q", path, cf.Era)
 	}
-	cat.init.Raw = cf.Initialize
+	cat := &catalog{}
+	if era == mcp.EraModern {
+		d, err := mcp.ParseDiscoverResult(cf.Discover)
+		if err != nil {
+			return nil, fmt.Errorf("%s: discover: %v", path, err)
+		}
+		cat.init = d.InitializeResult()
+	} else {
+		cat.init = &mcp.InitializeResult{}
+		if err := json.Unmarshal(cf.Initialize, cat.init); err != nil {
+			return nil, fmt.Errorf("%s: initialize: %v", path, err)
+		}
+		cat.init.Raw, cat.init.Era = cf.Initialize, era
+	}
 	for _, raw := range cf.Tools {
 		t := &mcp.Tool{}
 		if err := json.Unmarshal(raw, t); err != nil {
@@ -169,6 +193,12 @@ func loadCatalog(stateDir, server, key string) (*catalog, error) {
 // encodeCatalog is server's catalog file, as saveCatalog writes it.
 func encodeCatalog(server, key string, cat *catalog, now time.Time) ([]byte, error) {
 	cf := catalogFile{Version: catalogVersion, Server: server, Key: key, SavedAt: now.UTC(), Initialize: cat.init.Raw, Tools: []json.RawMessage{}}
+	switch {
+	case cat.init.Era == mcp.EraModern && cat.init.Discover != nil:
+		cf.Era, cf.Discover = mcp.EraModern.String(), cat.init.Discover.Raw
+	case cat.init.Era == mcp.EraLegacy:
+		cf.Era = mcp.EraLegacy.String()
+	}
 	if len(cf.Initialize) == 0 {
 		raw, err := json.Marshal(cat.init)
 		if err != nil {
@@ -236,7 +266,11 @@ func writeCatalog(stateDir, server string, data []byte) error {
 func (s *Session) keepCatalog(server, key string, cat *catalog) {
 	h := sha256.New()
 	h.Write([]byte(key))
+	fmt.Fprintf(h, "\x00%v\x00", cat.init.Era)
 	h.Write(cat.init.Raw)
+	if d := cat.init.Discover; d != nil {
+		h.Write(d.Raw)
+	}
 	for _, t := range cat.tools {
 		h.Write([]byte{0})
 		h.Write(t.Raw)

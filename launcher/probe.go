@@ -35,12 +35,15 @@ func (e *serverError) Unwrap() error { return e.Err }
 // makes it ready and stops it: how mcpgen build checks that a server
 // works. It returns the tools the server offered and how long it took from
 // spawn to ready. self is the mcpgen binary (for built-in and declared
-// servers), env the environment the server inherits. For a workspace
-// (c.WorkspaceID), it keeps what the server offered in the workspace's
-// catalog cache, as a launcher does after a handshake (its tools, and the
-// prompts, resources and templates it lists), so that a lazy server
-// answers tools/list before its first start; a catalog that cannot be
-// kept fails the probe.
+// servers), env the environment the server inherits. The server is opened
+// in the era its protocol key says, or the one it answers (a server whose
+// process ends when asked is started again, as a legacy one that is asked
+// nothing: see mcp.ErrProbeEnded). For a workspace (c.WorkspaceID), it
+// keeps what the server offered in the workspace's catalog cache, as a
+// launcher does after a handshake (its era, tools, and the prompts,
+// resources and templates it lists), so that a lazy server answers
+// tools/list before its first start and its first start asks nothing; a
+// catalog that cannot be kept fails the probe.
 func Probe(ctx context.Context, contain *proc.Containment, m *manifest.Manifest, s *manifest.Server, c *manifest.Context, self string, env []string) ([]*mcp.Tool, time.Duration, error) {
 	spec, err := serverSpec(m, s, c, self, env)
 	if err != nil {
@@ -51,37 +54,60 @@ func Probe(ctx context.Context, contain *proc.Containment, m *manifest.Manifest,
 	if err := checkLimits(contain, m, s, spec.Limits); err != nil {
 		return nil, 0, err
 	}
+	r := probeOnce(ctx, spec, s, c, mcp.OpenOptions{Version: s.Protocol})
+	if errors.Is(r.err, mcp.ErrProbeEnded) {
+		r = probeOnce(ctx, spec, s, c, mcp.OpenOptions{Known: mcp.EraLegacy})
+	}
+	if r.err != nil {
+		return nil, r.elapsed, r.err
+	}
+	if c.WorkspaceID != "" {
+		if err := keepProbed(m, s, c, spec, env, &catalog{r.init, r.tools, r.lists}); err != nil {
+			return r.tools, r.elapsed, err
+		}
+	}
+	return r.tools, r.elapsed, nil
+}
+
+// A probed is what one start of Probe gave.
+type probed struct {
+	init    *mcp.InitializeResult
+	tools   []*mcp.Tool
+	lists   hub.Lists
+	elapsed time.Duration
+	err     error
+}
+
+// probeOnce starts the server of spec, opens it as opts say, lists what
+// it offers and stops it.
+func probeOnce(ctx context.Context, spec *proc.Spec, s *manifest.Server, c *manifest.Context, opts mcp.OpenOptions) probed {
 	stderr := proc.NewTail(4 << 10)
 	spec.Stderr = stderr
 	p, err := proc.Start(spec)
 	if err != nil {
-		return nil, 0, err
+		return probed{err: err}
 	}
 	// The hub answers the server's roots/list with the workspace dir.
 	up := hub.New(s.Name, c.WorkspaceDir, slog.New(slog.DiscardHandler)).NewUpstream(p.Stdout(), p.Stdin())
 	go up.Run() // ends when the process exits
 	timeout := s.Startup()
 	hctx, cancel := context.WithTimeoutCause(ctx, timeout, fmt.Errorf("not ready within %s (startup_timeout)", timeout))
-	init, tools, err := up.Initialize(hctx)
-	elapsed := time.Since(p.Started)
-	var lists hub.Lists
-	if err == nil && c.WorkspaceID != "" {
+	var r probed
+	r.init, r.tools, r.err = up.Open(hctx, opts)
+	r.err = pinHint(s.Protocol, r.err)
+	r.elapsed = time.Since(p.Started)
+	if r.err == nil && c.WorkspaceID != "" {
 		// What the catalog keeps besides tools, within what is left of
 		// the startup timeout; a list that fails is left out.
-		lists = up.Lists(hctx, init)
+		r.lists = up.Lists(hctx, r.init)
 	}
 	cancel()
 	stopErr := p.Stop(ctx)
 	<-up.Done()
-	if err != nil {
-		return nil, elapsed, &serverError{Err: handshakeError(err, stopErr), Stderr: stderr.Bytes()}
+	if r.err != nil && !errors.Is(r.err, mcp.ErrProbeEnded) {
+		r.err = &serverError{Err: handshakeError(r.err, stopErr), Stderr: stderr.Bytes()}
 	}
-	if c.WorkspaceID != "" {
-		if err := keepProbed(m, s, c, spec, env, &catalog{init, tools, lists}); err != nil {
-			return tools, elapsed, err
-		}
-	}
-	return tools, elapsed, nil
+	return r
 }
 
 // handshakeError explains a failed handshake: when the server exited with

@@ -1,6 +1,7 @@
 package launcher
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"strings"
@@ -42,8 +43,12 @@ type ReloadStatus struct {
 
 // ServerStatus is one server of the session.
 type ServerStatus struct {
-	Name      string     `json:"name"`
-	Kind      string     `json:"kind"`
+	Name string `json:"name"`
+	Kind string `json:"kind"`
+	// Era is the protocol era the launcher speaks to the server: modern
+	// (2026-07-28, no handshake), legacy (initialize), or unknown until
+	// the server was first asked (see the manifest's protocol).
+	Era       string     `json:"era"`
 	State     State      `json:"state"`
 	Pid       int        `json:"pid"`
 	Restarts  int        `json:"restarts"`
@@ -111,7 +116,7 @@ func (st *Status) WriteTable(w io.Writer, now time.Time, verbose bool) {
 		}
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SERVER\tKIND\tSTATE\tPID\tUP\tRESTARTS\tTOOLS\tCLIENTS\tLAST ERROR")
+	fmt.Fprintln(tw, "SERVER\tKIND\tERA\tSTATE\tPID\tUP\tRESTARTS\tTOOLS\tCLIENTS\tLAST ERROR")
 	var cut []ServerStatus // whose last error the column cuts short
 	for _, s := range st.Servers {
 		pid, up := "-", "-"
@@ -134,7 +139,7 @@ func (st *Status) WriteTable(w io.Writer, now time.Time, verbose bool) {
 		if !whole {
 			cut = append(cut, s)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n", termtext.Line(s.Name), s.Kind, state, pid, up, s.Restarts, len(s.Tools), s.Clients.Count, lastError)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n", termtext.Line(s.Name), s.Kind, cmp.Or(s.Era, "-"), state, pid, up, s.Restarts, len(s.Tools), s.Clients.Count, lastError)
 	}
 	tw.Flush()
 	for _, s := range cut {

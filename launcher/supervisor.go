@@ -119,6 +119,7 @@ type supervisor struct {
 	lastError string
 	retryAt   time.Time
 	idle      supervisorIdle // lazy start and idle stop (idle.go)
+	eraKnown  eraKnown       // era.go
 	// remote is a remote server's session while it runs: status asks
 	// it what went wrong that no request sees (its Notice).
 	remote *streamable.Transport
@@ -431,11 +432,12 @@ func (v *supervisor) runOnce() (*supervisorCmd, crashInfo) {
 	up := v.hub.NewUpstream(child.Stdout(), child.Stdin())
 	go up.Run() // ends when the process closes its stdout
 
-	r, cmd := v.handshake(cfg, up)
+	r, cmd := v.handshake(cfg, up, v.openOptions(cfg))
 	if cmd != nil {
 		stopped = true
 		return v.end(cmd, child, up), crashInfo{}
 	}
+	v.handshook(cfg, up, &r)
 	init, tools := r.init, r.tools
 	if err := r.err; err != nil {
 		err = fmt.Errorf("handshake: %w", err)
@@ -540,15 +542,15 @@ type handshake struct {
 // handshake runs the server's handshake aside, so that a stop or a
 // restart need not wait for a slow server's startup timeout: it returns
 // what the handshake gave, or the command that came first (the handshake
-// then cut short and over).
-func (v *supervisor) handshake(cfg *serverConfig, up *hub.Upstream) (handshake, *supervisorCmd) {
+// then cut short and over). opts say in which era (see era.go).
+func (v *supervisor) handshake(cfg *serverConfig, up *hub.Upstream, opts mcp.OpenOptions) (handshake, *supervisorCmd) {
 	ctx, cancel := context.WithTimeoutCause(v.stopping, cfg.server.Startup(),
 		fmt.Errorf("not ready within %s (startup_timeout)", cfg.server.Startup()))
 	defer cancel()
 	hs := make(chan handshake, 1)
 	go func() {
-		init, tools, err := up.Initialize(ctx)
-		hs <- handshake{init, tools, err, ctx.Err() != nil}
+		init, tools, err := up.Open(ctx, opts)
+		hs <- handshake{init, tools, pinHint(cfg.server.Protocol, err), ctx.Err() != nil}
 	}()
 	select {
 	case r := <-hs:
@@ -707,6 +709,7 @@ func (v *supervisor) status() ServerStatus {
 	st := ServerStatus{
 		Name:      v.name,
 		Kind:      v.cfg.server.Kind.String(),
+		Era:       v.eraStatusLocked().String(),
 		State:     v.state,
 		Pid:       v.pid,
 		Restarts:  v.restarts,

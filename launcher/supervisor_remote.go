@@ -1,6 +1,7 @@
 package launcher
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"github.com/mcpgen/mcpgen/internal/proc"
 	"github.com/mcpgen/mcpgen/launcher/internal/hub"
 	"github.com/mcpgen/mcpgen/manifest"
+	"github.com/mcpgen/mcpgen/mcp"
 	"github.com/mcpgen/mcpgen/mcp/streamable"
 )
 
@@ -47,15 +49,21 @@ func (v *supervisor) runRemote(cfg *serverConfig) (*supervisorCmd, crashInfo) {
 		v.mu.Unlock()
 	}()
 
+	opts, err := remoteOpen(t, v.openOptions(cfg))
+	if err != nil {
+		_ = t.Close()
+		return v.commandOr(crashInfo{err: &proc.PermanentError{Err: err}})
+	}
 	up := v.hub.NewUpstream(t, t)
 	go up.Run() // ends when the transport does: Close, or the session fails
 
-	res, cmd := v.handshake(cfg, up)
+	res, cmd := v.handshake(cfg, up, opts)
 	if cmd != nil {
 		v.hub.Detach(up)
 		closeRemote(t, up)
 		return cmd, crashInfo{}
 	}
+	v.handshook(cfg, up, &res)
 	if res.err != nil {
 		v.hub.Detach(up)
 		closeRemote(t, up)
@@ -75,6 +83,29 @@ func (v *supervisor) runRemote(cfg *serverConfig) (*supervisorCmd, crashInfo) {
 		return cmd, crashInfo{}
 	}
 	return nil, crashInfo{err: err, stable: time.Since(started) >= v.timing.StableAfter, ready: true}
+}
+
+// A modernTransport is a transport that says whether it speaks the modern
+// revision's Streamable HTTP (its headers, no session), which
+// streamable.Transport does not yet: until it does, a url server is
+// opened in the legacy era, without a probe (a probe's answer could make
+// the server modern, and its next requests would lack the headers).
+type modernTransport interface{ SpeaksModern() bool }
+
+// remoteOpen is how a url server over t is opened: as opts say, if t
+// speaks the modern revision, but for the probe's grace, which HTTP has no
+// use for (every request is answered: the binding decides on the answer
+// alone); else at a legacy revision (the one pinned, or the latest), and a
+// pinned modern revision is an error.
+func remoteOpen(t any, opts mcp.OpenOptions) (mcp.OpenOptions, error) {
+	if m, ok := t.(modernTransport); ok && m.SpeaksModern() {
+		opts.Grace = -1
+		return opts, nil
+	}
+	if mcp.VersionEra(opts.Version) == mcp.EraModern {
+		return opts, fmt.Errorf("protocol %q: mcpgen reaches url servers over the legacy Streamable HTTP only, for now: use protocol = \"auto\" or a legacy revision", opts.Version)
+	}
+	return mcp.OpenOptions{Version: cmp.Or(opts.Version, mcp.LatestVersion)}, nil
 }
 
 // closeRemote ends a remote session (the transport's DELETE takes a few

@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/mcpgen/mcpgen/mcp"
 )
 
 // The tables below are the one list of the manifest's keys: the decoder
@@ -106,6 +108,13 @@ func (t keyTable[T]) specs() []keySpec {
 	}
 	return specs
 }
+
+// ProtocolAuto is the protocol key's default: the server's era is asked.
+const ProtocolAuto = "auto"
+
+// Protocols are the values of the protocol key: auto, and every revision
+// that mcpgen speaks, modern first.
+var Protocols = append([]string{ProtocolAuto}, mcp.AllVersions()...)
 
 // stdioKinds are the kinds of servers that run as local processes.
 var stdioKinds = []Kind{KindCommand, KindBuiltin, KindDeclared}
@@ -302,6 +311,20 @@ var serverKeys = keyTable[*Server]{
 					s.Lazy = true
 				default:
 					d.valueError(p, "\"start\" must be \"eager\" or \"lazy\", not %q", str)
+				}
+			}
+		}},
+	{keySpec{name: "protocol", typ: typeString, enum: Protocols, def: ProtocolAuto,
+		doc: "The revision of MCP that the launcher speaks to the server: \"auto\" asks the server (server/discover, then initialize if it is legacy); \"" + mcp.ModernVersion + "\" the modern revision, without a handshake; a legacy revision such as \"" + mcp.LatestVersion + "\" the initialize handshake, asking that one."},
+		func(d *decoder, p []string, v any, s *Server) {
+			if str, ok := d.str(p, v); ok {
+				if !slices.Contains(Protocols, str) {
+					d.valueError(p, "unknown protocol %q%s; use auto, %s (modern: no handshake) or a legacy revision: %s",
+						str, suggest(str, Protocols), strings.Join(mcp.ModernVersions, ", "), strings.Join(mcp.SupportedVersions, ", ")).Suggestion = closestOr(str, Protocols)
+					return
+				}
+				if str != ProtocolAuto {
+					s.Protocol = str
 				}
 			}
 		}},

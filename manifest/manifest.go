@@ -211,6 +211,11 @@ type Server struct {
 
 	// Lazy servers start on first use (start = "lazy"), not at launch.
 	Lazy bool
+	// Protocol is the revision of MCP that the launcher speaks to the
+	// server (protocol = "..."); "" (auto): the server's answers decide.
+	// Omitted from JSON when auto, so that the launcher's keys of servers
+	// that do not set it stay what they were.
+	Protocol string `json:",omitempty"`
 	// IdleTimeout stops a running server with no client and no call for
 	// that long; zero: never.
 	IdleTimeout time.Duration

@@ -169,6 +169,11 @@ timout = "1s"
 			`m.toml:5:14: server "x": "memory_max": "lots" is not a size: write a size such as "512M" or "2G"`,
 			`m.toml:6:11: server "x": "cpu_max" must be between 0.01 and 1024 CPUs, not 0`,
 			`m.toml:9:1: server "r": "memory_max" is not allowed with "url"`}},
+		{"protocol", "[servers.x]\ncommand = \"a\"\nprotocol = \"2025-11-52\"\n[servers.y]\nurl = \"https://x.example\"\nprotocol = \"modern\"\n[servers.z]\nbuiltin = \"files\"\nprotocol = 2026\nprotocoll = \"auto\"\n", []string{
+			`m.toml:3:12: server "x": unknown protocol "2025-11-52" (did you mean "2025-11-25"?); use auto, 2026-07-28 (modern: no handshake) or a legacy revision: 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05`,
+			`m.toml:6:12: server "y": unknown protocol "modern"; use auto, 2026-07-28 (modern: no handshake) or a legacy revision: 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05`,
+			`m.toml:9:12: server "z": "protocol" must be a string, not an integer`,
+			`m.toml:10:1: server "z": unknown key "protocoll" (did you mean "protocol"?)`}},
 		{"tool filters", "[servers.g.tools.log]\nrun = [\"git\", \"log\"]\n[servers.g]\nenabled_tools = [\"logg\"]\ndisabled_tools = \"log\"\n", []string{
 			`m.toml:4:18: server "g": "enabled_tools": the server declares no tool "logg" (did you mean "log"?)`,
 			`m.toml:5:18: server "g": "disabled_tools" must be an array of strings: write ["log"]`}},
@@ -279,8 +284,33 @@ args.rev = { type = "string", allow_dash = true }
 	if !m.Server("git").Tools[0].Args[0].AllowDash {
 		t.Error("allow_dash not read")
 	}
-	if d, err := Parse([]byte("[servers.x]\ncommand = \"a\"\n"), "m.toml", "/"); err != nil || d.Server("x").ExposesTool("any") != true || d.Gateway.Prefix != GatewayPrefixConflicts {
+	if d, err := Parse([]byte("[servers.x]\ncommand = \"a\"\n"), "m.toml", "/"); err != nil || d.Server("x").ExposesTool("any") != true || d.Gateway.Prefix != GatewayPrefixConflicts ||
+		d.Server("x").Protocol != "" {
 		t.Errorf("defaults: got %v", err)
+	}
+}
+
+// TestProtocol: the protocol key pins a revision; auto, the default, is
+// the same as no key.
+func TestProtocol(t *testing.T) {
+	m, err := Parse([]byte("[servers.a]\ncommand = \"a\"\nprotocol = \"auto\"\n"+
+		"[servers.m]\nbuiltin = \"files\"\nprotocol = \"2026-07-28\"\n"+
+		"[servers.l]\nurl = \"https://x.example\"\nprotocol = \"2025-06-18\"\n"+
+		"[servers.n]\ncommand = \"a\"\n"), "m.toml", "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"a": "", "m": "2026-07-28", "l": "2025-06-18", "n": ""} {
+		if got := m.Server(name).Protocol; got != want {
+			t.Errorf("server %s: got protocol %q, want %q", name, got, want)
+		}
+	}
+	// A server that says auto is the server that says nothing (the
+	// launcher's keys of what it runs depend on it).
+	a, n := *m.Server("a"), *m.Server("n")
+	a.Name, a.Pos, n.Name, n.Pos = "", Position{}, "", Position{}
+	if !reflect.DeepEqual(a, n) {
+		t.Errorf("protocol = \"auto\" differs from none:\n%+v\n%+v", a, n)
 	}
 }
 
@@ -321,6 +351,7 @@ func TestSuggestions(t *testing.T) {
 		{"[servers.f]\nbuiltin = \"file\"\n", "servers.f.builtin", "files"},
 		{"[servers.x]\nargs = [\"a\"]\n", "servers.x", "command"},
 		{"verison = 1\n", "verison", "version"},
+		{"[servers.x]\ncommand = \"a\"\nprotocol = \"2025-11-52\"\n", "servers.x.protocol", "2025-11-25"},
 		{"[servers.x]\ncommand = \"a\"\nenviroment = {}\n", "servers.x.enviroment", "env"},
 		{"[servers.g.tools.s]\nrnu = [\"ls\"]\n", "servers.g.tools.s.rnu", "run"},
 	}

@@ -13,7 +13,8 @@
 //     progress.
 //   - [Server]: the runtime of mcpgen's built-in servers: the initialize
 //     handshake, tools/list and tools/call.
-//   - [Client]: what the launcher and the tests use to drive a server.
+//   - [Client]: what the launcher and the tests use to drive a server, of
+//     either era ([Client.Open] finds which).
 //
 // The hub that shares one server among many agents forwards messages with the
 // low layers and rewrites ids, which is why an [ID] keeps the exact JSON text

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -20,7 +22,9 @@ func (a *app) psCommand() *cobra.Command {
 		Long: `Ps lists every workspace session of this user that runs now: its
 workspace, launcher pid, uptime, servers ready out of all (and how many
 are idle: not started yet, or stopped for idleness), connected clients,
-when the launcher exits for idleness if nothing changes, and manifest. It finds them by their held locks in the runtime
+when the launcher exits for idleness if nothing changes, how many servers
+speak each protocol era (modern, legacy; --json: each server's), and
+manifest. It finds them by their held locks in the runtime
 dirs, and creates nothing; a session that ended, however it ended, is not
 listed. A launcher that does not answer (starting, stopping, or stuck) is
 listed with why.`,
@@ -67,9 +71,12 @@ type psRow struct {
 }
 
 type psServers struct {
-	Ready int `json:"ready"`
-	Idle  int `json:"idle"`
-	Total int `json:"total"`
+	// Eras is each server's protocol era (modern, legacy, unknown), as
+	// mcpgen status shows it.
+	Eras  map[string]string `json:"eras"`
+	Ready int               `json:"ready"`
+	Idle  int               `json:"idle"`
+	Total int               `json:"total"`
 }
 
 func psRows(sessions []launcher.SessionInfo, now time.Time) []psRow {
@@ -86,10 +93,12 @@ func psRows(sessions []launcher.SessionInfo, now time.Time) []psRow {
 		r.Pid, r.StartedAt, r.Uptime = st.Pid, &started, launcher.Since(now, started)
 		r.Manifest, r.Dir = st.Manifest, st.Dir
 		r.Servers.Ready, r.Servers.Total, r.Clients = st.Counts()
+		r.Servers.Eras = map[string]string{}
 		for _, srv := range st.Servers {
 			if srv.State == launcher.Idle {
 				r.Servers.Idle++
 			}
+			r.Servers.Eras[srv.Name] = cmp.Or(srv.Era, "unknown")
 		}
 		r.IdleExit, r.IdleExitAt = st.IdleExit, st.IdleExitAt
 		rows = append(rows, r)
@@ -99,15 +108,16 @@ func psRows(sessions []launcher.SessionInfo, now time.Time) []psRow {
 
 // writePS writes the sessions as a table. SERVERS is ready/total, with
 // the idle ones; IDLE EXIT when the launcher exits if nothing changes
-// ("after D" while it is not idle, "-" when it never does). What a
-// launcher answered (the manifest's path, why it did not answer) is
-// escaped: it may have been anyone's.
+// ("after D" while it is not idle, "-" when it never does); ERAS how many
+// servers speak each era ("2 modern, 1 legacy"). What a launcher answered
+// (the manifest's path, why it did not answer) is escaped: it may have
+// been anyone's.
 func writePS(w io.Writer, rows []psRow, now time.Time) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "WORKSPACE\tPID\tUP\tSERVERS\tCLIENTS\tIDLE EXIT\tMANIFEST")
+	fmt.Fprintln(tw, "WORKSPACE\tPID\tUP\tSERVERS\tCLIENTS\tIDLE EXIT\tERAS\tMANIFEST")
 	for _, r := range rows {
 		if r.Error != "" {
-			fmt.Fprintf(tw, "%s\t%d\t-\t-\t-\t-\t(not answering: %s)\n", termtext.Line(r.Workspace), r.Pid, termtext.Line(r.Error))
+			fmt.Fprintf(tw, "%s\t%d\t-\t-\t-\t-\t-\t(not answering: %s)\n", termtext.Line(r.Workspace), r.Pid, termtext.Line(r.Error))
 			continue
 		}
 		servers := fmt.Sprintf("%d/%d", r.Servers.Ready, r.Servers.Total)
@@ -121,7 +131,26 @@ func writePS(w io.Writer, rows []psRow, now time.Time) {
 		case r.IdleExit != "":
 			exit = "after " + r.IdleExit
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%d\t%s\t%s\n", termtext.Line(r.Workspace), r.Pid, r.Uptime, servers, r.Clients, exit, termtext.Line(r.Manifest))
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%d\t%s\t%s\t%s\n", termtext.Line(r.Workspace), r.Pid, r.Uptime, servers, r.Clients, exit, eraCounts(r.Servers.Eras), termtext.Line(r.Manifest))
 	}
 	tw.Flush()
+}
+
+// eraCounts says how many servers speak each era, modern first: "2
+// modern, 1 legacy"; "-" when there is no server.
+func eraCounts(eras map[string]string) string {
+	n := map[string]int{}
+	for _, e := range eras {
+		n[e]++
+	}
+	var parts []string
+	for _, e := range []string{"modern", "legacy", "unknown"} {
+		if n[e] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n[e], e))
+		}
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, ", ")
 }

@@ -111,7 +111,7 @@ func (c *client) initialize(msg *mcp.Message) {
 		return
 	}
 	c.mu.Lock()
-	c.info = p.ClientInfo
+	c.info, c.agent = p.ClientInfo, agentOf(msg.Params)
 	_, c.sampling = p.Capabilities["sampling"]
 	_, c.elicitation = p.Capabilities["elicitation"]
 	c.mu.Unlock()
@@ -131,7 +131,7 @@ func (c *client) forward(up *Upstream, f *forward, msg *mcp.Message) {
 		c.hub.dropToken(token)
 		return
 	}
-	call, err := up.send(c.ctx, msg.Method, params, func(result json.RawMessage, err *mcp.Error) {
+	call, err := up.forward(c, msg.Method, params, func(result json.RawMessage, err *mcp.Error) {
 		c.finish(f, result, err)
 	})
 	if errors.Is(err, mcp.ErrNotSent) {

@@ -65,6 +65,7 @@ type client struct {
 
 	mu          sync.Mutex
 	info        mcp.Implementation
+	agent       *agent // what its initialize said, for a modern server (modern.go)
 	sampling    bool
 	elicitation bool
 	initialized bool

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"sync"
 
 	json "github.com/goccy/go-json"
 
@@ -35,6 +36,10 @@ type Upstream struct {
 	conn   *mcp.Conn
 	client *mcp.Client // the launcher's own requests, on conn
 	hub    *Hub
+
+	// A modern server's list changes come on a subscription (see listen).
+	mu  sync.Mutex
+	sub subscription
 
 	err  error // why the upstream ended; set before done is closed
 	done chan struct{}
@@ -91,13 +96,27 @@ func (u *Upstream) Err() error { return u.err }
 // Ping pings the server, which must answer within ctx.
 func (u *Upstream) Ping(ctx context.Context) error { return u.client.Ping(ctx) }
 
-// Initialize makes the server ready as the launcher defines it: initialize
-// (the latest protocol), notifications/initialized, then every page of
-// tools/list.
+// Initialize makes the server ready as the launcher defines it: Open with
+// no era known (a probe), then every page of tools/list.
 func (u *Upstream) Initialize(ctx context.Context) (*mcp.InitializeResult, []*mcp.Tool, error) {
-	init, err := u.client.Initialize(ctx)
+	return u.Open(ctx, mcp.OpenOptions{})
+}
+
+// Open makes the server ready as the launcher defines it, in the era that
+// opts and the server decide (see mcp.Client.Open): for a legacy server
+// initialize and notifications/initialized, for a modern one
+// server/discover and a subscription to its list changes (listen); then
+// every page of tools/list. The result is the server's answer to
+// initialize, or a modern server's discover result in that form
+// (InitializeResult.Discover has it as sent).
+func (u *Upstream) Open(ctx context.Context, opts mcp.OpenOptions) (*mcp.InitializeResult, []*mcp.Tool, error) {
+	init, err := u.client.Open(ctx, opts)
 	if err != nil {
 		return nil, nil, err
+	}
+	if init.Era == mcp.EraModern {
+		// Before the tools are listed: a change after the listing is heard.
+		u.listen(init)
 	}
 	tools, err := u.client.ListTools(ctx)
 	if err != nil {
@@ -105,6 +124,9 @@ func (u *Upstream) Initialize(ctx context.Context) (*mcp.InitializeResult, []*mc
 	}
 	return init, tools, nil
 }
+
+// Era is the server's era, once Open has found it.
+func (u *Upstream) Era() mcp.Era { return u.client.Era() }
 
 func (u *Upstream) listTools(ctx context.Context) ([]*mcp.Tool, error) {
 	return u.client.ListTools(ctx)
@@ -167,5 +189,11 @@ func (u *Upstream) serverRequest(ctx context.Context, req *mcp.Request) (any, er
 }
 
 func (u *Upstream) serverNotification(_ context.Context, msg *mcp.Message) {
+	if u.client.Era() == mcp.EraModern {
+		var ok bool
+		if msg, ok = u.subscribed(msg); !ok {
+			return
+		}
+	}
 	u.hub.serverNotification(u, msg)
 }

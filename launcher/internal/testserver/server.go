@@ -72,6 +72,10 @@ func Self(t testing.TB) string {
 //	            $MCPGEN_TESTSERVER_PIDDIR before the server answers: a
 //	            child that calls setsid ("setsid"), and a daemon that
 //	            double-forks and calls setsid ("daemon")
+//	fragile     as echo, but exits 2 when its first request is not
+//	            initialize (some legacy servers die of an era probe)
+//	modern      a server of the modern revision only (see modern.go)
+//	dual        mcp.Server, of both eras, with the tool echo (modern.go)
 //
 // Tools: echo {text}, slow {ms}, progress {steps}, crash, pid, sample
 // (asks its client sampling/createMessage), roots (asks roots/list), add
@@ -103,7 +107,8 @@ func Self(t testing.TB) string {
 // as its stdin ends: how a benchmark knows when the launcher told it to
 // stop. With $MCPGEN_TESTSERVER_EXIT_AFTER, it then waits (WaitLong at
 // most) until that file exists before it exits: how a test holds a stop
-// half done.
+// half done. $MCPGEN_TESTSERVER_METHODS names a file where it notes every
+// message it reads (see noteMethod).
 func serve(mode string) {
 	if banner := os.Getenv("MCPGEN_TESTSERVER_BANNER"); banner != "" {
 		fmt.Fprintln(os.Stderr, banner)
@@ -136,6 +141,9 @@ func serve(mode string) {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
+	case "dual":
+		serveDual()
+		return
 	}
 	s := &wireServer{
 		w:       mcp.NewWriter(os.Stdout),
@@ -148,15 +156,23 @@ func serve(mode string) {
 	if s.catalog {
 		s.tools = append(s.tools, "log")
 	}
+	if mode == "modern" {
+		s.modern, s.tools = true, slices.Clone(modernTools)
+	}
 	if list := os.Getenv("MCPGEN_TESTSERVER_TOOLS"); list != "" {
 		s.tools = strings.Split(list, ",")
 	}
 	r := mcp.NewReader(os.Stdin)
-	for {
+	for first := true; ; first = false {
 		msg, err := r.Read()
 		if err != nil {
 			noteEOF()
 			break
+		}
+		noteMethod(msg)
+		if mode == "fragile" && first && msg.Method != "initialize" {
+			fmt.Fprintf(os.Stderr, "fragile: %s before initialize\n", msg.Method)
+			os.Exit(2)
 		}
 		switch {
 		case msg.IsResponse():
@@ -184,9 +200,11 @@ func serve(mode string) {
 				cancel()
 			}
 			s.mu.Unlock()
+			s.unlisten(p.RequestID)
 		}
 	}
 	s.wg.Wait() // answer what was read, then exit
+	s.endListens()
 	if path := os.Getenv("MCPGEN_TESTSERVER_EXIT_AFTER"); path != "" {
 		for deadline := time.Now().Add(WaitLong); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 			if _, err := os.Stat(path); err == nil {
@@ -243,6 +261,8 @@ type wireServer struct {
 	tools   []string
 	catalog bool   // prompts, resources, completions, logging
 	name    string // what the catalog's items are named after
+	modern  bool   // the modern mode (modern.go)
+	listens []*listen
 }
 
 // idLine is sh that writes "PID START" of the shell running it to
@@ -308,6 +328,10 @@ func (s *wireServer) handle(ctx context.Context, msg *mcp.Message) {
 		delete(s.cancels, msg.ID)
 		s.mu.Unlock()
 	}()
+	if s.modern {
+		s.modernRequest(ctx, msg)
+		return
+	}
 	switch msg.Method {
 	case "initialize":
 		var p struct {

@@ -1,0 +1,337 @@
+package hub
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/mcpgen/mcpgen/internal/jsonwire"
+	"github.com/mcpgen/mcpgen/mcp"
+)
+
+// This file is what a modern server (revision 2026-07-28 and later) needs
+// of the hub beyond what a legacy one does: the agents' requests carry
+// the revision's _meta, naming the agent (forAgent), and the list changes
+// come on a subscription that the hub keeps open while the process runs
+// (listen), not as notifications of the server's own. What the agents see
+// does not change: a legacy agent still gets the server's answer to
+// initialize (its discover result in that form: see
+// mcp.DiscoverResult.InitializeResult) and notifications/*/list_changed.
+
+// A subscription is the hub's subscriptions/listen on a modern server;
+// guarded by the upstream's mu.
+type subscription struct {
+	filter  json.RawMessage // the notifications asked for
+	gen     int             // counts the listens sent: only the last one's end counts
+	id      mcp.ID          // the last listen's id, once sent
+	sending bool            // it is being sent: its id is not known yet
+	acked   bool            // the server acknowledged it
+	reopens int
+}
+
+// maxReopens bounds the listens sent again after the server ended one it
+// had acknowledged, and reopenDelay spaces them: a server that ends every
+// subscription at once is not asked forever.
+const (
+	maxReopens  = 10
+	reopenDelay = time.Second
+)
+
+// listen subscribes to the changes of the lists that the server says
+// change (tools, prompts, resources with listChanged in init's
+// capabilities), unless none does.
+func (u *Upstream) listen(init *mcp.InitializeResult) {
+	filter := listenFilter(init.Capabilities)
+	if filter == nil {
+		return
+	}
+	u.mu.Lock()
+	u.sub.filter = filter
+	u.mu.Unlock()
+	u.openListen()
+}
+
+// listenFilter is the notifications filter of subscriptions/listen for a
+// server with capabilities caps; nil when no list of it changes.
+func listenFilter(caps json.RawMessage) json.RawMessage {
+	var c map[string]struct {
+		ListChanged bool `json:"listChanged"`
+	}
+	_ = json.Unmarshal(caps, &c)
+	b := []byte{'{'}
+	for _, f := range []struct{ capability, key string }{
+		{"tools", "toolsListChanged"}, {"prompts", "promptsListChanged"}, {"resources", "resourcesListChanged"},
+	} {
+		if c[f.capability].ListChanged {
+			if len(b) > 1 {
+				b = append(b, ',')
+			}
+			b = jsonwire.AppendString(b, f.key)
+			b = append(b, ":true"...)
+		}
+	}
+	if len(b) == 1 {
+		return nil
+	}
+	return append(b, '}')
+}
+
+// openListen sends subscriptions/listen. The request lasts as long as the
+// subscription: the server answers it only when it ends the subscription
+// (listenEnded), and it fails when the process ends.
+func (u *Upstream) openListen() {
+	u.mu.Lock()
+	u.sub.gen++
+	gen, filter := u.sub.gen, u.sub.filter
+	u.sub.id, u.sub.sending, u.sub.acked = mcp.ID{}, true, false
+	u.mu.Unlock()
+	params := append(append([]byte(`{"notifications":`), filter...), '}')
+	call, err := u.client.Go(context.Background(), "subscriptions/listen", json.RawMessage(params), func(result json.RawMessage, err error) {
+		u.listenEnded(gen, err)
+	})
+	u.mu.Lock()
+	if u.sub.gen == gen {
+		u.sub.sending = false
+		if call != nil {
+			u.sub.id = call.ID()
+		}
+	}
+	u.mu.Unlock()
+	if err != nil && !errors.Is(err, mcp.ErrNotSent) {
+		u.hub.log.Warn("subscribing to the server's list changes", "server", u.name, "error", err)
+	}
+}
+
+// listenEnded hears the end of a subscription: the process ended (nothing
+// to do: the next one subscribes anew), the server refused it (its lists'
+// changes will not be heard), or the server ended it. One that the server
+// had acknowledged is opened again, boundedly. It runs on the upstream's
+// read loop, or on the goroutine that ends it.
+func (u *Upstream) listenEnded(gen int, err error) {
+	if errors.Is(err, mcp.ErrClosed) || errors.Is(err, mcp.ErrNotSent) || u.refuses() {
+		return // the process ends, or is being stopped
+	}
+	u.mu.Lock()
+	current := u.sub.gen == gen
+	again := current && u.sub.acked && u.sub.reopens < maxReopens
+	if again {
+		u.sub.reopens++
+	}
+	u.mu.Unlock()
+	if !current {
+		return
+	}
+	if err != nil {
+		u.hub.log.Warn("the server refused to tell of its list changes: the hub lists again only when it restarts", "server", u.name, "error", err)
+	} else {
+		u.hub.log.Info("the server ended its subscription to its list changes", "server", u.name, "again", again)
+	}
+	if again && !u.refuses() {
+		// The timer's goroutine ends once the listen is sent, or has failed
+		// to be: the upstream ends, or it refuses requests.
+		time.AfterFunc(reopenDelay, func() {
+			if !u.refuses() {
+				u.openListen()
+			}
+		})
+	}
+}
+
+// subscribed sorts a modern server's notification: one on the hub's
+// subscription is what a legacy server's list_changed is (passed on,
+// without the subscription's tag, which the agents know nothing of), its
+// acknowledgment is noted, and one of another subscription is dropped.
+// Notifications without a tag (progress, log messages of a request) pass
+// as they are.
+func (u *Upstream) subscribed(msg *mcp.Message) (*mcp.Message, bool) {
+	if !bytes.Contains(msg.Params, []byte(mcp.MetaSubscriptionID)) {
+		return msg, true
+	}
+	tag, tagged := subscriptionTag(msg.Params)
+	if !tagged {
+		return msg, true
+	}
+	u.mu.Lock()
+	// Before the listen's id is known, the only subscription there is on
+	// this process is the one being sent.
+	ours := tag == u.sub.id && tag.IsValid() || u.sub.sending
+	if ours && msg.Method == "notifications/subscriptions/acknowledged" {
+		u.sub.acked = true
+	}
+	u.mu.Unlock()
+	switch {
+	case !ours:
+		u.hub.log.Debug("dropping a notification of an unknown subscription", "server", u.name, "method", msg.Method, "subscription", tag)
+		return nil, false
+	case msg.Method == "notifications/subscriptions/acknowledged":
+		u.hub.log.Debug("the server tells of its list changes", "server", u.name, "params", string(msg.Params))
+		return nil, false
+	}
+	if strings.HasSuffix(msg.Method, "/list_changed") {
+		return &mcp.Message{Method: msg.Method}, true
+	}
+	return msg, true
+}
+
+// subscriptionTag reads params._meta's subscription id.
+func subscriptionTag(params json.RawMessage) (mcp.ID, bool) {
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return mcp.ID{}, false
+	}
+	raw, ok := p.Meta[mcp.MetaSubscriptionID]
+	if !ok {
+		return mcp.ID{}, false
+	}
+	var id mcp.ID
+	if id.UnmarshalJSON(raw) != nil {
+		return mcp.ID{}, false
+	}
+	return id, true
+}
+
+// forward sends a client's request to the server, as send does. A legacy
+// client's request to a modern server gets the _meta that the revision
+// requires (forAgent), and its answer loses what only the revision has
+// (legacyResult): the client sees the server as a legacy one.
+func (u *Upstream) forward(c *client, method string, params json.RawMessage, then func(json.RawMessage, *mcp.Error)) (*mcp.AsyncCall, error) {
+	params, stamped := u.forAgent(c, params)
+	if stamped {
+		answer := then
+		then = func(result json.RawMessage, err *mcp.Error) { answer(legacyResult(result), err) }
+	}
+	return u.send(c.ctx, method, params, then)
+}
+
+// forAgent returns the params of a client's request as the server is to
+// get them, and whether it added the modern _meta: as they are for a
+// legacy server; for a modern one, with the _meta that the revision
+// requires of every request, which names the client as its initialize did
+// (its capabilities, which the server may rely on, and its clientInfo) and
+// the revision the hub speaks to the server. A request that names a
+// version in its _meta already (a modern agent's) is left as it is, as are
+// params that are not an object: the server says what is wrong with them.
+func (u *Upstream) forAgent(c *client, params json.RawMessage) (json.RawMessage, bool) {
+	if u.client.Era() != mcp.EraModern {
+		return params, false
+	}
+	if bytes.Contains(params, []byte(mcp.MetaProtocolVersion)) {
+		if m, err := mcp.ParseRequestMeta(params); err != nil || m.Modern() {
+			return params, false
+		}
+	}
+	caps, info := c.agentMeta()
+	out, err := mcp.SetMeta(params,
+		mcp.ObjectMember{Key: mcp.MetaProtocolVersion, Value: jsonwire.AppendString(nil, u.client.Version())},
+		mcp.ObjectMember{Key: mcp.MetaClientCapabilities, Value: caps},
+		mcp.ObjectMember{Key: mcp.MetaClientInfo, Value: info})
+	if err != nil {
+		return params, false
+	}
+	return out, true
+}
+
+// legacyResult returns a modern server's result as a legacy client is to
+// get it: without the members that only the modern revision has
+// (resultType "complete", which a legacy result is; ttlMs and cacheScope;
+// the server's identity in _meta, which a legacy client had from
+// initialize), the rest as the server wrote it. A result that is not
+// complete (input_required) is left as it is: turning it into the
+// server's requests of the legacy revision is translation, not this.
+func legacyResult(result json.RawMessage) json.RawMessage {
+	if !bytes.Contains(result, []byte(`"resultType"`)) && !bytes.Contains(result, []byte(`"ttlMs"`)) &&
+		!bytes.Contains(result, []byte(`"cacheScope"`)) && !bytes.Contains(result, []byte(mcp.MetaServerInfo)) {
+		return result
+	}
+	members, err := jsonwire.Members(result, 0)
+	if err != nil {
+		return result
+	}
+	var drop []mcp.ObjectMember
+	for _, mb := range members {
+		switch mb.Key {
+		case "resultType":
+			if mcp.ResultType(result) != mcp.ResultComplete {
+				return result
+			}
+			drop = append(drop, mcp.ObjectMember{Key: mb.Key})
+		case "ttlMs", "cacheScope":
+			drop = append(drop, mcp.ObjectMember{Key: mb.Key})
+		case "_meta":
+			if !bytes.Contains(mb.Value, []byte(mcp.MetaServerInfo)) {
+				continue
+			}
+			meta, err := mcp.SetMembers(mb.Value, mcp.ObjectMember{Key: mcp.MetaServerInfo})
+			if err != nil {
+				continue
+			}
+			if string(meta) == "{}" {
+				meta = nil // nothing else was there: no _meta
+			}
+			drop = append(drop, mcp.ObjectMember{Key: mb.Key, Value: meta})
+		}
+	}
+	out, err := mcp.SetMembers(result, drop...)
+	if err != nil {
+		return result
+	}
+	return out
+}
+
+// An agent is what a client said of itself in its initialize, as sent:
+// what a modern server is told of it on each of its requests.
+type agent struct {
+	caps, info json.RawMessage // objects, or nil
+}
+
+// agentOf reads an agent from the params of its initialize.
+func agentOf(params json.RawMessage) *agent {
+	var p struct {
+		Capabilities json.RawMessage `json:"capabilities"`
+		ClientInfo   json.RawMessage `json:"clientInfo"`
+	}
+	_ = json.Unmarshal(params, &p)
+	a := &agent{}
+	if jsonwire.IsObject(p.Capabilities) {
+		a.caps = bytes.Clone(p.Capabilities)
+	}
+	if jsonwire.IsObject(p.ClientInfo) {
+		a.info = bytes.Clone(p.ClientInfo)
+	}
+	return a
+}
+
+// agentMeta returns the client's capabilities and identity, for a modern
+// server. A client that did not say them itself (a Member, whose agent
+// spoke to the gateway) is described by what the hub knows of it: its
+// name, and whether it answers sampling and elicitation.
+func (c *client) agentMeta() (caps, info json.RawMessage) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.agent != nil {
+		caps, info = c.agent.caps, c.agent.info
+	}
+	if caps == nil {
+		b := []byte{'{'}
+		if c.sampling {
+			b = append(b, `"sampling":{}`...)
+		}
+		if c.elicitation {
+			if len(b) > 1 {
+				b = append(b, ',')
+			}
+			b = append(b, `"elicitation":{}`...)
+		}
+		caps = append(b, '}')
+	}
+	if info == nil {
+		info, _ = jsonwire.Marshal(c.info)
+	}
+	return caps, info
+}

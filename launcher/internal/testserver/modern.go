@@ -1,0 +1,344 @@
+package testserver
+
+import (
+	"cmp"
+	"context"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/mcpgen/mcpgen/mcp"
+)
+
+// This file is the test server's modern mode ("modern"): a server of the
+// modern revision only (2026-07-28), written on the wire, as a server
+// that never heard of the legacy one would be. It answers server/discover,
+// and every request that carries the revision's _meta (a request without
+// it, or at another version, gets the revision's errors); it refuses
+// initialize with an error that names the version it speaks, as the spec
+// advises; it sends no request of its own, and no ping is answered.
+// subscriptions/listen is acknowledged and kept open until cancelled, and
+// tools/list_changed goes to the subscriptions that asked for it, tagged
+// with their id. The tools are those of echo, but for sample and roots
+// (server requests, which the revision has no more), and with elicit
+// {text}: it returns input_required, asking elicitation/create, and
+// completes on the retry that carries the answer (inputResponses) and the
+// requestState it gave. $MCPGEN_TESTSERVER_TOOLS limits the tools listed,
+// as in the other modes; $MCPGEN_TESTSERVER_DISCOVER_DELAY_MS makes it
+// answer server/discover that late.
+//
+// The dual mode ("dual") is a server of both eras: mcp.Server, which
+// mcpgen's own servers (mcpgen serve) run on, with the tool echo.
+
+// modernTools are the modern mode's tools.
+var modernTools = []string{"echo", "slow", "progress", "crash", "pid", "add", "elicit"}
+
+// A listen is a subscription of the modern mode: its request's id and the
+// notifications it asked for.
+type listen struct {
+	id    mcp.ID
+	tools bool // toolsListChanged
+}
+
+var serverInfo = json.RawMessage(`{"name":"testserver-modern","version":"1"}`)
+
+// modernRequest answers one request of the modern mode.
+func (s *wireServer) modernRequest(ctx context.Context, msg *mcp.Message) {
+	if msg.Method == "initialize" {
+		var p struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		}
+		_ = json.Unmarshal(msg.Params, &p)
+		err := mcp.UnsupportedVersionError(p.ProtocolVersion, mcp.ModernVersions)
+		err.Message = "Unsupported protocol version: this server speaks " + mcp.ModernVersion + " only, which has no initialize (send server/discover)"
+		s.fail(msg.ID, err)
+		return
+	}
+	meta, err := mcp.ParseRequestMeta(msg.Params)
+	if err == nil {
+		if werr := mcp.CheckModernRequest(&meta, mcp.ModernVersions); werr != nil {
+			err = werr
+		}
+	}
+	if err != nil {
+		s.fail(msg.ID, err.(*mcp.Error))
+		return
+	}
+	switch msg.Method {
+	case "server/discover":
+		if ms, _ := strconv.Atoi(os.Getenv("MCPGEN_TESTSERVER_DISCOVER_DELAY_MS")); ms > 0 {
+			<-afterMs(ms) // a slow server, which a probe's grace runs out on
+		}
+		result := map[string]any{
+			"supportedVersions": mcp.ModernVersions,
+			"capabilities":      map[string]any{"tools": map[string]any{"listChanged": true}},
+			"ttlMs":             0,
+			"cacheScope":        mcp.CachePrivate,
+		}
+		if text := os.Getenv("MCPGEN_TESTSERVER_INSTRUCTIONS"); text != "" {
+			result["instructions"] = text
+		}
+		s.complete(msg.ID, result)
+	case "subscriptions/listen":
+		s.listen(msg)
+	case "tools/list":
+		var p struct {
+			Cursor string `json:"cursor"`
+		}
+		_ = json.Unmarshal(msg.Params, &p)
+		start, _ := strconv.Atoi(p.Cursor)
+		s.mu.Lock()
+		tools := s.tools
+		s.mu.Unlock()
+		start = min(start, len(tools))
+		end := min(start+2, len(tools))
+		page := []any{}
+		for _, name := range tools[start:end] {
+			page = append(page, map[string]any{"name": name, "inputSchema": map[string]any{"type": "object"}})
+		}
+		result := map[string]any{"tools": page, "ttlMs": 0, "cacheScope": mcp.CachePrivate}
+		if end < len(tools) {
+			result["nextCursor"] = strconv.Itoa(end)
+		}
+		s.complete(msg.ID, result)
+	case "tools/call":
+		s.modernCall(ctx, msg, &meta)
+	default:
+		s.fail(msg.ID, mcp.NewError(mcp.CodeMethodNotFound, "no method %s", msg.Method))
+	}
+}
+
+// complete answers with a complete result, as the revision has it: with
+// its resultType, and the server's identity in _meta.
+func (s *wireServer) complete(id mcp.ID, result map[string]any) {
+	result["resultType"] = mcp.ResultComplete
+	result["_meta"] = map[string]any{mcp.MetaServerInfo: serverInfo}
+	s.reply(id, result)
+}
+
+func (s *wireServer) fail(id mcp.ID, err *mcp.Error) {
+	_ = s.w.Write(&mcp.Message{ID: id, Error: err})
+}
+
+// listen acknowledges a subscription, and keeps it until cancelled (its
+// request is not answered: the server ends it only at its exit).
+func (s *wireServer) listen(msg *mcp.Message) {
+	var p struct {
+		Notifications struct {
+			ToolsListChanged bool `json:"toolsListChanged"`
+		} `json:"notifications"`
+	}
+	_ = json.Unmarshal(msg.Params, &p)
+	l := &listen{id: msg.ID, tools: p.Notifications.ToolsListChanged}
+	s.mu.Lock()
+	s.listens = append(s.listens, l)
+	s.mu.Unlock()
+	honored := map[string]any{}
+	if l.tools {
+		honored["toolsListChanged"] = true
+	}
+	s.notify(l, "notifications/subscriptions/acknowledged", map[string]any{"notifications": honored})
+}
+
+// notify sends a notification on subscription l, tagged with its id.
+func (s *wireServer) notify(l *listen, method string, params map[string]any) {
+	if params == nil {
+		params = map[string]any{}
+	}
+	params["_meta"] = map[string]any{mcp.MetaSubscriptionID: l.id}
+	raw, _ := json.Marshal(params)
+	_ = s.w.Write(&mcp.Message{Method: method, Params: raw})
+}
+
+// unlisten ends the subscription that request id opened, if it is one.
+func (s *wireServer) unlisten(id mcp.ID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.listens = slices.DeleteFunc(s.listens, func(l *listen) bool { return l.id == id })
+}
+
+// endListens ends every subscription gracefully, as a server that exits
+// should: each one's request is answered at last, with its id.
+func (s *wireServer) endListens() {
+	s.mu.Lock()
+	listens := s.listens
+	s.listens = nil
+	s.mu.Unlock()
+	for _, l := range listens {
+		raw, _ := json.Marshal(map[string]any{"resultType": mcp.ResultComplete,
+			"_meta": map[string]any{mcp.MetaSubscriptionID: l.id, mcp.MetaServerInfo: serverInfo}})
+		_ = s.w.Write(&mcp.Message{ID: l.id, Result: raw})
+	}
+}
+
+// noteMethod appends what msg is to the file $MCPGEN_TESTSERVER_METHODS
+// names, if set, one line each: its method, the version its _meta names
+// and the name of the client it names ("-" for what it does not name), so
+// that a test sees what the server was sent, and on whose behalf.
+func noteMethod(msg *mcp.Message) {
+	path := os.Getenv("MCPGEN_TESTSERVER_METHODS")
+	if path == "" || msg.Method == "" {
+		return
+	}
+	version, client := "-", "-"
+	if m, err := mcp.ParseRequestMeta(msg.Params); err == nil {
+		version = cmp.Or(m.ProtocolVersion, "-")
+		var info mcp.Implementation
+		if json.Unmarshal(m.ClientInfo, &info) == nil && info.Name != "" {
+			client = strings.ReplaceAll(info.Name, " ", "_")
+		}
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return
+	}
+	fmt.Fprintf(f, "%s %s %s\n", msg.Method, version, client)
+	f.Close()
+}
+
+func afterMs(ms int) <-chan time.Time { return time.After(time.Duration(ms) * time.Millisecond) }
+
+// modernCall runs a tool of the modern mode.
+func (s *wireServer) modernCall(ctx context.Context, msg *mcp.Message, meta *mcp.RequestMeta) {
+	var p struct {
+		Name      string `json:"name"`
+		Arguments struct {
+			Text  string `json:"text"`
+			Ms    int    `json:"ms"`
+			Steps int    `json:"steps"`
+		} `json:"arguments"`
+	}
+	_ = json.Unmarshal(msg.Params, &p)
+	s.mu.Lock()
+	listed := slices.Contains(s.tools, p.Name)
+	s.mu.Unlock()
+	if !listed {
+		s.fail(msg.ID, mcp.NewError(mcp.CodeInvalidParams, "unknown tool %q", p.Name))
+		return
+	}
+	text := func(t string) {
+		s.complete(msg.ID, map[string]any{"content": []any{map[string]any{"type": "text", "text": t}}})
+	}
+	switch p.Name {
+	case "echo":
+		text(p.Arguments.Text)
+	case "slow":
+		select {
+		case <-ctx.Done(): // cancelled: no answer
+		case <-afterMs(p.Arguments.Ms):
+			text("slept")
+		}
+	case "progress":
+		for i := 1; i <= p.Arguments.Steps; i++ {
+			params, _ := json.Marshal(map[string]any{"progressToken": meta.ProgressToken, "progress": i, "total": p.Arguments.Steps})
+			_ = s.w.Write(&mcp.Message{Method: "notifications/progress", Params: params})
+		}
+		text("done")
+	case "crash":
+		os.Exit(3)
+	case "pid":
+		text(strconv.Itoa(os.Getpid()))
+	case "add":
+		s.mu.Lock()
+		s.tools = append(s.tools, "extra")
+		var tell []*listen
+		for _, l := range s.listens {
+			if l.tools {
+				tell = append(tell, l)
+			}
+		}
+		s.mu.Unlock()
+		for _, l := range tell {
+			s.notify(l, "notifications/tools/list_changed", nil)
+		}
+		text("added")
+	case "elicit":
+		s.elicit(msg, meta, p.Arguments.Text, text)
+	}
+}
+
+// elicit asks for a confirmation through a multi round-trip request: the
+// first call gets input_required; the retry with the answer and the state
+// completes. The state names the text, so that a retry of another call
+// is refused.
+func (s *wireServer) elicit(msg *mcp.Message, meta *mcp.RequestMeta, arg string, text func(string)) {
+	state := "confirm:" + base64.RawURLEncoding.EncodeToString([]byte(arg))
+	responses, got, hasState, retry, err := mcp.RetryParams(msg.Params)
+	if err != nil {
+		s.fail(msg.ID, err.(*mcp.Error))
+		return
+	}
+	if !retry {
+		var caps map[string]json.RawMessage
+		_ = json.Unmarshal(meta.ClientCapabilities, &caps)
+		if _, ok := caps["elicitation"]; !ok {
+			s.fail(msg.ID, mcp.MissingCapabilityError("elicitation"))
+			return
+		}
+		r := &mcp.InputRequiredResult{
+			InputRequests: map[string]mcp.InputRequest{"confirm": {Method: "elicitation/create", Params: json.RawMessage(
+				`{"mode":"form","message":` + quote("Confirm "+arg+"?") + `,"requestedSchema":{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]}}`)}},
+			Keys:         []string{"confirm"},
+			RequestState: state,
+			HasState:     true,
+		}
+		raw, _ := r.MarshalJSON()
+		_ = s.w.Write(&mcp.Message{ID: msg.ID, Result: raw})
+		return
+	}
+	if !hasState || got != state {
+		s.fail(msg.ID, mcp.NewError(mcp.CodeInvalidParams, "invalid params: requestState %q is not this call's", got))
+		return
+	}
+	var answer struct {
+		Action  string          `json:"action"`
+		Content json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(responses["confirm"], &answer); err != nil || answer.Action == "" {
+		s.fail(msg.ID, mcp.NewError(mcp.CodeInvalidParams, "invalid params: inputResponses has no answer to \"confirm\""))
+		return
+	}
+	text(fmt.Sprintf("%s %s: %s", arg, answer.Action, strings.TrimSpace(string(answer.Content))))
+}
+
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// serveDual serves the dual mode: mcp.Server on stdin and stdout, each
+// message noted as the other modes note them (noteMethod).
+func serveDual() {
+	srv := mcp.NewServer(mcp.Implementation{Name: "testserver-dual", Version: "1"}, nil)
+	_ = srv.AddTool(&mcp.Tool{Name: "echo", InputSchema: json.RawMessage(`{"type":"object"}`),
+		Handler: func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var args struct {
+				Text string `json:"text"`
+			}
+			_ = json.Unmarshal(req.Arguments, &args)
+			return &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent(args.Text)}}, nil
+		}})
+	in, feed := io.Pipe()
+	go func() {
+		// Ends at stdin's end, which it passes on.
+		r, w := mcp.NewReader(os.Stdin), mcp.NewWriter(feed)
+		for {
+			msg, err := r.Read()
+			if err != nil {
+				feed.Close()
+				return
+			}
+			noteMethod(msg)
+			_ = w.Write(msg)
+		}
+	}()
+	_ = srv.Serve(context.Background(), in, os.Stdout)
+	noteEOF()
+}
