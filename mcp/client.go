@@ -7,9 +7,12 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	json "github.com/goccy/go-json"
+
+	"github.com/mcpgen/mcpgen/internal/jsonwire"
 )
 
 // DefaultTimeout bounds each request of a Client whose options set none.
@@ -51,6 +54,14 @@ type Client struct {
 	caps    json.RawMessage
 	timeout time.Duration
 	handler Handler
+
+	// The era and revision that Open (or Initialize) settled on, and in
+	// the modern era the _meta members that every request carries; set
+	// once, before the requests that need them.
+	mu      sync.Mutex
+	era     Era
+	version string
+	meta    []ObjectMember
 }
 
 // NewClient starts a client that reads the server's messages from r and
@@ -129,6 +140,8 @@ func (c *Client) Close() error { return c.conn.Close() }
 // Call sends a request and decodes its result into result (see Conn.Call),
 // within the client's timeout; when the timeout passes, the request is
 // cancelled and Call returns an error wrapping context.DeadlineExceeded.
+// In the modern era (see Open) the request carries the _meta that the
+// revision requires: its version, the client's capabilities and identity.
 func (c *Client) Call(ctx context.Context, method string, params, result any) error {
 	if c.timeout > 0 {
 		var cancel context.CancelFunc
@@ -136,7 +149,61 @@ func (c *Client) Call(ctx context.Context, method string, params, result any) er
 			fmt.Errorf("no response within %s: %w", c.timeout, context.DeadlineExceeded))
 		defer cancel()
 	}
+	if meta := c.modernMeta(); meta != nil {
+		raw, err := marshalParams(params)
+		if err != nil {
+			return fmt.Errorf("%s: %w", method, err)
+		}
+		if params, err = SetMeta(raw, meta...); err != nil {
+			return fmt.Errorf("%s: params: %w", method, err)
+		}
+	}
 	return c.conn.Call(ctx, method, params, result)
+}
+
+// Era returns the era of the server, as Open or Initialize found it;
+// EraUnknown before.
+func (c *Client) Era() Era {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.era
+}
+
+// Version returns the revision the client speaks to the server: the one
+// its initialize negotiated, or in the modern era the one its requests
+// name; "" before Open or Initialize.
+func (c *Client) Version() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.version
+}
+
+// modernMeta returns the _meta members of the client's requests in the
+// modern era, nil in the legacy era.
+func (c *Client) modernMeta() []ObjectMember {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.meta
+}
+
+// settle records the era and revision the client speaks to the server.
+func (c *Client) settle(era Era, version string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.era, c.version, c.meta = era, version, nil
+	if era == EraModern {
+		c.meta = c.metaAt(version)
+	}
+}
+
+// metaAt returns the _meta members of a modern request at version.
+func (c *Client) metaAt(version string) []ObjectMember {
+	info, _ := jsonwire.Marshal(c.info)
+	return []ObjectMember{
+		{Key: MetaProtocolVersion, Value: jsonwire.AppendString(nil, version)},
+		{Key: MetaClientCapabilities, Value: c.caps},
+		{Key: MetaClientInfo, Value: info},
+	}
 }
 
 // Notify sends a notification.
@@ -144,24 +211,33 @@ func (c *Client) Notify(ctx context.Context, method string, params any) error {
 	return c.conn.Notify(ctx, method, params)
 }
 
-// Initialize performs the handshake: initialize with LatestVersion, then
-// notifications/initialized. It fails when the server answers a revision
-// that this package does not speak.
+// Initialize performs the legacy handshake: initialize with LatestVersion,
+// then notifications/initialized. It fails when the server answers a
+// revision that this package does not speak. Open chooses the era first.
 func (c *Client) Initialize(ctx context.Context) (*InitializeResult, error) {
-	params := struct {
+	var raw json.RawMessage
+	if err := c.Call(ctx, "initialize", c.initializeParams(LatestVersion), &raw); err != nil {
+		return nil, err
+	}
+	return c.initialized(ctx, raw)
+}
+
+func (c *Client) initializeParams(version string) any {
+	return struct {
 		ProtocolVersion string          `json:"protocolVersion"`
 		Capabilities    json.RawMessage `json:"capabilities"`
 		ClientInfo      Implementation  `json:"clientInfo"`
-	}{LatestVersion, c.caps, c.info}
-	var raw json.RawMessage
-	if err := c.Call(ctx, "initialize", params, &raw); err != nil {
-		return nil, err
-	}
+	}{version, c.caps, c.info}
+}
+
+// initialized completes the legacy handshake with the server's answer to
+// initialize.
+func (c *Client) initialized(ctx context.Context, raw json.RawMessage) (*InitializeResult, error) {
 	res := &InitializeResult{}
 	if err := json.Unmarshal(raw, res); err != nil {
 		return nil, fmt.Errorf("initialize: decode result: %w", err)
 	}
-	res.Raw = raw
+	res.Raw, res.Era = raw, EraLegacy
 	if !slices.Contains(SupportedVersions, res.ProtocolVersion) {
 		return nil, fmt.Errorf("initialize: server answered protocol version %q; mcpgen speaks %s",
 			res.ProtocolVersion, strings.Join(SupportedVersions, ", "))
@@ -169,6 +245,7 @@ func (c *Client) Initialize(ctx context.Context) (*InitializeResult, error) {
 	if err := c.conn.Notify(ctx, "notifications/initialized", nil); err != nil {
 		return nil, err
 	}
+	c.settle(EraLegacy, res.ProtocolVersion)
 	return res, nil
 }
 
@@ -226,7 +303,11 @@ func (c *Client) CallTool(ctx context.Context, name string, args any) (*CallTool
 	return res, nil
 }
 
-// Ping checks that the server answers.
+// Ping checks that the server answers: with ping, or in the modern era,
+// which has none, with server/discover.
 func (c *Client) Ping(ctx context.Context) error {
+	if c.Era() == EraModern {
+		return c.Call(ctx, "server/discover", nil, nil)
+	}
 	return c.Call(ctx, "ping", nil, nil)
 }

@@ -567,3 +567,62 @@ func ChooseVersion(theirs []string, era Era) string {
 	}
 	return ""
 }
+
+// InitializeResult is what the discover result tells a legacy client of
+// the server, in the form of an answer to initialize at LatestVersion:
+// its capabilities, identity and instructions. Of the capabilities, those
+// that a legacy client would use through requests that the modern revision
+// removed are left out: logging (logging/setLevel; the level now goes in
+// each request's _meta) and resources.subscribe (resources/subscribe; now
+// subscriptions/listen). The result keeps d as its Discover.
+func (d *DiscoverResult) InitializeResult() *InitializeResult {
+	caps := legacyCapabilities(d.Capabilities)
+	r := &InitializeResult{
+		ProtocolVersion: LatestVersion,
+		Capabilities:    caps,
+		ServerInfo:      d.ServerInfo,
+		Instructions:    d.Instructions,
+		Era:             EraModern,
+		Discover:        d,
+	}
+	r.Raw, _ = jsonwire.Marshal(struct {
+		ProtocolVersion string          `json:"protocolVersion"`
+		Capabilities    json.RawMessage `json:"capabilities"`
+		ServerInfo      Implementation  `json:"serverInfo"`
+		Instructions    string          `json:"instructions,omitempty"`
+	}{r.ProtocolVersion, caps, r.ServerInfo, r.Instructions})
+	return r
+}
+
+// legacyCapabilities returns modern capabilities without what legacy
+// clients cannot use as they would (see DiscoverResult.InitializeResult);
+// the rest stays as written. Capabilities that are not an object are {}.
+func legacyCapabilities(caps json.RawMessage) json.RawMessage {
+	members, err := jsonwire.Members(caps, 0)
+	if err != nil {
+		return emptyObject
+	}
+	var set []ObjectMember
+	for _, mb := range members {
+		switch mb.Key {
+		case "logging":
+			set = append(set, ObjectMember{Key: "logging"}) // deleted
+		case "resources":
+			if bytes.Contains(mb.Value, []byte(`"subscribe"`)) {
+				r, err := SetMembers(mb.Value, ObjectMember{Key: "subscribe"})
+				if err != nil {
+					r = emptyObject
+				}
+				set = append(set, ObjectMember{Key: "resources", Value: r})
+			}
+		}
+	}
+	if len(set) == 0 {
+		return caps
+	}
+	out, err := SetMembers(caps, set...)
+	if err != nil {
+		return emptyObject
+	}
+	return out
+}

@@ -269,13 +269,24 @@ func (c *Content) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// InitializeResult is a server's answer to initialize.
+// InitializeResult is a server's answer to initialize. A modern server has
+// no initialize: for one, it is what its answer to server/discover
+// (Discover) tells a legacy client (see DiscoverResult.InitializeResult),
+// so that what serves legacy clients serves them from either era.
 type InitializeResult struct {
 	ProtocolVersion string          `json:"protocolVersion"`
 	Capabilities    json.RawMessage `json:"capabilities"`
 	ServerInfo      Implementation  `json:"serverInfo"`
 	Instructions    string          `json:"instructions,omitempty"`
-	// Raw is the result as the server sent it, so that a proxy can hand it
-	// to other clients unchanged.
+	// Raw is the result as the server sent it (for a modern server, as
+	// converted), so that a proxy can hand it to other clients unchanged.
 	Raw json.RawMessage `json:"-"`
+	// Era is the server's era, as its client found it: EraLegacy for an
+	// answer to initialize, EraModern for a converted discover result, and
+	// EraUnknown when nobody asked (an answer to initialize that an earlier
+	// mcpgen kept: the server may speak the modern revision too).
+	Era Era `json:"-"`
+	// Discover is a modern server's answer to server/discover, as it sent
+	// it; nil for a legacy server.
+	Discover *DiscoverResult `json:"-"`
 }
