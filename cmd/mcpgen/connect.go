@@ -41,8 +41,9 @@ prefix = "always" prefixes every tool. mcpgen emit --gateway writes an
 entry that runs it.
 
 When no launcher runs for the workspace, connect starts one in the
-background (with the manifest given to connect, or ./mcpgen.toml, or the
-demo) and waits for the server, unless --no-start. mcpgen emit --launcher
+background (with the manifest given to connect, else the nearest
+mcpgen.toml, here or above; --demo for the embedded one) and waits for
+the server, unless --no-start. mcpgen emit --launcher
 writes entries that run it.`,
 		Example: `  mcpgen connect --workspace ws-42 memory
   MCPGEN_WORKSPACE=ws-42 mcpgen connect --manifest /srv/mcpgen.toml files

@@ -523,7 +523,7 @@ func (a *app) mcpgenOnPath(flag string) string {
 		return flag
 	}
 	if _, err := exec.LookPath("mcpgen"); err != nil {
-		fmt.Fprintln(a.stderr, "mcpgen: a project's config runs mcpgen from PATH, and there is none on this one: install it (go install github.com/mcpgen/mcpgen/cmd/mcpgen@latest) where the agents run")
+		fmt.Fprintln(a.stderr, "mcpgen: a project's config runs mcpgen from PATH, and there is none on this one: "+installHint+" where the agents run")
 	}
 	return "mcpgen"
 }
@@ -547,9 +547,13 @@ func (a *app) mcpgenPath(flag string) string {
 		fmt.Fprintf(a.stderr, "mcpgen: this binary was built by go run and will be gone; entries run %s instead (set --mcpgen-path to choose)\n", p)
 		return p
 	}
-	fmt.Fprintln(a.stderr, "mcpgen: this binary was built by go run and will be gone, and there is no mcpgen on PATH: entries run \"mcpgen\"; install it with go install github.com/mcpgen/mcpgen/cmd/mcpgen@latest, or set --mcpgen-path")
+	fmt.Fprintln(a.stderr, "mcpgen: this binary was built by go run and will be gone, and there is no mcpgen on PATH: entries run \"mcpgen\"; "+installHint+", or set --mcpgen-path")
 	return "mcpgen"
 }
+
+// installHint says how to put mcpgen on PATH. The module is not published
+// yet, so go install of its module path cannot work: a clone can.
+const installHint = "install it from a clone of mcpgen with go install ./cmd/mcpgen (and put $(go env GOPATH)/bin on PATH)"
 
 // isGoRunBinary reports whether path is where go run puts its binaries:
 // $GOTMPDIR or the temp dir, go-buildNNN/bNNN/exe/NAME.
