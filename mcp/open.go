@@ -42,7 +42,9 @@ type OpenOptions struct {
 	// initialize unless server/discover gets a legacy answer); EraUnknown
 	// probes. Ignored when Version is set.
 	Known Era
-	// Grace, when positive, replaces ProbeGrace.
+	// Grace, when positive, replaces ProbeGrace; when negative, initialize
+	// is never sent before the probe has its answer (over HTTP, where every
+	// request gets one, a 400 included: the Streamable HTTP binding's way).
 	Grace time.Duration
 }
 

@@ -349,14 +349,17 @@ func (t *Transport) events(sse *sseReader, owner *pending) (delivered bool, err 
 }
 
 // answerHTTPError answers a request that the server refused with an HTTP
-// error; the server's JSON-RPC error, if its body holds one, is kept.
+// error; the server's JSON-RPC error, if its body holds one, is kept (its
+// code, message and data: a modern server's refusal of initialize lists
+// the versions it speaks).
 func (t *Transport) answerHTTPError(p *pending, resp *http.Response) {
 	body := readSome(resp.Body, maxErrorBody)
 	discard(resp.Body)
 	code := int64(CodeTransportError)
 	detail := snippet(body)
+	var data json.RawMessage
 	if m, err := mcp.DecodeMessage(bytes.TrimSpace(body)); err == nil && m.Error != nil {
-		code, detail = m.Error.Code, m.Error.Message
+		code, detail, data = m.Error.Code, m.Error.Message, m.Error.Data
 	}
 	msg := fmt.Sprintf("POST %s: %s", t.where, resp.Status)
 	if detail != "" {
@@ -368,7 +371,7 @@ func (t *Transport) answerHTTPError(p *pending, resp *http.Response) {
 	case http.StatusNotFound, http.StatusMethodNotAllowed:
 		msg += " (check the URL: it must name the server's MCP endpoint, often ending in /mcp)"
 	}
-	t.answerError(p, code, msg)
+	t.answerWith(p, &mcp.Error{Code: code, Message: msg, Data: data})
 }
 
 // unanswered decides what becomes of a request whose exchange stopped

@@ -637,3 +637,20 @@ func decodeTools(t *testing.T, result json.RawMessage) []string {
 	}
 	return names
 }
+
+// TestInitializeRefused: a modern-only server's refusal of initialize (a
+// legacy request) reaches the client whole, the versions it speaks
+// included, so that the client can say which to use.
+func TestInitializeRefused(t *testing.T) {
+	s := newServer(t, modernOnly(`{"resultType":"complete","tools":[]}`))
+	tr, _ := newTransport(t, s.url(), Options{})
+	l := newLines(t, tr)
+	l.write(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	m := l.read()
+	if versions, ok := m.Error.SupportedVersions(); !ok || !slices.Equal(versions, []string{"2026-07-28"}) {
+		t.Fatalf("got %+v, want the server's -32022 with the versions it speaks", m.Error)
+	}
+	if tr.Era() != mcp.EraUnknown {
+		t.Errorf("era %v after a refused initialize, want unknown still", tr.Era())
+	}
+}
