@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/mcpgen/mcpgen/internal/proc"
+	"github.com/mcpgen/mcpgen/internal/statefile"
 	"github.com/mcpgen/mcpgen/launcher/internal/hub"
 	"github.com/mcpgen/mcpgen/manifest"
 	"github.com/mcpgen/mcpgen/mcp"
@@ -130,41 +130,35 @@ func catalogPath(stateDir, server string) string {
 }
 
 // loadCatalog reads server's catalog from stateDir: nil when there is none
-// under key (none kept, another key, unreadable). A file that cannot be
-// read as a catalog is an error, for the log; it is replaced at the next
-// handshake.
+// under key (none kept, another key). A file that cannot be read as a
+// catalog (not a regular file, say a named pipe put in its place; too big;
+// not JSON) is an error, for the log, and no catalog: it is replaced at the
+// next handshake.
 func loadCatalog(stateDir, server, key string) (*catalog, error) {
-	f, err := os.Open(catalogPath(stateDir, server))
+	path := catalogPath(stateDir, server)
+	data, err := statefile.ReadFile(path, maxCatalog)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxCatalog+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > maxCatalog {
-		return nil, fmt.Errorf("%s: more than %d bytes", f.Name(), maxCatalog)
-	}
 	var cf catalogFile
 	if err := json.Unmarshal(data, &cf); err != nil {
-		return nil, fmt.Errorf("%s: %v", f.Name(), err)
+		return nil, fmt.Errorf("%s: %v", path, err)
 	}
 	if cf.Version != catalogVersion || cf.Server != server || cf.Key != key {
 		return nil, nil
 	}
 	cat := &catalog{init: &mcp.InitializeResult{}}
 	if err := json.Unmarshal(cf.Initialize, cat.init); err != nil {
-		return nil, fmt.Errorf("%s: initialize: %v", f.Name(), err)
+		return nil, fmt.Errorf("%s: initialize: %v", path, err)
 	}
 	cat.init.Raw = cf.Initialize
 	for _, raw := range cf.Tools {
 		t := &mcp.Tool{}
 		if err := json.Unmarshal(raw, t); err != nil {
-			return nil, fmt.Errorf("%s: tools: %v", f.Name(), err)
+			return nil, fmt.Errorf("%s: tools: %v", path, err)
 		}
 		cat.tools = append(cat.tools, t)
 	}
@@ -271,14 +265,20 @@ func (s *Session) keepCatalog(server, key string, cat *catalog) {
 	s.mu.Unlock()
 }
 
-// cachedCatalog returns server's catalog kept under key, or nil.
+// cachedCatalog returns server's catalog kept under key, or nil. One that
+// cannot be read is refused, with a log line, and taken for none: the
+// server's requests start it, and its next handshake keeps a new one.
 func (s *Session) cachedCatalog(server, key string) *catalog {
 	cat, err := loadCatalog(s.stateDir, server, key)
 	if err != nil {
-		s.log.Warn("reading the server's kept catalog", "server", server, "error", err)
+		s.log.Warn(refusedCatalog, "server", server, "error", err)
+		return nil
 	}
 	return cat
 }
+
+// refusedCatalog is the log message of a kept catalog that cannot be read.
+const refusedCatalog = "refusing the server's kept catalog: its requests start it, and its next handshake keeps a new one"
 
 // keepProbed keeps the catalog of a server that Probe made ready, in the
 // cache of workspace c.WorkspaceID, under the key its launcher computes.

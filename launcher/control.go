@@ -83,6 +83,18 @@ func (s *Session) control(ctx context.Context, conn net.Conn) {
 		return
 	}
 	switch req.Op {
+	case "connect", "gateway", "restart", "wait":
+		// They need the servers: they wait for the first apply (a stop
+		// does not: see Run). The client bounds its own wait.
+		select {
+		case <-s.up:
+		case <-ctx.Done():
+			answer(conn, controlAnswer{Error: fmt.Sprintf("workspace %q is stopping", s.opts.Workspace)})
+			conn.Close()
+			return
+		}
+	}
+	switch req.Op {
 	case "status":
 		answer(conn, controlAnswer{OK: true, Status: s.Status()})
 		conn.Close()

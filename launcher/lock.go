@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/mcpgen/mcpgen/internal/statefile"
 )
 
 // lockFile is the name of the session lock in a runtime dir. It holds the
@@ -75,7 +77,7 @@ func (e *lockedError) Error() string {
 // it, the error is a *lockedError.
 func lock(runtimeDir string) (*sessionLock, error) {
 	path := filepath.Join(runtimeDir, lockFile)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|oNoFollow, 0o600)
+	f, err := statefile.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("session lock: %w", err)
 	}
@@ -131,9 +133,11 @@ func (l *sessionLock) Unlock() error {
 // a launcher starting at that instant retries rather than fail (see
 // tryLock).
 func Holder(runtimeDir string) (pid int, running bool) {
-	f, err := os.OpenFile(filepath.Join(runtimeDir, lockFile), os.O_RDONLY|oNoFollow, 0)
+	f, err := statefile.Open(filepath.Join(runtimeDir, lockFile))
 	if err != nil {
-		return 0, false // no lock file: no launcher ever ran here
+		// No lock file: no launcher ever ran here. Anything else in its
+		// place no launcher can lock: launch says why.
+		return 0, false
 	}
 	defer f.Close() // drops the shared lock, if we took it
 	pid, held, err := tryLock(f, false)

@@ -8,10 +8,6 @@ import (
 	"syscall"
 )
 
-// oNoFollow opens the lock file itself, never what a link planted in its
-// place points to.
-const oNoFollow = syscall.O_NOFOLLOW
-
 // errLocked is what lockNB's error is when another holds the lock.
 var errLocked = syscall.EWOULDBLOCK
 

@@ -7,10 +7,6 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// oNoFollow is 0: the runtime dir's access control list keeps others from
-// planting a link, and Windows' os.OpenFile has no such flag.
-const oNoFollow = 0
-
 // errLocked is what lockNB's error is when another holds the lock.
 var errLocked = windows.ERROR_LOCK_VIOLATION
 

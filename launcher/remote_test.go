@@ -23,7 +23,8 @@ import (
 
 // A fakeRemote is a Streamable HTTP MCP server on a loopback port, small
 // enough to expire its sessions on demand and to show what it was sent:
-// JSON answers, session ids, no GET stream. Its tools are echo and hidden.
+// JSON answers, session ids, no GET stream. Its tools are echo, hidden,
+// and stream, whose answer is an event stream of progress without end.
 // (The e2e tests reach the reference server-everything.)
 type fakeRemote struct {
 	srv *httptest.Server
@@ -35,8 +36,10 @@ type fakeRemote struct {
 	headers  []http.Header // of every POST
 	// storm makes the GET stream that of the hardening issue's hostile
 	// server: a priming event with "retry: 1", and the end of the stream.
-	storm bool
-	gets  int
+	storm   bool
+	gets    int
+	methods []string // of every POST
+	streams int      // streams of stream's answers under way
 }
 
 func newFakeRemote(t *testing.T) *fakeRemote {
@@ -85,6 +88,7 @@ func (f *fakeRemote) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusBadRequest)
 		return
 	}
+	f.methods = append(f.methods, msg.Method)
 	if msg.Method == "initialize" {
 		f.started++
 		sid = fmt.Sprintf("session-%d", f.started)
@@ -103,18 +107,46 @@ func (f *fakeRemote) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch msg.Method {
 	case "tools/list":
-		f.answer(w, msg, `{"tools":[{"name":"echo","inputSchema":{"type":"object"}},{"name":"hidden","inputSchema":{"type":"object"}}]}`)
+		f.answer(w, msg, `{"tools":[{"name":"echo","inputSchema":{"type":"object"}},{"name":"hidden","inputSchema":{"type":"object"}},{"name":"stream","inputSchema":{"type":"object"}}]}`)
 	case "tools/call":
 		var p struct {
+			Name      string `json:"name"`
 			Arguments struct {
 				Text string `json:"text"`
 			} `json:"arguments"`
+			Meta struct {
+				ProgressToken json.RawMessage `json:"progressToken"`
+			} `json:"_meta"`
 		}
 		_ = json.Unmarshal(msg.Params, &p)
+		if p.Name == "stream" {
+			f.streams++
+			f.mu.Unlock() // the stream lasts: other requests go on
+			streamProgress(w, r, p.Meta.ProgressToken)
+			f.mu.Lock()
+			f.streams--
+			return
+		}
 		text, _ := json.Marshal(sid + ": " + p.Arguments.Text)
 		f.answer(w, msg, `{"content":[{"type":"text","text":`+string(text)+`}]}`)
 	default:
 		f.answer(w, msg, `{}`)
+	}
+}
+
+// streamProgress answers with an event stream of progress under token,
+// until the client goes.
+func streamProgress(w http.ResponseWriter, r *http.Request, token json.RawMessage) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	for i := 1; ; i++ {
+		fmt.Fprintf(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":%s,\"progress\":%d}}\n\n", token, i)
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+			return
+		case <-time.After(5 * time.Millisecond):
+		}
 	}
 }
 
@@ -289,5 +321,51 @@ func TestSessionRemoteStreamGivenUp(t *testing.T) {
 	c.Call("1", "echo", `{"text":"hi"}`)
 	if got := testserver.ResultText(t, c.Next()); got != "session-1: hi" {
 		t.Errorf("echo: got %q", got)
+	}
+}
+
+// TestSessionRemoteToolTimeout: a url server whose answer to a call is a
+// stream of progress without end: the launcher ends the call at the
+// server's tool_timeout, with an error result that says so, and tells the
+// server (notifications/cancelled, and the stream is closed); through
+// connect NAME and the gateway alike.
+func TestSessionRemoteToolTimeout(t *testing.T) {
+	f := newFakeRemote(t)
+	path := filepath.Join(t.TempDir(), "mcpgen.toml")
+	writeFile(t, path, fmt.Sprintf("[servers.web]\nurl = %s\ntool_timeout = \"500ms\"\n", tomlString(f.url())))
+	ts := startSession(t, path, Options{})
+	ts.wait("ready", allReady("web"))
+	cancelled := func() (n, streams int) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		for _, m := range f.methods {
+			if m == "notifications/cancelled" {
+				n++
+			}
+		}
+		return n, f.streams
+	}
+	for i, via := range waysIn(ts, "web") {
+		c := via.connect()
+		c.Send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"stream","arguments":{},"_meta":{"progressToken":"p"}}}`)
+		m, before := answerTo(t, c, "2")
+		const want = `server "web" did not answer tools/call within its tool_timeout (500ms): the request was cancelled`
+		if text := toolError(t, via.name, m); !strings.Contains(text, want) {
+			t.Errorf("%s: got %q, want %q", via.name, text, want)
+		}
+		if len(before) == 0 || before[0].Method != "notifications/progress" {
+			t.Errorf("%s: got %d messages before the answer, want its progress", via.name, len(before))
+		}
+		// The server is told, and its stream closed: a hang guard.
+		for deadline := time.Now().Add(waitLong); ; time.Sleep(5 * time.Millisecond) {
+			n, streams := cancelled()
+			if n >= i+1 && streams == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: the server got %d cancellations, %d streams go on; want %d, none", via.name, n, streams, i+1)
+			}
+		}
+		c.Close()
 	}
 }

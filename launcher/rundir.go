@@ -166,6 +166,10 @@ func (e *NeverLaunchedError) Error() string {
 	return fmt.Sprintf("workspace %q has never been launched here (no %s): check the id with mcpgen ps, or start it with mcpgen launch --workspace %s", e.Workspace, e.Dir, e.Workspace)
 }
 
+// StateDirPath is where StateDir(name) is, made or not: for what is kept
+// beside the workspaces' state dirs under a name that is no workspace id.
+func StateDirPath(name string) (string, error) { return stateDirPath(name) }
+
 // stateDirPath is where StateDir is, made or not.
 func stateDirPath(workspace string) (string, error) {
 	if err := checkDirName(workspace); err != nil {

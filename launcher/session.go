@@ -71,6 +71,7 @@ type testHooks struct {
 	idleStop func(server string) // a quiet server's idle timer fired, before the stop is decided
 	idleExit func()              // the idle-exit timer fired, before the exit is decided
 	exiting  func()              // the exit is decided, before the socket goes
+	apply    func()              // an apply begins: a step that may be stuck
 }
 
 // A Session is one workspace's launcher: it holds the workspace's lock,
@@ -279,47 +280,67 @@ func (s *Session) Run(ctx context.Context) error {
 	s.started = time.Now()
 	loaded := s.started.UTC()
 	s.lastLoad = ReloadStatus{At: &loaded, OK: true} // the first load
+	s.m, s.ctx = m, c
 	s.sessCtx = ctx
 	s.watcher = watcher
 	s.gw = gateway.New(s.log)
 	s.mu.Unlock()
-	s.apply(m, c, false)
-	s.mu.Lock()
-	n := len(s.servers) // a reload may be under way already
-	s.mu.Unlock()
-	s.log.Info("session started", "workspace", s.opts.Workspace, "manifest", m.File, "servers", n, "control", sockPath, "containment", s.contain.Report().String())
 
+	// The control socket answers from now on, whatever an apply waits
+	// for: status, and a stop (see control for the requests that wait
+	// for the first apply).
 	served := make(chan struct{})
 	go func() { defer close(served); s.serveControl(ctx, ln) }()
-	idled := make(chan struct{})
-	go func() { defer close(idled); s.watchIdleExit(ctx, sockPath, stopRun) }()
-	close(s.up)
 
-	if watcher != nil {
-		s.watchSources(watcher)
-	}
-
+	// Applying a manifest may wait (for servers to stop, for the state
+	// dir), so the applies run on a goroutine of their own (steps), one at
+	// a time, and this loop only hands them out: it sees ctx end, for a
+	// stop or a signal, whatever they wait for.
+	st := &steps{sources: map[string]bool{}}
+	st.start(func() {
+		s.reloading.Lock()
+		defer s.reloading.Unlock()
+		s.apply(m, c, false)
+		if watcher != nil {
+			s.watchSources(watcher)
+		}
+	})
+	first := true
+	idled := closedChan()
 	for {
 		select {
 		case <-ctx.Done():
 			// The control socket answers until every server has stopped:
 			// status shows the stop, and a second mcpgen stop can hurry it.
 			s.shutdown(hurry)
+			s.waitStep(st, hurry)
 			ln.Close()
 			<-served
 			<-idled
 			s.log.Info("session stopped", "workspace", s.opts.Workspace)
 			return nil
+		case <-st.done:
+			st.done = nil
+			if first {
+				first = false
+				s.mu.Lock()
+				n := len(s.servers) // a reload may be under way already
+				s.mu.Unlock()
+				s.log.Info("session started", "workspace", s.opts.Workspace, "manifest", m.File, "servers", n, "control", sockPath, "containment", s.contain.Report().String())
+				idled = make(chan struct{})
+				go func() { defer close(idled); s.watchIdleExit(ctx, sockPath, stopRun) }()
+				close(s.up)
+			}
 		case ev, ok := <-events:
 			if !ok {
 				events = nil
 				continue
 			}
 			if ev.Manifest != nil {
-				s.reloadNow(false, ev.Manifest)
+				st.content = ev.Manifest // a later content replaces one that waits
 			}
 			for _, name := range ev.Sources {
-				s.rebuild(name)
+				st.sources[name] = true
 			}
 		case err, ok := <-watchErrs:
 			if !ok {
@@ -328,9 +349,88 @@ func (s *Session) Run(ctx context.Context) error {
 			}
 			s.log.Warn("watching files", "error", err)
 		case <-s.reloads:
-			s.reloadNow(true, nil)
+			st.reload = true
 		}
+		s.nextStep(st)
 	}
+}
+
+// steps is what Run hands the goroutine that applies manifests: the step
+// under way, and what waits for it to end (Run's loop owns it all).
+type steps struct {
+	done    chan struct{}   // closed when the step under way ends; nil when none is
+	reload  bool            // a reload (SIGHUP, Reload) waits
+	content *watch.Content  // a manifest the watcher read waits
+	sources map[string]bool // servers whose sources changed wait to be rebuilt
+}
+
+// start runs a step on a goroutine of its own, which ends with it.
+func (st *steps) start(step func()) {
+	done := make(chan struct{})
+	st.done = done
+	go func() {
+		defer close(done)
+		step()
+	}()
+}
+
+// nextStep starts what waits, once no step is under way: a reload first
+// (it reads the manifest as it is now, later than any content that waits,
+// which it replaces), then a manifest the watcher read; rebuilds, which do
+// not wait, once the manifest is applied, in the order the events came.
+func (s *Session) nextStep(st *steps) {
+	if st.done != nil {
+		return
+	}
+	switch {
+	case st.reload:
+		st.reload, st.content = false, nil
+		st.start(func() { s.reloadNow(true, nil) })
+	case st.content != nil:
+		content := st.content
+		st.content = nil
+		st.start(func() { s.reloadNow(false, content) })
+	default:
+		for name := range st.sources {
+			s.rebuild(name)
+		}
+		clear(st.sources)
+	}
+}
+
+// waitStep waits, once the servers have stopped, for the step under way
+// to end, at most as long as a step may take (stopping the servers a
+// reload removed: their grace periods, then the kill), or until the stop
+// is hurried. A step stuck longer is left: the session ends without it,
+// and its containment ends whatever it started.
+func (s *Session) waitStep(st *steps, hurry context.Context) {
+	if st.done == nil {
+		return
+	}
+	bound := s.timing.StdinGrace + s.timing.TermGrace + proc.KillWait
+	t := time.NewTimer(bound)
+	defer t.Stop()
+	select {
+	case <-st.done:
+		return
+	default:
+	}
+	select {
+	case <-st.done:
+	case <-hurry.Done():
+		s.log.Warn(stuckStep, "hurried", true)
+	case <-t.C:
+		s.log.Warn(stuckStep, "waited", bound.String())
+	}
+}
+
+// stuckStep is the log message of a stop that leaves a step under way.
+const stuckStep = "stopping without waiting for a step that is stuck (applying the manifest)"
+
+func closedChan() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
 }
 
 // setupContainment ends what the record of an earlier launcher names
@@ -576,6 +676,9 @@ func (s *Session) parses(data []byte) bool {
 // apply makes the running servers match m: removed servers stop, added ones
 // start, changed ones restart, and the others keep their process.
 func (s *Session) apply(m *manifest.Manifest, c *manifest.Context, retryFailed bool) {
+	if s.opts.hooks.apply != nil {
+		s.opts.hooks.apply()
+	}
 	want := map[string]*serverConfig{}
 	for _, srv := range m.Servers {
 		if srv.Enabled {
@@ -614,6 +717,13 @@ func (s *Session) apply(m *manifest.Manifest, c *manifest.Context, retryFailed b
 		}
 	}
 	s.mu.Unlock()
+	// The new servers' goroutines run from now on, and wait for begin:
+	// whatever this apply waits for below, a stop of the session finds
+	// every server it knows running, and ends it.
+	begin := make(chan struct{})
+	for _, v := range start {
+		go v.run(begin)
+	}
 
 	var wg sync.WaitGroup
 	for _, v := range stop {
@@ -640,9 +750,7 @@ func (s *Session) apply(m *manifest.Manifest, c *manifest.Context, retryFailed b
 	// that their first handshake lists prompts and resources too, and
 	// the catalog kept has them.
 	s.updateGateway(m)
-	for _, v := range start {
-		go v.run()
-	}
+	close(begin)
 	s.changed()
 }
 
@@ -688,11 +796,11 @@ func checkLimits(c *proc.Containment, m *manifest.Manifest, srv *manifest.Server
 // process: env and headers, tools, a tool's arguments. (A reordered
 // server keeps listing its tools in the order it started with, until it
 // next restarts: calls in flight matter more than that order.)
-// Descriptions and provider filters are left out too: changing them
-// restarts nothing.
+// Descriptions, provider filters and scopes are left out too: changing
+// them restarts nothing.
 func restartKey(srv *manifest.Server, spec *proc.Spec, err error) string {
 	def := *srv
-	def.Description, def.Providers, def.Pos, def.Watch = "", nil, manifest.Position{}, nil
+	def.Description, def.Providers, def.Scope, def.Pos, def.Watch = "", nil, "", manifest.Position{}, nil
 	def.MemoryMaxPos, def.CPUMaxPos = manifest.Position{}, manifest.Position{}
 	// Tool filters and lifecycle settings change what the hub shows and
 	// when the server runs, not the process.

@@ -188,9 +188,19 @@ func (v *supervisor) stop(hurry context.Context) {
 
 // run is the supervisor's life: start, watch, restart, until stopped. A
 // lazy server starts idle, and any server is idle after a stop for
-// idleness: then it starts when a request needs it.
-func (v *supervisor) run() {
+// idleness: then it starts when a request needs it. Nothing starts before
+// begin is closed (the apply that made the supervisor is ready for it);
+// a stop that comes first ends it then and there.
+func (v *supervisor) run(begin <-chan struct{}) {
 	defer close(v.done)
+	select {
+	case <-begin:
+	case <-v.stopping.Done():
+	}
+	if v.stopping.Err() != nil {
+		v.setState(Stopped, "")
+		return
+	}
 	var crashes []time.Time
 	attempt := 0
 	var demand <-chan struct{} // while idle: closed when a request needs the server

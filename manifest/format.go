@@ -209,6 +209,9 @@ func (f *formatter) server(s *Server) {
 	if s.Providers != nil {
 		f.line(key("providers"), "providers", formatStrings(s.Providers))
 	}
+	if s.Scope != "" {
+		f.line(key("scope"), "scope", formatString(s.Scope))
+	}
 	if s.StartupTimeout > 0 {
 		f.line(key("startup_timeout"), "startup_timeout", formatDuration(s.StartupTimeout))
 	}

@@ -39,6 +39,7 @@ cwd = "data"
 context = ["WORKSPACE_ID", "TENANT"]
 enabled = false
 providers = ["codex", "claude"]
+scope = "project"
 startup_timeout = "1m30.5s"
 tool_timeout = "250ms"
 enabled_tools = []

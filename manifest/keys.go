@@ -250,6 +250,16 @@ var serverKeys = keyTable[*Server]{
 	{keySpec{name: "providers", typ: typeStrings, enum: Providers, nonEmpty: true,
 		doc: "The agents whose configs get the server. Default: all of them."},
 		func(d *decoder, p []string, v any, s *Server) { s.Providers = d.providers(p, v) }},
+	{keySpec{name: "scope", typ: typeString, enum: Scopes,
+		doc: "The configs that get the server: \"project\" (a project's own: .mcp.json, .codex/config.toml) or \"user\" (the user's, which every project shares: ~/.codex/config.toml, ~/.claude.json, Claude Desktop's). mcpgen import sets \"project\" on a server from a project's config, so that it does not spill into the user's. Default: both."},
+		func(d *decoder, p []string, v any, s *Server) {
+			if str, ok := d.str(p, v); ok {
+				if !slices.Contains(Scopes, str) {
+					d.valueError(p, "unknown scope %q%s; use %s", str, suggest(str, Scopes), strings.Join(Scopes, " or ")).Suggestion = closestOr(str, Scopes)
+				}
+				s.Scope = str
+			}
+		}},
 	{keySpec{name: "env", typ: typeVars, kinds: stdioKinds, names: varName,
 		doc: "Environment variables of the server; values may use ${VAR}. A ${VAR} that is not workspace context is a secret: emitted configs keep it a reference."},
 		func(d *decoder, p []string, v any, s *Server) {

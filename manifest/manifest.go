@@ -194,6 +194,7 @@ type Server struct {
 	Description string
 	Enabled     bool
 	Providers   []string // empty: every provider
+	Scope       string   // ScopeUser, ScopeProject, or "": configs of both
 	Env         []Var    // in file order
 	Cwd         Template // empty: the workspace dir
 	Context     ContextSelect
@@ -274,6 +275,24 @@ func (s *Server) ExposesTool(name string) bool {
 // ForProvider reports whether the server is meant for the provider.
 func (s *Server) ForProvider(p string) bool {
 	return len(s.Providers) == 0 || slices.Contains(s.Providers, p)
+}
+
+// The scopes of the configs a server may be written to (scope = "..."): a
+// user's own config, which every project of the user shares
+// (~/.codex/config.toml, ~/.claude.json, Claude Desktop's), or a project's,
+// committed with it (.mcp.json, .codex/config.toml).
+const (
+	ScopeUser    = "user"
+	ScopeProject = "project"
+)
+
+// Scopes are the values of scope.
+var Scopes = []string{ScopeUser, ScopeProject}
+
+// ForScope reports whether the server goes to configs of the scope
+// (ScopeUser or ScopeProject): a server without one goes to both.
+func (s *Server) ForScope(scope string) bool {
+	return s.Scope == "" || s.Scope == scope
 }
 
 // ContextSelect chooses which context variables a server receives. The zero

@@ -120,6 +120,9 @@ func TestErrors(t *testing.T) {
 			`m.toml:3:13: server "f": "read_only" must be true or false, not an integer`}},
 		{"providers", "[servers.x]\ncommand = \"a\"\nproviders = [\"codx\", \"claude\"]\n", []string{
 			`m.toml:3:14: server "x": unknown provider "codx" (did you mean "codex"?); use claude, claude-desktop, codex`}},
+		{"scope", "[servers.x]\ncommand = \"a\"\nscope = \"projct\"\n[servers.y]\ncommand = \"b\"\nscope = [\"user\"]\n", []string{
+			`m.toml:3:9: server "x": unknown scope "projct" (did you mean "project"?); use user or project`,
+			`m.toml:6:1: server "y": "scope" must be a string, not an array`}},
 		{"context names", "[workspace.vars]\nTENANT = \"a\"\n[servers.x]\ncommand = \"a\"\ncontext = [\"TENANTS\", \"WORKSPACE_ID\"]\n", []string{
 			`m.toml:5:12: server "x": TENANTS is not a context variable (did you mean "TENANT"?); the context is WORKSPACE_ID, WORKSPACE_DIR, USER_ID, TENANT`}},
 		{"workspace var shadows context", "[workspace.vars]\nUSER_ID = \"x\"\n", []string{

@@ -352,11 +352,19 @@ func (c *Conn) readLoop(ctx context.Context, done chan<- error) {
 
 func (c *Conn) badLine(line []byte, err error) {
 	c.lastBad = snippet(line)
-	c.log.Warn("mcp: ignoring a line that is not a JSON-RPC message", "error", err, "line", c.lastBad)
 	var derr *DecodeError
 	if !errors.As(err, &derr) {
+		c.log.Warn("mcp: ignoring a line that is not a JSON-RPC message", "error", err, "line", c.lastBad)
 		return
 	}
+	// Its start may still say what it was: a valid line nested deeper
+	// than the scanner goes (jsonwire.MaxDepth), say, has its id first.
+	id, isRequest, isResponse := peekEnvelope(line)
+	if isResponse && !isRequest {
+		c.badResponse(id, derr)
+		return
+	}
+	c.log.Warn("mcp: ignoring a line that is not a JSON-RPC message", "error", err, "line", c.lastBad)
 	resp := derr.Response()
 	if c.serverRole {
 		resp = derr.ServerResponse()
@@ -364,6 +372,30 @@ func (c *Conn) badLine(line []byte, err error) {
 	if resp != nil {
 		_ = c.write(resp)
 	}
+}
+
+// badResponse takes a line that its start shows to be a response, but
+// that is not a valid message. When its id can be read, the call waiting
+// for it fails with why: its answer came, and cannot be read. When it
+// cannot (the id comes after what failed), no call can be told: the line
+// is dropped and logged, and the call it answered ends as its caller
+// bounds it (a timeout; a cancellation). Failing some other call instead,
+// or ending the connection and every call on it, would be a guess. A
+// response gets no answer, whatever it holds.
+func (c *Conn) badResponse(id ID, derr *DecodeError) {
+	var a *AsyncCall
+	if id.IsValid() {
+		c.mu.Lock()
+		a = c.calls[id]
+		delete(c.calls, id)
+		c.mu.Unlock()
+	}
+	if a == nil {
+		c.log.Warn("mcp: dropping a response that is not a JSON-RPC message; the request it answers ends at its timeout", "id", id, "error", derr, "line", c.lastBad)
+		return
+	}
+	c.log.Warn("mcp: failing the call whose response is not a JSON-RPC message", "id", id, "error", derr, "line", c.lastBad)
+	a.complete(nil, fmt.Errorf("its response is not a valid JSON-RPC message: %v", derr))
 }
 
 // lineTooLong answers an overlong line as best it can from its start: a

@@ -228,6 +228,9 @@ func TestConnCallCancelled(t *testing.T) {
 	peer.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{}}`, req.ID))
 	go func() { errc <- c.Call(t.Context(), "ping", nil, nil) }()
 	ping := peer.recv()
+	if ping.Method != "ping" {
+		t.Fatalf("peer got %s, want the ping: a response gets no answer", dump(ping))
+	}
 	peer.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{}}`, ping.ID))
 	if err := <-errc; err != nil {
 		t.Fatalf("Call after a cancelled one: %v", err)
@@ -352,6 +355,66 @@ func TestConnOverlongResponse(t *testing.T) {
 	go io.WriteString(peer.w, huge) // ends when read, or when the test closes the pipe
 	if err := <-errc; err == nil || !strings.Contains(err.Error(), "response longer than") {
 		t.Fatalf("Call = %v, want response too long", err)
+	}
+}
+
+// TestConnUnreadableResponse: a response that is not a valid message (its
+// result nested deeper than jsonwire.MaxDepth) fails the call it answers,
+// with why, when its id comes before what fails; when it does not, no
+// call can be told: the line is dropped, and the call ends when its
+// caller gives up. Neither is answered, and the connection goes on.
+func TestConnUnreadableResponse(t *testing.T) {
+	peer, r, w := newFakePeer(t)
+	c := startConn(t, r, w, ConnOptions{})
+	nested := strings.Repeat("[", deep) + strings.Repeat("]", deep)
+
+	errc := make(chan error, 1)
+	go func() { errc <- c.Call(t.Context(), "tools/call", nil, nil) }()
+	req := peer.recv()
+	peer.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"structuredContent":{"v":%s}}}`, req.ID, nested))
+	if err := awaitErr(t, errc); err == nil || !strings.Contains(err.Error(), "its response is not a valid JSON-RPC message: parse error: exceeded max depth of 10000") {
+		t.Fatalf("Call = %v, want the call failed by its unreadable response", err)
+	}
+
+	// The id last: dropped; the caller's bound ends the call.
+	ctx, cancel := context.WithCancel(t.Context())
+	go func() { errc <- c.Call(ctx, "tools/call", nil, nil) }()
+	req = peer.recv()
+	peer.send(fmt.Sprintf(`{"jsonrpc":"2.0","result":{"structuredContent":{"v":%s}},"id":%s}`, nested, req.ID))
+	// Answered after the line before was read (the pipe keeps the order).
+	go func() { errc <- c.Call(t.Context(), "ping", nil, nil) }()
+	ping := peer.recv()
+	if ping.Method != "ping" {
+		t.Fatalf("peer got %s, want the ping: a response gets no answer", dump(ping))
+	}
+	peer.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{}}`, ping.ID))
+	if err := awaitErr(t, errc); err != nil {
+		t.Fatalf("ping after the unreadable response: %v", err)
+	}
+	select {
+	case err := <-errc:
+		t.Fatalf("the call ended before its answer or its caller's bound: %v", err)
+	default:
+	}
+	cancel()
+	if err := awaitErr(t, errc); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Call = %v, want its caller's cancellation", err)
+	}
+	// The cancellation, and nothing before it: a response gets no answer.
+	if msg := peer.recv(); msg.Method != "notifications/cancelled" || !strings.Contains(string(msg.Params), `"requestId":`+req.ID.String()) {
+		t.Fatalf("peer got %s, want the cancellation of request %s", dump(msg), req.ID)
+	}
+}
+
+// awaitErr waits for a call's outcome on errc, within the hang guard.
+func awaitErr(t *testing.T, errc <-chan error) error {
+	t.Helper()
+	select {
+	case err := <-errc:
+		return err
+	case <-time.After(hangGuard):
+		t.Fatal("the call did not end")
+		return nil
 	}
 }
 

@@ -236,7 +236,8 @@ type DecodeError struct {
 	// Err is the error to answer with: code -32700 when the line is not
 	// JSON, -32600 when it is JSON but not a valid message.
 	Err *Error
-	// ID is the offending request's id, when it could be read.
+	// ID is the offending request's id, when it could be read: from the
+	// start of the line, when the line is not JSON further on.
 	ID ID
 	// Reply reports whether the line looked like a request (or was meant
 	// to be JSON), so that its sender is waiting for an answer. Lines that
@@ -535,7 +536,15 @@ func parseError(line []byte, err error) *DecodeError {
 	// a stack trace on stdout is not waiting for anything.
 	i := skipSpaceAt(line, 0)
 	reply := i < len(line) && (line[i] == '{' || line[i] == '[')
-	return &DecodeError{Err: NewError(CodeParseError, "parse error: %v", err), Reply: reply}
+	derr := &DecodeError{Err: NewError(CodeParseError, "parse error: %v", err), Reply: reply}
+	// A request whose start is valid (one cut short, one nested deeper
+	// than MaxDepth further on) is answered under its id: its sender
+	// waits for that id, and JSON-RPC's null id is for a request whose id
+	// cannot be found.
+	if id, isRequest, isResponse := peekEnvelope(line); isRequest && !isResponse {
+		derr.ID = id
+	}
+	return derr
 }
 
 func skipSpaceAt(b []byte, i int) int {

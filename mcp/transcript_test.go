@@ -26,7 +26,7 @@ var update = flag.Bool("update", false, "rewrite the out sections of testdata/*.
 // line that caused it: a response, and the progress notifications before
 // it, go where its request was; an error without an id goes where the bad
 // line it answers was. In "in", $LONGSTRING stands for a string longer than
-// MaxLineSize.
+// MaxLineSize, and $DEEP for arrays nested deeper than a line may be.
 func TestTranscripts(t *testing.T) {
 	files, err := filepath.Glob("testdata/*.txtar")
 	if err != nil || len(files) == 0 {
@@ -41,6 +41,7 @@ func TestTranscripts(t *testing.T) {
 			ar := txtar.Parse(data)
 			in, want := section(t, ar, "in"), section(t, ar, "out")
 			input := strings.ReplaceAll(string(in), "$LONGSTRING", strings.Repeat("x", MaxLineSize))
+			input = strings.ReplaceAll(input, "$DEEP", strings.Repeat("[", deep)+strings.Repeat("]", deep))
 
 			ctx, cancel := context.WithTimeout(t.Context(), hangGuard)
 			defer cancel()
@@ -67,6 +68,9 @@ func TestTranscripts(t *testing.T) {
 		})
 	}
 }
+
+// deep is how deep $DEEP nests: one beyond jsonwire.MaxDepth.
+const deep = 10001
 
 func section(t *testing.T, ar *txtar.Archive, name string) []byte {
 	for _, f := range ar.Files {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/mcpgen/mcpgen/manifest"
 )
@@ -16,6 +17,8 @@ type ImportedServer struct {
 	Server *manifest.Server
 	File   string // the file it came from, as the user named it
 	Line   int    // where its entry starts in the file; 0 when unknown
+	// Provider is the agent whose file it came from (its file's).
+	Provider string
 	// Also lists the other files (FILE:LINE) that define the same server
 	// the same way.
 	Also []string
@@ -61,10 +64,13 @@ type Skipped struct {
 
 // An ImportedFile is what one agent config file holds.
 type ImportedFile struct {
-	File    string // as the user named it
-	Format  string // what the file is, for people: "Codex config.toml"
-	Servers []*ImportedServer
-	Skipped []Skipped
+	File   string // as the user named it
+	Format string // what the file is, for people: "Codex config.toml"
+	// Provider is the agent that reads the file: "codex", "claude",
+	// "claude-desktop" (as the manifest's providers name them).
+	Provider string
+	Servers  []*ImportedServer
+	Skipped  []Skipped
 	// Notes are about the file as a whole: what import leaves in it on
 	// purpose (Codex's approval tables, other projects' servers).
 	Notes []string
@@ -79,7 +85,7 @@ func (f *ImportedFile) Skip(name string, line int, format string, args ...any) {
 // servers; a server that the manifest would refuse (a name it does not
 // allow, a variable name, a URL) is skipped with the manifest's reason.
 func (f *ImportedFile) Add(s *ImportedServer) {
-	s.File = f.File
+	s.File, s.Provider = f.File, f.Provider
 	if err := CheckServer(s.Server); err != nil {
 		f.Skip(s.Server.Name, s.Line, "%v", err)
 		return
@@ -110,11 +116,25 @@ func CheckServer(s *manifest.Server) error {
 	return err
 }
 
+// CombineOptions say how Combine settles a server that two files define
+// differently.
+type CombineOptions struct {
+	// Rename imports the later one as NAME-2 (NAME-3, ...), with a note.
+	Rename bool
+	// MergeTimeouts makes one server of two that differ only in their
+	// timeouts, with the longer of each, and a note on whose value
+	// changes.
+	MergeTimeouts bool
+}
+
 // Combine puts the servers of files together, in the files' order. A server
-// defined by two files the same way is kept once. Defined differently, it
-// is an error that names both places and the keys that differ, unless
-// rename: then the later one becomes NAME-2 (NAME-3, ...), with a note.
-func Combine(files []*ImportedFile, rename bool) ([]*ImportedServer, error) {
+// defined by two files the same way is kept once. A timeout that one file's
+// provider has no per-server value of (Claude Code's startup timeout,
+// Claude Desktop's tool timeout) is no difference: the other file's value
+// is kept, and no provider's value changes. Defined differently, it is an
+// error that names both places and the keys that differ, unless o says how
+// to settle it.
+func Combine(files []*ImportedFile, o CombineOptions) ([]*ImportedServer, error) {
 	taken := map[string]bool{}
 	for _, f := range files {
 		for _, s := range f.Servers {
@@ -133,25 +153,181 @@ func Combine(files []*ImportedFile, rename bool) ([]*ImportedServer, error) {
 				out = append(out, s)
 				continue
 			}
-			diff := differingKeys(first.Server, s.Server)
-			if len(diff) == 0 {
+			diff, timeouts, adopt := compareServers(first, s)
+			switch {
+			case len(diff) == 0 && (len(timeouts) == 0 || o.MergeTimeouts):
+				for _, t := range adopt {
+					*t.field(first.Server) = t.b
+				}
+				if first.Server.Scope != s.Server.Scope {
+					// A project's config and a user's both have it:
+					// it goes to both.
+					first.Server.Scope = ""
+					delete(first.KeyNotes, "scope")
+				}
+				for _, t := range timeouts {
+					mergeTimeout(first, s, t)
+				}
 				first.Also = append(first.Also, s.Where())
 				first.Managed = first.Managed || s.Managed
 				continue
-			}
-			if !rename {
+			case !o.Rename && len(diff) == 0:
+				errs = append(errs, timeoutsError(first, s, timeouts, freeName(name, taken)))
+				continue
+			case !o.Rename:
 				errs = append(errs, fmt.Errorf("server %q is defined in %s and, differently (%s), in %s: remove or rename one of them in its file, or pass --rename to import the second as %s",
-					name, first.Where(), strings.Join(diff, ", "), s.Where(), freeName(name, taken)))
+					name, first.Where(), strings.Join(allKeys(diff, timeouts), ", "), s.Where(), freeName(name, taken)))
 				continue
 			}
 			s.Server.Name = freeName(name, taken)
 			taken[s.Server.Name] = true
-			s.Note("Renamed from %q: %s defines another server of that name (it differs in %s).", name, first.Where(), strings.Join(diff, ", "))
+			s.Note("Renamed from %q: %s defines another server of that name (it differs in %s).", name, first.Where(), strings.Join(allKeys(diff, timeouts), ", "))
 			byName[s.Server.Name] = s
 			out = append(out, s)
 		}
 	}
 	return out, errors.Join(errs...)
+}
+
+// A timeoutKey is a timeout of the manifest, and the providers that take a
+// per-server value of it from an emitted entry: only theirs can change.
+type timeoutKey struct {
+	key       string
+	field     func(*manifest.Server) *time.Duration
+	providers []string
+}
+
+var timeoutKeys = []timeoutKey{
+	{"startup_timeout", func(s *manifest.Server) *time.Duration { return &s.StartupTimeout }, []string{"codex"}},
+	{"tool_timeout", func(s *manifest.Server) *time.Duration { return &s.ToolTimeout }, []string{"codex", "claude"}},
+}
+
+// hasValue reports whether provider takes a per-server value of the key;
+// a file of no known provider is taken to.
+func (t timeoutKey) hasValue(provider string) bool {
+	_, known := providerNames[provider]
+	return !known || slices.Contains(t.providers, provider)
+}
+
+// A timeoutDiff is a timeout that two definitions give different values:
+// a's (the server kept) and b's; zero is none, the provider's default.
+type timeoutDiff struct {
+	timeoutKey
+	a, b time.Duration
+}
+
+// compareServers returns the keys whose values differ between a (the
+// server kept) and b, but for the timeouts, which it returns apart: those
+// whose two values would reach their providers, and those that only b has
+// and a's provider has no value of (adopt: a takes b's).
+func compareServers(a, b *ImportedServer) (diff []string, timeouts, adopt []timeoutDiff) {
+	for _, k := range differingKeys(a.Server, b.Server) {
+		if k == "scope" {
+			continue // where it came from, not what it is: Combine joins them
+		}
+		i := slices.IndexFunc(timeoutKeys, func(t timeoutKey) bool { return t.key == k })
+		if i < 0 {
+			diff = append(diff, k)
+			continue
+		}
+		t := timeoutDiff{timeoutKeys[i], *timeoutKeys[i].field(a.Server), *timeoutKeys[i].field(b.Server)}
+		switch {
+		case t.a == 0 && !t.hasValue(a.Provider):
+			adopt = append(adopt, t)
+		case t.b == 0 && !t.hasValue(b.Provider):
+			// a's value stays; b's provider never had one.
+		default:
+			timeouts = append(timeouts, t)
+		}
+	}
+	return diff, timeouts, adopt
+}
+
+// allKeys lists the keys of diff and of timeouts, sorted.
+func allKeys(diff []string, timeouts []timeoutDiff) []string {
+	keys := slices.Clone(diff)
+	for _, t := range timeouts {
+		keys = append(keys, t.key)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// providerNames are the agents as people name them.
+var providerNames = map[string]string{"codex": "Codex", "claude": "Claude Code", "claude-desktop": "Claude Desktop"}
+
+// longer is the value --merge-timeouts keeps, and what changes for whom:
+// "Claude Code's tool_timeout goes from 45s to 1m30s". The change is on
+// the side of the shorter value, and only if its provider has a value of
+// the key.
+func (t timeoutDiff) longer(a, b *ImportedServer) (time.Duration, string) {
+	keep, loser, from := t.a, b, t.b
+	if t.b > t.a {
+		keep, loser, from = t.b, a, t.a
+	}
+	if !t.hasValue(loser.Provider) {
+		return keep, ""
+	}
+	was := "its default"
+	if from > 0 {
+		was = durationText(from)
+	}
+	who := providerNames[loser.Provider]
+	if who == "" {
+		who = loser.File
+	}
+	return keep, fmt.Sprintf("%s's %s goes from %s to %s", who, t.key, was, durationText(keep))
+}
+
+// mergeTimeout gives a the longer of the two values, and a note that says
+// whose changes.
+func mergeTimeout(a, b *ImportedServer, t timeoutDiff) {
+	keep, change := t.longer(a, b)
+	*t.field(a.Server) = keep
+	note := fmt.Sprintf("%s: %s in %s, %s in %s; --merge-timeouts kept the longer", t.key, durationOrNone(t.a), a.Where(), durationOrNone(t.b), b.Where())
+	if change != "" {
+		note += ": " + change
+	}
+	a.Note("%s.", note)
+}
+
+// timeoutsError refuses two definitions that differ only in timeouts
+// that both reach their providers: the manifest has one value of each
+// for every provider.
+func timeoutsError(a, b *ImportedServer, timeouts []timeoutDiff, renamed string) error {
+	var keys, values, changes []string
+	for _, t := range timeouts {
+		keys = append(keys, t.key)
+		values = append(values, fmt.Sprintf("%s: %s and %s", t.key, durationOrNone(t.a), durationOrNone(t.b)))
+		if _, change := t.longer(a, b); change != "" {
+			changes = append(changes, change)
+		}
+	}
+	them := "one of them"
+	if len(timeouts) > 1 {
+		them = "some of them"
+	}
+	return fmt.Errorf("server %q is defined in %s and, differently (%s), in %s: the manifest has one %s for every provider, so %s would change: pass --merge-timeouts to keep the longer (%s), or --rename to import the second as %s",
+		a.Server.Name, a.Where(), strings.Join(values, "; "), b.Where(), strings.Join(keys, " and one "), them, strings.Join(changes, "; "), renamed)
+}
+
+func durationOrNone(d time.Duration) string {
+	if d == 0 {
+		return "none"
+	}
+	return durationText(d)
+}
+
+// durationText writes d as the manifest does: "1m30s", "45s", "2m".
+func durationText(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 // freeName returns NAME-2, NAME-3, ...: the first that no server takes.

@@ -61,7 +61,7 @@ func TestCombine(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := Combine(tc.files, tc.rename)
+			got, err := Combine(tc.files, CombineOptions{Rename: tc.rename})
 			if tc.wantErr != "" {
 				if err == nil || err.Error() != tc.wantErr {
 					t.Fatalf("error:\ngot  %v\nwant %s", err, tc.wantErr)
@@ -81,12 +81,119 @@ func TestCombine(t *testing.T) {
 func TestCombineNotesWhereElse(t *testing.T) {
 	a, b := file("a", server("s", "run", 0)), file("b", server("s", "run", 0))
 	b.Servers[0].Managed = true
-	got, err := Combine([]*ImportedFile{a, b}, false)
+	got, err := Combine([]*ImportedFile{a, b}, CombineOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != 1 || strings.Join(got[0].Also, ",") != "b:1" || !got[0].Managed {
 		t.Errorf("got %+v, want one server, also in b:1, managed", got[0])
+	}
+}
+
+// TestCombineTimeouts: the same server in the files of two providers, with
+// different timeouts. A timeout that a provider has no per-server value of
+// (Claude Code's startup timeout, Claude Desktop's tool timeout) is no
+// difference: the other file's value is kept, and no provider's changes.
+// Two values that would both reach their providers are: the manifest has
+// one for every provider, so import stops, says so and which value would
+// change, unless --merge-timeouts, which keeps the longer and notes whose
+// value changes.
+func TestCombineTimeouts(t *testing.T) {
+	timed := func(startup, tool time.Duration) *manifest.Server {
+		s := server("s", "run", tool)
+		s.StartupTimeout = startup
+		return s
+	}
+	of := func(provider, name string, s *manifest.Server) *ImportedFile {
+		f := &ImportedFile{File: name, Provider: provider}
+		f.Add(&ImportedServer{Server: s, Line: 1})
+		return f
+	}
+	tests := []struct {
+		name              string
+		a, b              *ImportedFile
+		merge             bool
+		startup, tool     time.Duration // the server's, when combined
+		wantNote, wantErr string
+	}{
+		{
+			name:    "Claude Code has no startup timeout",
+			a:       of("codex", "config.toml", timed(20*time.Second, 0)),
+			b:       of("claude", ".mcp.json", timed(0, 0)),
+			startup: 20 * time.Second,
+		},
+		{
+			name:    "Claude Code has no startup timeout, in either order",
+			a:       of("claude", ".mcp.json", timed(0, 0)),
+			b:       of("codex", "config.toml", timed(20*time.Second, 0)),
+			startup: 20 * time.Second,
+		},
+		{
+			name: "Claude Desktop has no tool timeout",
+			a:    of("claude-desktop", "claude_desktop_config.json", timed(0, 0)),
+			b:    of("codex", "config.toml", timed(0, 90*time.Second)),
+			tool: 90 * time.Second,
+		},
+		{
+			name:    "two tool timeouts",
+			a:       of("codex", "config.toml", timed(0, 90*time.Second)),
+			b:       of("claude", ".mcp.json", timed(0, 45*time.Second)),
+			wantErr: `server "s" is defined in config.toml:1 and, differently (tool_timeout: 1m30s and 45s), in .mcp.json:1: the manifest has one tool_timeout for every provider, so one of them would change: pass --merge-timeouts to keep the longer (Claude Code's tool_timeout goes from 45s to 1m30s), or --rename to import the second as s-2`,
+		},
+		{
+			name:     "two tool timeouts, merged",
+			a:        of("codex", "config.toml", timed(0, 90*time.Second)),
+			b:        of("claude", ".mcp.json", timed(0, 45*time.Second)),
+			merge:    true,
+			tool:     90 * time.Second,
+			wantNote: "tool_timeout: 1m30s in config.toml:1, 45s in .mcp.json:1; --merge-timeouts kept the longer: Claude Code's tool_timeout goes from 45s to 1m30s.",
+		},
+		{
+			name:    "a tool timeout, and Claude Code's default",
+			a:       of("claude", ".mcp.json", timed(0, 0)),
+			b:       of("codex", "config.toml", timed(0, 90*time.Second)),
+			wantErr: `server "s" is defined in .mcp.json:1 and, differently (tool_timeout: none and 1m30s), in config.toml:1: the manifest has one tool_timeout for every provider, so one of them would change: pass --merge-timeouts to keep the longer (Claude Code's tool_timeout goes from its default to 1m30s), or --rename to import the second as s-2`,
+		},
+		{
+			name:     "two Codex files, merged",
+			a:        of("codex", "a.toml", timed(30*time.Second, 0)),
+			b:        of("codex", "b.toml", timed(20*time.Second, 0)),
+			merge:    true,
+			startup:  30 * time.Second,
+			wantNote: "startup_timeout: 30s in a.toml:1, 20s in b.toml:1; --merge-timeouts kept the longer: Codex's startup_timeout goes from 20s to 30s.",
+		},
+		{
+			name:    "a timeout and more: --merge-timeouts is not enough",
+			a:       of("codex", "config.toml", timed(0, 90*time.Second)),
+			b:       of("claude", ".mcp.json", server("s", "other", 45*time.Second)),
+			merge:   true,
+			wantErr: `server "s" is defined in config.toml:1 and, differently (command, tool_timeout), in .mcp.json:1: remove or rename one of them in its file, or pass --rename to import the second as s-2`,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Combine([]*ImportedFile{tc.a, tc.b}, CombineOptions{MergeTimeouts: tc.merge})
+			if tc.wantErr != "" {
+				if err == nil || err.Error() != tc.wantErr {
+					t.Fatalf("error:\ngot  %v\nwant %s", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 1 {
+				t.Fatalf("got %s, want one server", names(got))
+			}
+			s := got[0].Server
+			if s.StartupTimeout != tc.startup || s.ToolTimeout != tc.tool {
+				t.Errorf("timeouts: got startup %v, tool %v; want %v, %v", s.StartupTimeout, s.ToolTimeout, tc.startup, tc.tool)
+			}
+			notes := strings.Join(got[0].Notes, "\n")
+			if tc.wantNote != "" && !strings.Contains(notes, tc.wantNote) || tc.wantNote == "" && notes != "" {
+				t.Errorf("notes:\ngot  %s\nwant %s", notes, tc.wantNote)
+			}
+		})
 	}
 }
 

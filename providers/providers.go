@@ -353,12 +353,29 @@ func Gateway(m *manifest.Manifest, servers []*manifest.Server, o Options) *Entry
 	return e
 }
 
+// Holds reports whether a config of o's scope gets s: a server of
+// scope = "project" goes to project configs only (one that import took
+// from a project's .mcp.json must not reach every project of the user),
+// one of scope = "user" to user configs only.
+func (o Options) Holds(s *manifest.Server) bool {
+	if o.Scope == ScopeProject {
+		return s.ForScope(manifest.ScopeProject)
+	}
+	return s.ForScope(manifest.ScopeUser)
+}
+
+// Meant reports whether the config that o describes, of provider, gets s.
+func (o Options) Meant(s *manifest.Server, provider string) bool {
+	return s.ForProvider(provider) && o.Holds(s)
+}
+
 // GatewayServers returns the servers that the gateway entry for provider
-// stands for: the enabled ones meant for it, in manifest order.
-func GatewayServers(m *manifest.Manifest, provider string) []*manifest.Server {
+// stands for: the enabled ones meant for it and for o's scope, in manifest
+// order.
+func GatewayServers(m *manifest.Manifest, provider string, o Options) []*manifest.Server {
 	var out []*manifest.Server
 	for _, s := range m.Servers {
-		if s.Enabled && s.ForProvider(provider) {
+		if s.Enabled && o.Meant(s, provider) {
 			out = append(out, s)
 		}
 	}

@@ -36,6 +36,23 @@ func HideSecrets(servers []*ImportedServer) []HiddenSecret {
 	return h.hidden
 }
 
+// SecretValues returns the literal secrets that HideSecrets would hide in
+// servers (which it changes as HideSecrets does), each once: to tell
+// whether a file still holds them, never to be shown.
+func SecretValues(servers []*ImportedServer) []string {
+	h := &hider{values: map[string]string{}}
+	for _, s := range servers {
+		h.server(s)
+	}
+	var out []string
+	for _, v := range h.values {
+		if !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
 type hider struct {
 	values map[string]string // variable -> the secret it stands for, to keep two apart
 	hidden []HiddenSecret
@@ -117,7 +134,7 @@ func (h *hider) server(s *ImportedServer) {
 	var headers []manifest.Var
 	for _, hd := range srv.Headers {
 		lit, ok := hd.Value.Literal()
-		if !ok || !IsSecret(hd.Name, lit) {
+		if !ok || !namesSecret(hd.Name, lit) && !IsSecret(hd.Name, lit) {
 			headers = append(headers, hd)
 			continue
 		}
@@ -177,7 +194,7 @@ func (h *hider) url(s *ImportedServer, raw string) {
 			}
 			k, v, ok := strings.Cut(kv, "=")
 			plain, err := url.QueryUnescape(v)
-			if !ok || err != nil || !IsSecret(k, plain) {
+			if !ok || err != nil || !namesSecret(k, plain) && !IsSecret(k, plain) {
 				t = appendText(t, kv)
 				continue
 			}
@@ -190,7 +207,7 @@ func (h *hider) url(s *ImportedServer, raw string) {
 		return
 	}
 	s.Server.URL = appendText(t, rest)
-	s.Note("Its url held a secret, now a reference; Codex expands no variables in a url, so emit for Codex fails for this server: give it the secret in a header, or keep it for Claude with providers = [\"claude\"].")
+	s.Note("Its url held a secret, now a reference: Claude Code expands it; for Codex, which expands no variable in a url, emit writes an entry that runs mcpgen serve, which resolves it when Codex starts the server.")
 }
 
 // appendText appends literal text to t, joined with the text before it.
@@ -203,6 +220,21 @@ func appendText(t manifest.Template, text string) manifest.Template {
 		return t
 	}
 	return append(t, manifest.Segment{Text: text})
+}
+
+// Last words of a header's or a query parameter's name that say it holds a
+// secret, whatever the value: X-Api-Key, X-Auth-Token, X-Client-Secret,
+// Authorization, Cookie; ?api_key=, ?apikey=, ?key=, ?access_token=,
+// ?sig=, ?X-Amz-Signature=. A key sent with every request is a secret
+// however short or plain it is, and a value written there is nothing but
+// what the server checks.
+var secretNameWords = []string{"KEY", "APIKEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PWD", "AUTH", "AUTHORIZATION", "COOKIE", "SIG", "SIGNATURE", "CREDENTIAL", "CREDENTIALS"}
+
+// namesSecret reports whether a header or a query parameter named name
+// holds a secret by its name alone: any value but an empty one.
+func namesSecret(name, value string) bool {
+	ws := words(name)
+	return strings.TrimSpace(value) != "" && len(ws) > 0 && slices.Contains(secretNameWords, ws[len(ws)-1])
 }
 
 // Words in a key's name that say it holds a secret, whatever the value.

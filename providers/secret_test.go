@@ -161,3 +161,53 @@ func TestEnvName(t *testing.T) {
 		}
 	}
 }
+
+// TestHideSecretsByName: a header or a query parameter whose name says it
+// holds a key, a token, a secret or a signature is hidden whatever its
+// value looks like (short, plain, numeric), as a URL's password is.
+func TestHideSecretsByName(t *testing.T) {
+	const shortKey = "k-12345" // too short and plain to look generated
+	remote := func(name, url string, headers ...manifest.Var) *ImportedServer {
+		return &ImportedServer{Server: &manifest.Server{Name: name, Kind: manifest.KindRemote, Enabled: true, URL: lit(url), Headers: headers}, File: ".mcp.json", Line: 3}
+	}
+	servers := []*ImportedServer{
+		remote("a", "https://u:pw12345@mcp.example.com/mcp?api_key=abc123def456&tenant=acme",
+			manifest.Var{Name: "X-Api-Key", Value: lit(shortKey)},
+			manifest.Var{Name: "X-Tenant", Value: lit("acme")}),
+		remote("b", "https://mcp.example.com/mcp?apikey=1234&key=hello&token=t0k3n&access_token=at-1&secret=s3&sig=abcdef&signature=sg&X-Amz-Signature=deadbeef&X-Amz-Credential=cred&page=2",
+			manifest.Var{Name: "X-Auth-Token", Value: lit("short1")},
+			manifest.Var{Name: "X-Client-Secret", Value: lit("xx")},
+			manifest.Var{Name: "Cookie", Value: lit("s=1")},
+			manifest.Var{Name: "Proxy-Authorization", Value: lit("Basic eA==")},
+			manifest.Var{Name: "X-Key-Id", Value: lit("kid-7")},
+			manifest.Var{Name: "X-Token-Type", Value: lit("bearer")}),
+	}
+	HideSecrets(servers)
+	m := &manifest.Manifest{Version: 1}
+	for _, s := range servers {
+		m.Servers = append(m.Servers, s.Server)
+	}
+	out, err := manifest.Format(m, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{"pw12345", "abc123def456", shortKey, "1234", "hello", "t0k3n", "at-1", "s3", "abcdef", "sg", "deadbeef", "cred", "short1", `"xx"`, "s=1", "eA=="} {
+		if strings.Contains(string(out), secret) {
+			t.Errorf("the manifest holds the secret %q:\n%s", secret, out)
+		}
+	}
+	for _, line := range []string{
+		`url = "https://u:${A_PASSWORD}@mcp.example.com/mcp?api_key=${A_API_KEY}&tenant=acme"`,
+		`headers.X-Api-Key = "${A_X_API_KEY}"`,
+		`headers.X-Tenant = "acme"`,
+		`url = "https://mcp.example.com/mcp?apikey=${B_APIKEY}&key=${B_KEY}&token=${B_TOKEN}&access_token=${B_ACCESS_TOKEN}&secret=${B_SECRET}&sig=${B_SIG}&signature=${B_SIGNATURE}&X-Amz-Signature=${B_X_AMZ_SIGNATURE}&X-Amz-Credential=${B_X_AMZ_CREDENTIAL}&page=2"`,
+		`headers.X-Auth-Token = "${B_X_AUTH_TOKEN}"`,
+		`headers.Proxy-Authorization = "${B_PROXY_AUTHORIZATION}"`,
+		`headers.X-Key-Id = "kid-7"`,
+		`headers.X-Token-Type = "bearer"`,
+	} {
+		if !strings.Contains(string(out), line+"\n") {
+			t.Errorf("the manifest has no line %s:\n%s", line, out)
+		}
+	}
+}

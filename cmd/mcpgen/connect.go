@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpgen/mcpgen/internal/statefile"
 	"github.com/mcpgen/mcpgen/launcher"
 	"github.com/mcpgen/mcpgen/manifest"
 )
@@ -250,7 +251,7 @@ func (a *app) startLauncher(o connectOptions, m *manifest.Manifest) (*startedLau
 	if err != nil {
 		return nil, err
 	}
-	logf, err := os.OpenFile(filepath.Join(state, "autostart.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	logf, err := statefile.OpenFile(filepath.Join(state, "autostart.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, err
 	}

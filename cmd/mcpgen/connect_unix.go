@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"syscall"
+
+	"github.com/mcpgen/mcpgen/internal/statefile"
 )
 
 // startDetached starts the command newCmd makes in a session of its own:
@@ -19,7 +21,7 @@ func startDetached(newCmd func() *exec.Cmd) (*exec.Cmd, error) {
 
 // lockFile takes an exclusive lock on path, waiting for it.
 func lockFile(path string) (func(), error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := statefile.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, err
 	}

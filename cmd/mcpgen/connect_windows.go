@@ -7,6 +7,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/windows"
+
+	"github.com/mcpgen/mcpgen/internal/statefile"
 )
 
 // startDetached starts the command newCmd makes without a console
@@ -33,7 +35,7 @@ func startDetached(newCmd func() *exec.Cmd) (*exec.Cmd, error) {
 // lockFile takes an exclusive lock on path, waiting for it (LockFileEx;
 // the file holds nothing, so its first byte is the lock).
 func lockFile(path string) (func(), error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := statefile.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, err
 	}

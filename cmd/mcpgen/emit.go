@@ -51,12 +51,19 @@ By default it prints them. With -o FILE or --write it merges them into the
 file: only the entries of this manifest are replaced, its servers that left
 it are removed, everything else in the file is kept (in TOML, byte for
 byte, comments and Codex's own approval tables included). The write is
-atomic, the replaced content is kept in FILE.bak, and nothing is written
-when nothing changed. An entry written by hand under a manifest server's
-name, or owned by another manifest, and a file whose mode makes it
-read-only, are errors unless --force.
+atomic, and nothing is written when nothing changed. The replaced content
+is kept, readable by its owner alone, and emit says where: in FILE.bak
+beside a file of the user's, in mcpgen's state dir (_backups/NAME-HASH/)
+for a file in a project (a git work tree, or a --scope project config),
+where git would see a FILE.bak. When it held literal secrets that the new
+file references instead, emit says so. An entry written by hand under a
+manifest server's name, or owned by another manifest, and a file whose
+mode makes it read-only, are errors unless --force.
 
-Scopes. A user config (~/.codex/config.toml, ~/.claude.json, Claude
+Scopes. A server with scope = "project" (import sets it on the servers of
+a project's .mcp.json or .codex/config.toml) goes to project configs only,
+one with scope = "user" to user configs only; emit names what it leaves
+out. A user config (~/.codex/config.toml, ~/.claude.json, Claude
 Desktop's) holds the servers of every project: its entries name the mcpgen
 binary and the manifest by absolute path, and take the manifest's prefix;
 each one records the manifest that owns it (its name, else its path), so
@@ -121,7 +128,7 @@ server are removed from the file.
 	f.StringVar(&o.scope, "scope", "", "user (a config every project shares: absolute paths, prefixed names) or project (committed with the project: no path of the checkout); default: --write user for codex, project for claude; -o project for .mcp.json and .codex/config.toml; stdout user")
 	f.BoolVar(&o.check, "check", false, "write nothing; exit 1 with a diff when the file is out of date")
 	f.BoolVar(&o.diff, "diff", false, "write nothing; show what would change")
-	f.BoolVar(&o.force, "force", false, "replace entries written or edited by hand, and a read-only file (the old file is kept in FILE.bak)")
+	f.BoolVar(&o.force, "force", false, "replace entries written or edited by hand, and a read-only file (the old file is kept as a backup)")
 	f.StringVar(&o.mcpgenPath, "mcpgen-path", "", "the mcpgen that entries run (default: this binary in a user config, mcpgen from PATH in a project's)")
 	f.BoolVar(&o.launcher, "launcher", false, "stdio servers go through mcpgen connect: every agent of the workspace shares the launcher's processes")
 	f.BoolVar(&o.gateway, "gateway", false, "one entry for the whole workspace: the launcher's gateway, with every server's tools (implies --launcher)")
@@ -167,6 +174,7 @@ func (a *app) emit(o emitOptions) error {
 		return err
 	}
 	a.noteFromEnv(po.Context)
+	a.noteScope(m, o.provider, po)
 	if po.Context.DirLeft {
 		fmt.Fprintf(a.stderr, "mcpgen: WORKSPACE_DIR is not written: in a project's config it would name this checkout; the agent's WORKSPACE_DIR, else mcpgen serve (the manifest's workspace.dir, else the manifest's directory) gives it (pass --dir with an absolute path to write one)\n")
 	}
@@ -224,7 +232,11 @@ func (a *app) emit(o emitOptions) error {
 	if bytes.HasPrefix(old, providers.UTF8BOM) && !bytes.HasPrefix(out, providers.UTF8BOM) {
 		fmt.Fprintf(a.stderr, "mcpgen: %s started with a UTF-8 byte order mark, which JSON readers may refuse: it is written without one\n", target)
 	}
-	backup, err := writeFile(target, out, mode)
+	project := ""
+	if place.scope == providers.ScopeProject {
+		project = place.root
+	}
+	backup, err := writeFile(target, out, mode, project)
 	if err != nil {
 		return err
 	}
@@ -233,6 +245,9 @@ func (a *app) emit(o emitOptions) error {
 		fmt.Fprintf(a.stderr, " (previous content in %s)", backup)
 	}
 	fmt.Fprintln(a.stderr)
+	if backup != "" {
+		a.noteBackup(o.provider, target, backup, old, out)
+	}
 	a.noteOthers(o.provider, out, m, po)
 	if o.provider == codex.Name && place.scope == providers.ScopeProject && o.write {
 		// Codex keys projects by absolute path, in the user's own config.
@@ -243,6 +258,75 @@ func (a *app) emit(o emitOptions) error {
 		fmt.Fprintf(a.stderr, "note: Codex reads %s only in a trusted project: add [projects.%q] trust_level = \"trusted\" to %s (in every clone: Codex trusts a project by its path)\n", target, codexProject(place.root), userConfig)
 	}
 	return nil
+}
+
+// noteScope names the servers meant for the provider that the config's
+// scope leaves out (scope = "project" in a user config, "user" in a
+// project's), and how to write them.
+func (a *app) noteScope(m *manifest.Manifest, provider string, po providers.Options) {
+	var names []string
+	for _, s := range m.Servers {
+		// What Claude leaves out anyway (disabled servers; remote ones for
+		// Desktop) needs no word about its scope.
+		skipped := provider != codex.Name && !s.Enabled || provider == claude.Desktop && s.Kind == manifest.KindRemote
+		if s.ForProvider(provider) && !po.Holds(s) && !skipped {
+			names = append(names, s.Name)
+		}
+	}
+	switch {
+	case len(names) == 0:
+	case po.Scope == providers.ScopeProject:
+		fmt.Fprintf(a.stderr, "mcpgen: left out %s (scope = \"user\"): this is a project's config; --scope user writes them to your own\n", strings.Join(names, ", "))
+	case provider == claude.Desktop:
+		fmt.Fprintf(a.stderr, "mcpgen: left out %s (scope = \"project\"): Claude Desktop has only a user config, which every project shares\n", strings.Join(names, ", "))
+	default:
+		fmt.Fprintf(a.stderr, "mcpgen: left out %s (scope = \"project\"): this is a user config, which every project shares; --scope project writes them to the project's\n", strings.Join(names, ", "))
+	}
+}
+
+// noteBackup says what a backup holds that the user should know of: the
+// literal secrets that the new content no longer has (import made them
+// references, and emit --force replaced the entries that held them), and
+// an older backup that an mcpgen before this one left beside a project
+// file, where git sees it.
+func (a *app) noteBackup(provider, target, backup string, old, out []byte) {
+	if n := droppedSecrets(provider, target, old, out); n > 0 {
+		fmt.Fprintf(a.stderr, "mcpgen: %s holds %d literal secret%s that %s no longer has (it references variables now): delete the backup once the agents work with the new file\n", backup, n, plural(n), target)
+	}
+	if beside := target + ".bak"; backup != beside {
+		if _, err := os.Lstat(beside); err == nil {
+			fmt.Fprintf(a.stderr, "note: %s, beside it, is not a backup of this mcpgen's (it keeps them in %s): if an older mcpgen wrote it, it is in the project, where git sees it, and may hold secrets; delete it\n", beside, filepath.Dir(backup))
+		}
+	}
+}
+
+// droppedSecrets counts the literal secrets of old's servers, as import
+// finds them, that out does not hold: what only the backup of old keeps.
+func droppedSecrets(provider, file string, old, out []byte) int {
+	var f *providers.ImportedFile
+	var err error
+	switch provider {
+	case codex.Name:
+		f, err = codex.Import(old, file)
+	case claude.Desktop:
+		f, err = claude.Import(old, file, claude.ImportOptions{Kind: claude.DesktopFile})
+	default:
+		kind := claude.Detect(file, old)
+		if kind == "" || kind == claude.DesktopFile {
+			kind = claude.ProjectFile
+		}
+		f, err = claude.Import(old, file, claude.ImportOptions{Kind: kind})
+	}
+	if err != nil {
+		return 0 // emit has merged into it: a file it cannot read has no entries
+	}
+	n := 0
+	for _, v := range providers.SecretValues(f.Servers) {
+		if !bytes.Contains(out, []byte(v)) {
+			n++
+		}
+	}
+	return n
 }
 
 // noteOthers says what the merged file keeps that is not this manifest's:
@@ -283,16 +367,10 @@ func (a *app) noteOthers(provider string, out []byte, m *manifest.Manifest, po p
 // under root: the root of its git work tree, as Codex finds a project,
 // else root itself.
 func codexProject(root string) string {
-	for d := root; ; {
-		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
-			return d
-		}
-		up := filepath.Dir(d)
-		if up == d {
-			return root
-		}
-		d = up
+	if d, ok := gitRoot(root); ok {
+		return d
 	}
+	return root
 }
 
 // noteFromEnv says which context variables emit --workspace leaves as

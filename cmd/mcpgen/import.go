@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -20,11 +21,12 @@ import (
 )
 
 type importOptions struct {
-	output  string
-	force   bool
-	project string
-	rename  bool
-	from    string
+	output        string
+	force         bool
+	project       string
+	rename        bool
+	mergeTimeouts bool
+	from          string
 }
 
 // importFormats are the kinds of file --from names.
@@ -35,44 +37,64 @@ func (a *app) importCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "import FILE...",
 		Short: "Write an mcpgen.toml that holds the servers of existing Codex and Claude configs",
-		Long: `Import reads the MCP servers of agent config files and prints an
-mcpgen.toml that holds them all: command, args, env, cwd, url, headers,
-bearer token variables, timeouts, enabled flags and tool filters. It reads
+		Long: `Import reads the MCP servers of agent config files and writes an
+mcpgen.toml that holds them all (-o FILE; without it, it prints it):
+command, args, env, cwd, url, headers, bearer token variables, timeouts,
+enabled flags and tool filters. -o writes the file atomically, and only
+when import succeeds; a shell's > empties the file before import runs,
+and leaves it empty when import fails. It reads
 Codex's config.toml ([mcp_servers.*]), Claude Code's .mcp.json and
 ~/.claude.json, and Claude Desktop's claude_desktop_config.json, telling
 them apart by name and content (--from says it when neither does).
 
 Secrets are not copied: a literal value that looks like one (a token under
-a key such as *_TOKEN, *_KEY, *_SECRET, *PASSWORD*, an Authorization header,
-a token of a known service anywhere) becomes a ${VAR} reference, and import
-lists on stderr the variables to set, with the server and key, never the
-value. ${VAR} references of Claude Code stay references.
+a key such as *_TOKEN, *_KEY, *_SECRET, *PASSWORD*, a token of a known
+service anywhere, a password in a url) becomes a ${VAR} reference, and
+import lists on stderr the variables to set, with the server and key,
+never the value. Headers named *-Key, *-Token, *-Secret, Authorization or
+Cookie, and url query parameters named like a key, a token, a secret or a
+signature (api_key, key, access_token, sig, X-Amz-Signature, ...) are
+secrets whatever their value. ${VAR} references of Claude Code stay
+references.
 
 ~/.claude.json holds the user's servers, and each project's local servers:
 --project PATH imports those of one project too (they win over user servers
 of the same name), and without it import lists the projects that have some.
+A project without local servers (or that Claude was never opened in) gets
+the user's servers, and import says so.
 
 Two files that define a server of the same name the same way give one
 server; defined differently, it is an error that names both places, unless
---rename, which imports the later one as NAME-2.
+--rename, which imports the later one as NAME-2. A timeout that one file's
+agent has no per-server value of (Claude Code's startup timeout, Claude
+Desktop's tool timeout) is no difference: the other file's is kept. Two
+timeouts that would both reach their agents are one: the manifest has
+one value for every provider, so one agent's would change; import says
+whose, and --merge-timeouts keeps the longer, with a note.
 
 Servers mcpgen cannot hold (SSE servers, say) are left in their files, and
 import says why; so are Codex's approval tables, which emit keeps in place.
 After import, mcpgen emit --write --force replaces the imported entries of
-your agents' files by mcpgen's own (the old file stays in FILE.bak).`,
-		Example: `  mcpgen import ~/.codex/config.toml .mcp.json > mcpgen.toml
+your agents' files by mcpgen's own (emit says where it keeps the old file,
+and that it holds the secrets import made references of).`,
+		Example: `  mcpgen import ~/.codex/config.toml .mcp.json -o mcpgen.toml
   mcpgen import ~/.claude.json --project "$PWD" -o mcpgen.toml
-  mcpgen import --from claude-desktop ~/backup/claude.json`,
+  mcpgen import --from claude-desktop ~/backup/claude.json     # print it`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.importConfigs(o, args)
+			err := a.importConfigs(o, args)
+			if err != nil && o.output == "" && emptiedFile(a.stdout) {
+				fmt.Fprintln(a.stderr, "note: stdout is a file, and the shell emptied it before import ran: mcpgen import FILE... -o MANIFEST writes the manifest only when import succeeds, and never half of it")
+			}
+			return err
 		},
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.output, "output", "o", "", "write the manifest to `FILE` instead of printing it")
-	f.BoolVar(&o.force, "force", false, "with -o: replace FILE if it exists (the old one is kept in FILE.bak)")
+	f.BoolVar(&o.force, "force", false, "with -o: replace FILE if it exists (the old one is kept as a backup)")
 	f.StringVar(&o.project, "project", "", "with ~/.claude.json: import the local servers of the project at `PATH` too")
 	f.BoolVar(&o.rename, "rename", false, "import a server that another file defines differently under the same name as NAME-2")
+	f.BoolVar(&o.mergeTimeouts, "merge-timeouts", false, "import a server that two files define with different timeouts once, with the longer of each (import says whose value changes)")
 	f.StringVar(&o.from, "from", "", "the kind of every FILE: "+strings.Join(importFormats, ", ")+" (default: from its name and content)")
 	_ = cmd.RegisterFlagCompletionFunc("from", cobra.FixedCompletions(importFormats, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
@@ -102,11 +124,12 @@ func (a *app) importConfigs(o importOptions, files []string) error {
 	if o.output != "" && !o.force {
 		// Fail before reading anything: nothing would be written.
 		if _, err := os.Lstat(o.output); err == nil {
-			return fmt.Errorf("%s exists: pass --force to replace it (it is kept in %s.bak), or choose another -o", o.output, o.output)
+			return existsError(o.output)
 		}
 	}
 
 	var imported []*providers.ImportedFile
+	var projectFiles []string
 	usedProject := false
 	for _, file := range files {
 		data, err := os.ReadFile(file)
@@ -132,6 +155,15 @@ func (a *app) importConfigs(o importOptions, files []string) error {
 		if err != nil {
 			return err
 		}
+		if projectConfig(file, kind) {
+			// Committed with its project, and meant for it: not for
+			// every project of the user, as a user config's entries are.
+			projectFiles = append(projectFiles, f.File)
+			for _, s := range f.Servers {
+				s.Server.Scope = manifest.ScopeProject
+				s.NoteKey("scope", "from a project's config: emit writes it to project configs only")
+			}
+		}
 		imported = append(imported, f)
 	}
 	if project != "" && !usedProject {
@@ -145,11 +177,14 @@ func (a *app) importConfigs(o importOptions, files []string) error {
 	// Before combining: two files that hold the same secret then define
 	// the same server, and two different secrets never share a variable.
 	secrets := providers.HideSecrets(all)
-	servers, err := providers.Combine(imported, o.rename)
+	servers, err := providers.Combine(imported, providers.CombineOptions{Rename: o.rename, MergeTimeouts: o.mergeTimeouts})
 	if err != nil {
 		return err
 	}
 	a.reportImport(imported, servers, secrets)
+	for _, f := range projectFiles {
+		fmt.Fprintf(a.stderr, "%s is a project's config: its servers get scope = \"project\", so that emit writes them to project configs only (.mcp.json, .codex/config.toml), never to your user configs\n", f)
+	}
 	if len(servers) == 0 {
 		return fmt.Errorf("no server to import from %s", strings.Join(files, ", "))
 	}
@@ -176,7 +211,7 @@ func (a *app) importConfigs(o importOptions, files []string) error {
 		if err != nil {
 			return err
 		}
-		backup, err := writeFile(target, out, 0o644)
+		backup, err := writeFile(target, out, 0o644, "")
 		if err != nil {
 			return err
 		}
@@ -189,6 +224,35 @@ func (a *app) importConfigs(o importOptions, files []string) error {
 	}
 	fmt.Fprintf(a.stderr, "wrote %s: check it with mcpgen validate --manifest %s\n", o.output, o.output)
 	return nil
+}
+
+// projectConfig reports whether file, of kind, is a project's own config,
+// committed with it: a .mcp.json, or a .codex/config.toml that is not the
+// user's Codex config (~/.codex/config.toml, $CODEX_HOME/config.toml).
+func projectConfig(file, kind string) bool {
+	switch kind {
+	case claude.ProjectFile:
+		return filepath.Base(file) == ".mcp.json"
+	case codex.Name:
+		abs, err := filepath.Abs(file)
+		if err != nil || filepath.Base(abs) != "config.toml" || filepath.Base(filepath.Dir(abs)) != ".codex" {
+			return false
+		}
+		user, err := (&emitOptions{provider: codex.Name}).userConfig()
+		return err == nil && !sameFile(user, abs)
+	}
+	return false
+}
+
+// emptiedFile reports whether w is an empty regular file: import's stdout
+// redirected with >, which the shell emptied before import ran.
+func emptiedFile(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode().IsRegular() && fi.Size() == 0
 }
 
 // samePath reports whether a and b name the same file, links followed.
@@ -229,13 +293,23 @@ func writeNew(path string, data []byte, mode os.FileMode) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, fs.ErrExist):
-		return fmt.Errorf("%s exists: pass --force to replace it (it is kept in %s.bak), or choose another -o", path, path)
+		return existsError(path)
 	}
 	// No hard links here (some file systems): check, then rename.
 	if _, lerr := os.Lstat(path); lerr == nil {
-		return fmt.Errorf("%s exists: pass --force to replace it (it is kept in %s.bak), or choose another -o", path, path)
+		return existsError(path)
 	}
 	return os.Rename(tmp, path)
+}
+
+// existsError refuses to replace the file of -o, saying where --force
+// would keep it.
+func existsError(path string) error {
+	where := path + ".bak"
+	if b, err := backupPath(path, ""); err == nil {
+		where = b
+	}
+	return fmt.Errorf("%s exists: pass --force to replace it (it is kept in %s), or choose another -o", path, where)
 }
 
 // reportImport says on stderr what import did: the servers, what it left
@@ -267,7 +341,7 @@ func (a *app) reportImport(files []*providers.ImportedFile, servers []*providers
 			say("%s: server %q: %s", s.Where(), s.Server.Name, n)
 		}
 		for _, k := range sortedKeys(s.KeyNotes) {
-			if !strings.Contains(s.KeyNotes[k], "literal secret") && !strings.Contains(s.KeyNotes[k], "literal bearer token") {
+			if k != "scope" && !strings.Contains(s.KeyNotes[k], "literal secret") && !strings.Contains(s.KeyNotes[k], "literal bearer token") {
 				say("%s: server %q: %s: %s", s.Where(), s.Server.Name, k, s.KeyNotes[k])
 			}
 		}
@@ -343,7 +417,7 @@ func importComments(files []*providers.ImportedFile, servers []*providers.Import
 		head = append(head, fmt.Sprintf("  %s (%s): %s", f.File, f.Format, list))
 	}
 	head = append(head, "")
-	head = append(head, wrap("The servers are as they were: stdio servers get no workspace context (context = false: remove it to give a server WORKSPACE_ID, WORKSPACE_DIR and USER_ID), and every server goes to every provider (providers = [...] keeps one for some). Check the file with mcpgen validate; then mcpgen emit --provider P --write --force (or -o FILE) replaces the imported entries of your agents' files by mcpgen's own (the old file stays in FILE.bak).")...)
+	head = append(head, wrap("The servers are as they were: stdio servers get no workspace context (context = false: remove it to give a server WORKSPACE_ID, WORKSPACE_DIR and USER_ID), and every server goes to every provider (providers = [...] keeps one for some). Check the file with mcpgen validate; then mcpgen emit --provider P --write --force (or -o FILE) replaces the imported entries of your agents' files by mcpgen's own (emit says where it keeps the old file).")...)
 	if len(secrets) > 0 {
 		head = append(head, "", "Secrets were not copied. Set these variables where the agents run:")
 		for _, line := range secretLines(secrets) {

@@ -53,6 +53,10 @@ func TestScripts(t *testing.T) {
 			env.Setenv("CODEX_HOME", "")
 			env.Setenv("CLAUDE_CONFIG_DIR", "")
 			env.Setenv("XDG_CONFIG_HOME", "")
+			// mcpgen's state (logs, and the backups of project files) in
+			// that home too, unless a script says otherwise.
+			env.Setenv("XDG_STATE_HOME", "")
+			env.Setenv("MCPGEN_STATE_DIR", "")
 			env.Setenv("USER", "tester")
 			// The search for mcpgen.toml stops at $WORK: a stray one in
 			// the temporary directory must not change what scripts see.

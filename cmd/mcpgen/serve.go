@@ -40,7 +40,15 @@ Built-in and declared servers run inside mcpgen. A command server has its
 ${VAR}s resolved and then replaces this process (exec), so nothing stays
 between the agent and the server; on Windows, which has no exec, it runs
 as a child on the same stdin and stdout, is killed with mcpgen, and mcpgen
-exits with its status.`,
+exits with its status.
+
+A remote (url) server is reached over Streamable HTTP, its url, headers
+and bearer token resolved from the environment: what Codex runs for a
+server whose url holds a ${VAR} (an API key in the query) or whose header
+mixes text and a ${VAR}, which it cannot express itself. When stdin
+closes, the answers still owed come back (within the server's timeouts),
+then the session ends (DELETE); a session that the server ends, or a
+server that cannot be reached, ends serve with an error.`,
 		Example: `  mcpgen serve files
   WORKSPACE_ID=ws-42 mcpgen serve --manifest /srv/mcpgen.toml git`,
 		Args:              cobra.ExactArgs(1),
@@ -96,12 +104,15 @@ func (a *app) serve(name string) error {
 	if err != nil {
 		return err
 	}
-	if !s.Kind.Stdio() {
-		return fmt.Errorf("server %q is remote (url): agents connect to it directly, there is nothing to serve", name)
-	}
 	c, err := envContext(m)
 	if err != nil {
 		return err
+	}
+	if s.Kind == manifest.KindRemote {
+		// SIGINT and SIGTERM end the session (DELETE) before mcpgen exits.
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		return a.serveRemote(ctx, m, s, c)
 	}
 
 	if s.Kind == manifest.KindCommand {

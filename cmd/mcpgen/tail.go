@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcpgen/mcpgen/internal/statefile"
 	"github.com/mcpgen/mcpgen/internal/termtext"
 	"github.com/mcpgen/mcpgen/launcher"
 )
@@ -39,7 +40,7 @@ const followPoll = 200 * time.Millisecond
 // with follow, it keeps copying what is appended, reopening the file when
 // it is rotated (replaced or truncated), until SIGINT or SIGTERM.
 func tailFile(ctx context.Context, w io.Writer, path string, follow, raw bool) (err error) {
-	f, err := openLog(path)
+	f, err := statefile.Open(path)
 	if err != nil {
 		return err
 	}
@@ -61,7 +62,7 @@ func tailFile(ctx context.Context, w io.Writer, path string, follow, raw bool) (
 			return err
 		}
 		if rotated(f, path) {
-			nf, err := openLog(path)
+			nf, err := statefile.Open(path)
 			if errors.Is(err, os.ErrNotExist) {
 				return nil // between the rename and the new file
 			}
@@ -131,7 +132,7 @@ type logSource struct {
 const maxLogRead = 4 * launcher.MaxLogLine
 
 func openLogSource(name, path string) (*logSource, error) {
-	f, err := os.Open(path)
+	f, err := statefile.Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -185,7 +186,7 @@ func (s *logSource) reopen() error {
 	if !rotated(s.f, s.path) {
 		return nil
 	}
-	nf, err := os.Open(s.path)
+	nf, err := statefile.Open(s.path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil // between the rename and the new file
 	}

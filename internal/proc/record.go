@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/mcpgen/mcpgen/internal/statefile"
 )
 
 // The record's file in a runtime dir, and the one that mcpgen wrote before
@@ -19,6 +21,11 @@ const (
 	recordFile       = "contained"
 	legacyRecordFile = "pgids"
 )
+
+// maxRecord bounds the record that ReadRecord reads: far more than the
+// lines of the thousands of servers a launcher may hold (each a few dozen
+// bytes), far less than what would hurt to read.
+const maxRecord = 16 << 20
 
 // recordHeader opens the record for whoever reads it.
 const recordHeader = "# mcpgen: what this launcher's servers run in, for the next launch to end if it dies (cgroup INODE PATH, proc PID START)\n"
@@ -66,7 +73,7 @@ func ReadRecord(runtimeDir string) ([]Entry, error) {
 	var entries []Entry
 	for _, name := range []string{recordFile, legacyRecordFile} {
 		path := filepath.Join(runtimeDir, name)
-		data, err := os.ReadFile(path)
+		data, err := statefile.ReadFile(path, maxRecord)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -240,7 +247,7 @@ func (r *Record) append(es []Entry) error {
 	if len(b) == 0 {
 		return nil
 	}
-	f, err := os.OpenFile(r.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := statefile.OpenFile(r.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err == nil {
 		_, err = f.Write(b)
 		if cerr := f.Close(); err == nil {

@@ -100,7 +100,11 @@ func Import(data []byte, file string, o ImportOptions) (*providers.ImportedFile,
 		line, col := position(data, start)
 		return nil, fmt.Errorf("%s:%d:%d: the file holds %s, but Claude reads an object such as {%q: {}}", file, line, col, kind, serversKey)
 	}
-	im := &importer{data: data, file: file, kind: o.Kind, out: &providers.ImportedFile{File: file, Format: kindFormats[o.Kind]}}
+	provider := Code
+	if o.Kind == DesktopFile {
+		provider = Desktop
+	}
+	im := &importer{data: data, file: file, kind: o.Kind, out: &providers.ImportedFile{File: file, Format: kindFormats[o.Kind], Provider: provider}}
 	top := members(data, start)
 	if err := im.servers(top, ""); err != nil {
 		return nil, err
@@ -170,7 +174,8 @@ func (im *importer) servers(obj []member, project string) error {
 }
 
 // projects imports the local servers of project, or notes which projects
-// have some.
+// have some. A project without local servers, or that the file does not
+// know, leaves the user's servers, with a note that says so.
 func (im *importer) projects(top []member, project string) error {
 	pm := last(top, "projects")
 	var projects []member
@@ -205,11 +210,15 @@ func (im *importer) projects(top []member, project string) error {
 		}
 	}
 	if found == nil {
+		// A project Claude was never opened in, or by another path: it
+		// has no local servers, and the user's servers are what the
+		// agent gets there.
 		have := "none has local servers"
 		if len(withServers) > 0 {
 			have = "those with local servers: " + strings.Join(withServers, "; ")
 		}
-		return fmt.Errorf("%s: no project %s (Claude keys projects by absolute path; %s)", im.file, project, have)
+		im.out.Notes = append(im.out.Notes, fmt.Sprintf("No project %s in the file, so no local servers (Claude keys projects by absolute path; %s): the user's servers only are imported.", project, have))
+		return nil
 	}
 	if kindOf(found.value) != "an object" {
 		return im.errorAt(found.valAt, "project %s is %s, not an object", found.key, kindOf(found.value))
@@ -221,7 +230,7 @@ func (im *importer) projects(top []member, project string) error {
 	}
 	local := im.out.Servers
 	if len(local) == 0 {
-		im.out.Notes = append(im.out.Notes, fmt.Sprintf("Project %s has no local servers.", found.key))
+		im.out.Notes = append(im.out.Notes, fmt.Sprintf("Project %s has no local servers: the user's servers only are imported.", found.key))
 	}
 	// Claude Code prefers a local server to a user server of the same name.
 	im.out.Servers = nil

@@ -37,7 +37,7 @@ func Render(m *manifest.Manifest, provider string, o providers.Options) (entries
 	var errs []error
 	for _, s := range m.Servers {
 		switch {
-		case !s.ForProvider(provider), !s.Enabled:
+		case !o.Meant(s, provider), !s.Enabled:
 			continue
 		case desktop && s.Kind == manifest.KindRemote:
 			warnings = append(warnings, fmt.Sprintf("server %q left out: Claude Desktop runs only stdio servers from its config file", s.Name))
@@ -61,7 +61,7 @@ func renderGateway(m *manifest.Manifest, provider string, o providers.Options) (
 	if desktop && !o.Context.Literal() {
 		return nil, nil, errors.New("Claude Desktop expands no ${VAR}: pass --workspace ID with --gateway")
 	}
-	servers := providers.GatewayServers(m, provider)
+	servers := providers.GatewayServers(m, provider, o)
 	if len(servers) == 0 {
 		return nil, nil, fmt.Errorf("no enabled server of the manifest is meant for %s: the gateway would have no tools", provider)
 	}

@@ -46,7 +46,7 @@ func Import(data []byte, file string) (*providers.ImportedFile, error) {
 		}
 		return nil, fmt.Errorf("%s: invalid TOML: %w", file, err)
 	}
-	out := &providers.ImportedFile{File: file, Format: ImportFormat}
+	out := &providers.ImportedFile{File: file, Format: ImportFormat, Provider: Name}
 	raw, ok := doc["mcp_servers"]
 	if !ok {
 		return out, nil

@@ -4,7 +4,6 @@ package codex
 
 import (
 	"errors"
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,14 +17,16 @@ import (
 const Name = "codex"
 
 // Render returns the table of every server of m meant for Codex, in the
-// manifest's order. It reports every server it cannot express at once.
+// manifest's order. What Codex cannot express itself goes through mcpgen
+// (serve, or connect with o.Launcher), which resolves it when Codex starts
+// the server.
 func Render(m *manifest.Manifest, o providers.Options) ([]Entry, error) {
 	o, err := o.WithContext(m)
 	if err != nil {
 		return nil, err
 	}
 	if o.Gateway != "" {
-		servers := providers.GatewayServers(m, Name)
+		servers := providers.GatewayServers(m, Name, o)
 		if len(servers) == 0 {
 			return nil, errors.New("no enabled server of the manifest is meant for codex: the gateway would have no tools")
 		}
@@ -36,22 +37,16 @@ func Render(m *manifest.Manifest, o providers.Options) ([]Entry, error) {
 		return []Entry{{Name: o.EntryName(m, e.Server), Body: []byte(w.b.String())}}, nil
 	}
 	var entries []Entry
-	var errs []error
 	for _, s := range m.Servers {
-		if !s.ForProvider(Name) {
+		if !o.Meant(s, Name) {
 			continue
 		}
-		body, err := render(m, s, o)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("server %q: %w", s.Name, err))
-			continue
-		}
-		entries = append(entries, Entry{Name: o.EntryName(m, s), Body: body})
+		entries = append(entries, Entry{Name: o.EntryName(m, s), Body: render(m, s, o)})
 	}
-	return entries, errors.Join(errs...)
+	return entries, nil
 }
 
-func render(m *manifest.Manifest, s *manifest.Server, o providers.Options) ([]byte, error) {
+func render(m *manifest.Manifest, s *manifest.Server, o providers.Options) []byte {
 	var e *providers.Entry
 	switch {
 	case o.Launcher && s.Kind.Stdio():
@@ -68,12 +63,22 @@ func render(m *manifest.Manifest, s *manifest.Server, o providers.Options) ([]by
 		}
 	default:
 		e = providers.Native(m, s, o)
+		// A ${VAR} in the url (an API key in the query), or a header that
+		// mixes text and one: Codex sends neither, and a value from the
+		// environment is never written. The server is reached through
+		// mcpgen, which resolves them when Codex starts it: serve, or the
+		// launcher's connect.
+		if !remoteExpressible(e) {
+			if o.Launcher {
+				e = providers.Connect(m, s, o)
+			} else {
+				e = providers.Serve(m, s, o)
+			}
+		}
 	}
 	var w writer
-	if s.Kind == manifest.KindRemote {
-		if err := w.remote(e, o); err != nil {
-			return nil, err
-		}
+	if s.Kind == manifest.KindRemote && !e.Serve {
+		w.remote(e)
 	} else {
 		w.stdio(e)
 	}
@@ -88,7 +93,7 @@ func render(m *manifest.Manifest, s *manifest.Server, o providers.Options) ([]by
 	if !s.Enabled {
 		w.raw("enabled", "false")
 	}
-	return []byte(w.b.String()), nil
+	return []byte(w.b.String())
 }
 
 // expressible reports whether Codex can run e as it is: Codex expands no
@@ -159,25 +164,35 @@ func (w *writer) stdio(e *providers.Entry) {
 	}
 }
 
-func (w *writer) remote(e *providers.Entry, o providers.Options) error {
-	s := e.Server
-	url, ok := e.URL.Literal()
-	if !ok {
-		return fmt.Errorf("\"url\" uses %s, and Codex expands no variables in a url; %s", refList(e.URL), fixFor(s.URL, o))
+// remoteExpressible reports whether Codex can reach e itself: its url is
+// literal (Codex expands no ${VAR} in it), and each header is literal or
+// exactly one ${VAR} (env_http_headers).
+func remoteExpressible(e *providers.Entry) bool {
+	if !e.URL.IsLiteral() {
+		return false
 	}
+	for _, h := range e.Headers {
+		if _, ok := h.Value.SingleRef(); !ok && !h.Value.IsLiteral() {
+			return false
+		}
+	}
+	return true
+}
+
+// remote writes a remote entry that remoteExpressible accepted.
+func (w *writer) remote(e *providers.Entry) {
+	url, _ := e.URL.Literal()
 	w.str("url", url)
 	if e.BearerTokenEnv != "" {
 		w.str("bearer_token_env_var", e.BearerTokenEnv)
 	}
 	var literal []manifest.EnvVar
 	var fromEnv []manifest.EnvVar
-	for i, h := range e.Headers {
+	for _, h := range e.Headers {
 		if v, ok := h.Value.Literal(); ok {
 			literal = append(literal, manifest.EnvVar{Name: h.Name, Value: v})
 		} else if name, ok := h.Value.SingleRef(); ok {
 			fromEnv = append(fromEnv, manifest.EnvVar{Name: h.Name, Value: name})
-		} else {
-			return fmt.Errorf("header %q mixes text and %s; Codex can only send a header that is literal or exactly one ${VAR}; %s", h.Name, refList(h.Value), fixFor(s.Headers[i].Value, o))
 		}
 	}
 	if len(literal) > 0 {
@@ -186,29 +201,6 @@ func (w *writer) remote(e *providers.Entry, o providers.Options) error {
 	if len(fromEnv) > 0 {
 		w.table("env_http_headers", fromEnv)
 	}
-	return nil
-}
-
-func refList(t manifest.Template) string {
-	refs := t.Refs()
-	for i, r := range refs {
-		refs[i] = "${" + r + "}"
-	}
-	return strings.Join(refs, ", ")
-}
-
-// fixFor suggests how to make a remote value expressible; t is the value
-// as the manifest writes it.
-func fixFor(t manifest.Template, o providers.Options) string {
-	for _, r := range t.Refs() {
-		if !o.Context.Literal() && manifest.IsAgentContext(r) {
-			return "pass --workspace ID to write the workspace context literally, or leave Codex out with providers = [...]"
-		}
-		if ct, ok := o.Context.Lookup(r); ok && !ct.IsLiteral() && manifest.Flag(r) != "" {
-			return fmt.Sprintf("%s comes from the environment, which emit never writes: pass %s to write it, or leave Codex out with providers = [...]", r, manifest.Flag(r))
-		}
-	}
-	return "leave Codex out of this server with providers = [...]"
 }
 
 func (w *writer) timeouts(s *manifest.Server) {

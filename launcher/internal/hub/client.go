@@ -2,7 +2,9 @@ package hub
 
 import (
 	"errors"
+	"fmt"
 	"strings"
+	"time"
 
 	json "github.com/goccy/go-json"
 
@@ -22,7 +24,8 @@ type forward struct {
 	call      *mcp.AsyncCall // once sent
 	token     string         // the hub's progress token, if the client asked for progress
 	cancelled bool
-	tools     bool // a tools/list, whose result the tool filter applies to
+	tools     bool        // a tools/list, whose result the tool filter applies to
+	bound     *time.Timer // ends it at the server's tool_timeout, once sent (see limit)
 }
 
 // start handles a request that has a slot (see request): the hub answers
@@ -146,7 +149,48 @@ func (c *client) forward(up *Upstream, f *forward, msg *mcp.Message) {
 	c.mu.Unlock()
 	if cancelled { // the cancel came while we were sending
 		call.Cancel(errCancelled)
+		return
 	}
+	c.limit(f, call, msg.Method)
+}
+
+// limit ends a request forwarded to the server when the server has not
+// answered it within its tool_timeout: the client gets an answer that
+// says so, and the server a cancellation. It is the one place where the
+// launcher enforces tool_timeout, for a hub's clients and the gateway's
+// sessions (its members) alike: whatever the server does (it never
+// answers, it streams progress without end, its answer could not be read
+// and had no id to fail its call with), the request ends. Progress does
+// not extend the bound.
+func (c *client) limit(f *forward, call *mcp.AsyncCall, method string) {
+	d := c.hub.callTimeout()
+	t := time.AfterFunc(d, func() { c.timedOut(f, call, method, d) })
+	c.mu.Lock()
+	if c.inflight[f.clientID] == f && !f.cancelled {
+		f.bound = t
+		t = nil
+	}
+	c.mu.Unlock()
+	if t != nil {
+		t.Stop() // answered or cancelled already
+	}
+}
+
+// timedOut ends a request at its tool_timeout: a tool call with an error
+// result, which the model reads (a tool that takes too long is the tool's
+// failure, as the spec has tool errors reported, and the model may call
+// it again with less to do); any other request with a JSON-RPC error,
+// CodeTimeout. The client is answered first, then the server told: the
+// cancellation may wait for a server that does not read its input.
+func (c *client) timedOut(f *forward, call *mcp.AsyncCall, method string, d time.Duration) {
+	why := fmt.Sprintf("server %q did not answer %s within its tool_timeout (%s): the request was cancelled; try again with less to do, or raise tool_timeout in the server's table of mcpgen.toml", c.hub.name, method, d)
+	if method == "tools/call" {
+		res, _ := mcp.ErrorResult("%s", why).MarshalJSON()
+		c.finish(f, res, nil)
+	} else {
+		c.finish(f, nil, mcp.NewError(CodeTimeout, "%s", why))
+	}
+	call.Cancel(fmt.Errorf("the request took longer than the server's tool_timeout (%s)", d))
 }
 
 var (
@@ -162,8 +206,12 @@ func (c *client) finish(f *forward, result json.RawMessage, err *mcp.Error) {
 	if current {
 		delete(c.inflight, f.clientID)
 	}
-	token := f.token
+	token, bound := f.token, f.bound
+	f.bound = nil
 	c.mu.Unlock()
+	if bound != nil {
+		bound.Stop()
+	}
 	c.hub.dropToken(token)
 	if current {
 		if f.tools && result != nil {
@@ -213,8 +261,12 @@ func (c *client) cancel(id mcp.ID, why error) {
 	}
 	delete(c.inflight, id)
 	f.cancelled = true
-	call, token := f.call, f.token
+	call, token, bound := f.call, f.token, f.bound
+	f.bound = nil
 	c.mu.Unlock()
+	if bound != nil {
+		bound.Stop()
+	}
 	c.release(1) // no answer will take its slot
 	c.hub.dropToken(token)
 	if call != nil {

@@ -75,7 +75,8 @@ type Hub struct {
 	listsWanted bool // the hub is watched: keep the lists besides tools
 
 	// The server's startup_timeout and tool_timeout: how long a request
-	// waits for the server to be ready (readyBoundLocked), and how long a
+	// waits for the server to be ready (readyBoundLocked), how long the
+	// server may take to answer it (client.limit), and so how long a
 	// client that closed its input waits for its answers (AnswerBound).
 	startTimeout, toolTimeout time.Duration
 }
@@ -188,8 +189,9 @@ var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); retu
 
 // SetTimeouts says how long the server may take to start (its
 // startup_timeout: a request waits that long for it, 30 s at least) and
-// one of its calls (its tool_timeout: see AnswerBound); zero: the
-// manifest's defaults.
+// to answer a request (its tool_timeout: the request ends then, see
+// client.limit); zero: the manifest's defaults. A request sent before
+// keeps the bound it had.
 func (h *Hub) SetTimeouts(startup, tool time.Duration) {
 	if tool <= 0 {
 		tool = defaultToolTimeout
@@ -197,6 +199,14 @@ func (h *Hub) SetTimeouts(startup, tool time.Duration) {
 	h.mu.Lock()
 	h.startTimeout, h.toolTimeout = startup, tool
 	h.mu.Unlock()
+}
+
+// callTimeout is how long a request forwarded to the server may take: its
+// tool_timeout (see client.limit).
+func (h *Hub) callTimeout() time.Duration {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.toolTimeout
 }
 
 // AnswerBound is the longest a request of a client may wait for its

@@ -17,6 +17,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/mcpgen/mcpgen/internal/jsonwire"
 	"github.com/mcpgen/mcpgen/launcher/internal/testserver"
 	"github.com/mcpgen/mcpgen/mcp"
 )
@@ -408,7 +409,8 @@ func TestHubUnreadFlood(t *testing.T) {
 
 // TestHubNotJSON (issue 8 item 15): the hub is its clients' server, so a
 // line that is not JSON gets -32700 with a null id, and a request it
-// cannot read gets an error under its id; a broken response gets nothing.
+// cannot read gets an error under its id (read from the start of the line
+// when the rest is not JSON); a broken response gets nothing.
 func TestHubNotJSON(t *testing.T) {
 	tests := []struct {
 		line     string
@@ -416,7 +418,9 @@ func TestHubNotJSON(t *testing.T) {
 		wantID   string
 	}{
 		{`hello, is this the server?`, mcp.CodeParseError, "null"},
-		{`{"jsonrpc":"2.0","id":1,"method":`, mcp.CodeParseError, "null"},
+		// The start of a request shows its id: it is answered under it.
+		{`{"jsonrpc":"2.0","id":1,"method":`, mcp.CodeParseError, "1"},
+		{`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"echo","arguments":{"deep":` + strings.Repeat("[", jsonwire.MaxDepth+1) + strings.Repeat("]", jsonwire.MaxDepth+1) + `}}}`, mcp.CodeParseError, "6"},
 		{"\ufeff" + `{"jsonrpc":"2.0","id":2,"method":"ping"}`, mcp.CodeParseError, "2"},
 		{`{"jsonrpc":"2.0","id":3}`, mcp.CodeInvalidRequest, "3"},
 		{`[{"jsonrpc":"2.0","id":4,"method":"ping"}]`, mcp.CodeInvalidRequest, "null"},

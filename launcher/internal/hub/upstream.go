@@ -15,6 +15,12 @@ import (
 // in flight. It is the code the TypeScript SDK uses for a closed connection.
 const CodeUnavailable = -32000
 
+// CodeTimeout is the JSON-RPC error code of a request that the server did
+// not answer within its tool_timeout (a tool call gets an error result
+// instead: see client.timedOut). It is the code the TypeScript SDK uses
+// for a request that timed out.
+const CodeTimeout = -32001
+
 // An Upstream is the launcher's end of one server process's stdio, and the
 // server's only peer: an mcp.Conn, on which the launcher makes its own
 // requests (the handshake, pings, re-listing tools, through an mcp.Client)

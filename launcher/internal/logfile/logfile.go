@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcpgen/mcpgen/internal/statefile"
 )
 
 // Defaults for a server's log: what a chatty server writes in a long
@@ -78,7 +80,10 @@ func Open(path string, maxBytes int64, keep int) (*File, error) {
 }
 
 func openLogFile(path string) (*os.File, error) {
-	f, err := openAppend(path)
+	// To read and append, created private; never a named pipe or a link
+	// put in its place, and shared with renames on Windows (rotation
+	// renames the log this File holds open): see statefile.
+	f, err := statefile.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, err
 	}

@@ -75,10 +75,17 @@ func Self(t testing.TB) string {
 //
 // Tools: echo {text}, slow {ms}, progress {steps}, crash, pid, sample
 // (asks its client sampling/createMessage), roots (asks roots/list), add
-// (adds a tool "extra" and says tools/list_changed), flood {steps} (sends
-// that many log messages as fast as it can, then answers; listed only
-// when named in $MCPGEN_TESTSERVER_TOOLS). $MCPGEN_TESTSERVER_TOOLS
-// (comma-separated) sets the tools listed. tools/list pages by two.
+// (adds a tool "extra" and says tools/list_changed). $MCPGEN_TESTSERVER_TOOLS
+// (comma-separated) limits the tools listed. tools/list pages by two.
+// Tools that are called but listed only when $MCPGEN_TESTSERVER_TOOLS
+// names them: flood {steps} (sends that many log messages as fast as it
+// can, then answers), deep {idLast} (answers with structuredContent nested
+// DeepNesting levels, its id before the result, or after it with
+// idLast), never (never answers), stream (sends progress every few
+// milliseconds, and never answers); and the method test/never is never
+// answered either. $MCPGEN_TESTSERVER_CANCELS names a
+// file that the server appends each notifications/cancelled's requestId
+// to, on a line, as it reads it.
 //
 // With $MCPGEN_TESTSERVER_CATALOG=1 it also has what the gateway serves
 // besides tools, named after $MCPGEN_TESTSERVER_NAME (NAME, default
@@ -171,6 +178,7 @@ func serve(mode string) {
 				RequestID mcp.ID `json:"requestId"`
 			}
 			_ = json.Unmarshal(msg.Params, &p)
+			noteCancel(p.RequestID)
 			s.mu.Lock()
 			if cancel := s.cancels[p.RequestID]; cancel != nil {
 				cancel()
@@ -206,6 +214,24 @@ func noteEOF() {
 	fmt.Fprintf(f, "%d\n", os.Getpid())
 	f.Close()
 }
+
+// noteCancel appends id to $MCPGEN_TESTSERVER_CANCELS, if set.
+func noteCancel(id mcp.ID) {
+	path := os.Getenv("MCPGEN_TESTSERVER_CANCELS")
+	if path == "" {
+		return
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return
+	}
+	fmt.Fprintln(f, id)
+	f.Close()
+}
+
+// DeepNesting is how deep the deep tool nests its answer: one level
+// beyond what a JSON-RPC line may hold (jsonwire.MaxDepth).
+const DeepNesting = 10001
 
 type wireServer struct {
 	w       *mcp.Writer
@@ -327,6 +353,8 @@ func (s *wireServer) handle(ctx context.Context, msg *mcp.Message) {
 		s.reply(msg.ID, result)
 	case "tools/call":
 		s.call(ctx, msg)
+	case "test/never":
+		<-ctx.Done() // cancelled: no answer
 	case "prompts/list", "prompts/get", "resources/list", "resources/templates/list", "resources/read",
 		"resources/subscribe", "completion/complete", "logging/setLevel":
 		if s.catalog {
@@ -343,9 +371,10 @@ func (s *wireServer) call(ctx context.Context, msg *mcp.Message) {
 	var p struct {
 		Name      string `json:"name"`
 		Arguments struct {
-			Text  string `json:"text"`
-			Ms    int    `json:"ms"`
-			Steps int    `json:"steps"`
+			Text   string `json:"text"`
+			Ms     int    `json:"ms"`
+			Steps  int    `json:"steps"`
+			IDLast bool   `json:"idLast"`
 		} `json:"arguments"`
 		Meta struct {
 			ProgressToken json.RawMessage `json:"progressToken"`
@@ -367,6 +396,26 @@ func (s *wireServer) call(ctx context.Context, msg *mcp.Message) {
 			_ = s.w.Write(&mcp.Message{Method: "notifications/progress", Params: params})
 		}
 		s.text(msg.ID, "done")
+	case "deep":
+		nested := strings.Repeat("[", DeepNesting-1) + strings.Repeat("]", DeepNesting-1) // in an object: DeepNesting levels
+		result := `{"content":[{"type":"text","text":"deep"}],"structuredContent":{"v":` + nested + `}}`
+		line := `{"jsonrpc":"2.0","id":` + msg.ID.String() + `,"result":` + result + `}`
+		if p.Arguments.IDLast {
+			line = `{"jsonrpc":"2.0","result":` + result + `,"id":` + msg.ID.String() + `}`
+		}
+		_ = s.w.WriteLine([]byte(line))
+	case "never":
+		<-ctx.Done() // cancelled: no answer
+	case "stream":
+		for i := 1; ; i++ {
+			params, _ := json.Marshal(map[string]any{"progressToken": p.Meta.ProgressToken, "progress": i})
+			_ = s.w.Write(&mcp.Message{Method: "notifications/progress", Params: params})
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
 	case "crash":
 		if words := os.Getenv("MCPGEN_TESTSERVER_LAST_WORDS"); words != "" {
 			fmt.Fprintln(os.Stderr, words)
