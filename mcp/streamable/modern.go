@@ -83,16 +83,16 @@ func (t *Transport) modernEra() bool {
 // revision its MCP-Protocol-Version header names: the one its _meta names,
 // which the header must match, else the session's.
 func (t *Transport) modernRequest(msg *mcp.Message) (modern bool, version string) {
+	era := t.Era()
+	if era == mcp.EraLegacy || (era == mcp.EraUnknown && (msg.Method == "initialize" || msg.Method == "notifications/initialized")) {
+		return false, "" // a legacy session, or the legacy handshake
+	}
 	meta, err := mcp.ParseRequestMeta(msg.Params)
 	if err != nil {
 		meta = mcp.RequestMeta{} // the server will say what is wrong with it
 	}
-	switch era := t.Era(); {
-	case era == mcp.EraLegacy:
-		return false, ""
-	case t.pinned == mcp.EraModern || era == mcp.EraModern:
-	case msg.Method == "initialize" || msg.Method == "notifications/initialized":
-		return false, "" // the legacy handshake
+	switch {
+	case era == mcp.EraModern:
 	case !meta.Modern() || mcp.VersionEra(meta.ProtocolVersion) == mcp.EraLegacy:
 		return false, ""
 	}
@@ -130,37 +130,59 @@ func (t *Transport) settleModern(version string) {
 // (tools/call, prompts/get: params.name; resources/read: params.uri).
 // The Mcp-Param headers of a tool call come later (see params.go).
 func requestHeaders(msg *mcp.Message, version string) (http.Header, error) {
-	if !plainHeaderValue(version) || version == "" {
-		return nil, fmt.Errorf("the protocol version %q of the request's _meta cannot be sent as a header", version)
-	}
-	if !plainHeaderValue(msg.Method) {
-		return nil, fmt.Errorf("the method %q cannot be sent as a header", msg.Method)
-	}
-	h := make(http.Header, 4)
-	h.Set("Mcp-Protocol-Version", version)
-	h.Set("Mcp-Method", msg.Method)
-	var field string
+	return targetHeaders(msg.Method, version, readTarget(msg))
+}
+
+// A target is what a request acts on, as its params say: the name (or
+// URI) of what it names, and a tool call's arguments.
+type target struct {
+	name  string
+	named bool
+	args  json.RawMessage
+}
+
+// readTarget reads a request's target, for the methods that have one.
+func readTarget(msg *mcp.Message) target {
+	field := ""
 	switch msg.Method {
 	case "tools/call", "prompts/get":
 		field = "name"
 	case "resources/read":
 		field = "uri"
 	default:
-		return h, nil
+		return target{}
 	}
 	var p struct {
-		Name json.RawMessage `json:"name"`
-		URI  json.RawMessage `json:"uri"`
+		Name      json.RawMessage `json:"name"`
+		URI       json.RawMessage `json:"uri"`
+		Arguments json.RawMessage `json:"arguments"`
 	}
-	if json.Unmarshal(msg.Params, &p) == nil {
-		raw := p.Name
-		if field == "uri" {
-			raw = p.URI
-		}
-		var name string
-		if raw != nil && json.Unmarshal(raw, &name) == nil {
-			h.Set("Mcp-Name", headerValue(name))
-		}
+	if json.Unmarshal(msg.Params, &p) != nil {
+		return target{}
+	}
+	raw := p.Name
+	if field == "uri" {
+		raw = p.URI
+	}
+	tg := target{args: p.Arguments}
+	tg.named = raw != nil && json.Unmarshal(raw, &tg.name) == nil
+	return tg
+}
+
+// targetHeaders are the headers of a request of method at version, which
+// acts on tg.
+func targetHeaders(method, version string, tg target) (http.Header, error) {
+	if !plainHeaderValue(version) || version == "" {
+		return nil, fmt.Errorf("the protocol version %q of the request's _meta cannot be sent as a header", version)
+	}
+	if !plainHeaderValue(method) {
+		return nil, fmt.Errorf("the method %q cannot be sent as a header", method)
+	}
+	h := make(http.Header, 4)
+	h.Set("Mcp-Protocol-Version", version)
+	h.Set("Mcp-Method", method)
+	if tg.named {
+		h.Set("Mcp-Name", headerValue(tg.name))
 	}
 	return h, nil
 }
@@ -197,7 +219,8 @@ func (t *Transport) exchangeModern(ctx context.Context, p *pending, msg *mcp.Mes
 		ctx, stop = context.WithTimeoutCause(ctx, t.requestTimeout, errTimedOut)
 		defer stop()
 	}
-	h, err := requestHeaders(msg, p.version)
+	tg := readTarget(msg)
+	h, err := targetHeaders(p.method, p.version, tg)
 	if err != nil {
 		wrote()
 		t.answerError(p, CodeTransportError, fmt.Sprintf("POST %s: %v", t.where, err))
@@ -205,7 +228,7 @@ func (t *Transport) exchangeModern(ctx context.Context, p *pending, msg *mcp.Mes
 	}
 	var call *toolCall
 	if p.method == "tools/call" {
-		call = t.newToolCall(msg, p.version)
+		call = &toolCall{t: t, name: tg.name, args: tg.args, version: p.version, params: msg.Params}
 		if werr := call.headers(ctx, wrote, h); werr != nil {
 			wrote()
 			t.answerWith(p, werr)

@@ -339,34 +339,26 @@ type toolCall struct {
 	name     string
 	args     json.RawMessage
 	version  string
-	meta     []mcp.ObjectMember // for the transport's own tools/list
-	relisted bool               // the transport listed the tools for it
+	params   json.RawMessage // the call's, for its _meta
+	relisted bool            // the transport listed the tools for it
 }
 
-func (t *Transport) newToolCall(msg *mcp.Message, version string) *toolCall {
-	var p struct {
-		Name      json.RawMessage `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-	}
-	_ = json.Unmarshal(msg.Params, &p)
-	c := &toolCall{t: t, args: p.Arguments, version: version}
-	if p.Name != nil {
-		_ = json.Unmarshal(p.Name, &c.name)
-	}
-	// The transport's own requests say what the call says of the client.
-	meta, _ := mcp.ParseRequestMeta(msg.Params)
+// ownMeta is the _meta of the transport's own requests for the call: what
+// the call says of the client.
+func (c *toolCall) ownMeta() []mcp.ObjectMember {
+	meta, _ := mcp.ParseRequestMeta(c.params)
 	caps := meta.ClientCapabilities
 	if caps == nil {
 		caps = json.RawMessage(`{}`)
 	}
-	c.meta = []mcp.ObjectMember{
-		{Key: mcp.MetaProtocolVersion, Value: jsonwire.AppendString(nil, version)},
+	members := []mcp.ObjectMember{
+		{Key: mcp.MetaProtocolVersion, Value: jsonwire.AppendString(nil, c.version)},
 		{Key: mcp.MetaClientCapabilities, Value: caps},
 	}
 	if meta.ClientInfo != nil {
-		c.meta = append(c.meta, mcp.ObjectMember{Key: mcp.MetaClientInfo, Value: meta.ClientInfo})
+		members = append(members, mcp.ObjectMember{Key: mcp.MetaClientInfo, Value: meta.ClientInfo})
 	}
-	return c
+	return members
 }
 
 // headers adds the call's Mcp-Param headers to h, once the tool's
@@ -474,8 +466,9 @@ func (t *Transport) relist(ctx context.Context, c *toolCall, gen uint64) bool {
 	}
 	var cursor string
 	seen := make(map[string]bool)
+	meta := c.ownMeta()
 	for range maxOwnPages {
-		params, _ := mcp.SetMeta(nil, c.meta...)
+		params, _ := mcp.SetMeta(nil, meta...)
 		if cursor != "" {
 			params, _ = mcp.SetMembers(params, mcp.ObjectMember{Key: "cursor", Value: jsonwire.AppendString(nil, cursor)})
 		}
