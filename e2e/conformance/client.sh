@@ -66,6 +66,16 @@ case "${MCP_CONFORMANCE_SCENARIO:-}" in
     for name in $names; do
       tools call "$name"
     done ;;
+  json-schema-2020-12-preservation)
+    # (Not scored.) A tool's inputSchema as tools ls --json prints it (as
+    # listed), handed back verbatim to the echo tool.
+    node="${NODE:-node}"
+    schema="$(tools ls --json | "$node" -e '
+      let s = ""; process.stdin.on("data", d => s += d).on("end", () => {
+        const t = JSON.parse(s).find(t => t.name === "json_schema_2020_12_tool");
+        console.log(JSON.stringify({schema: t ? t.inputSchema : null}));
+      })')"
+    tools call json_schema_echo --args "$schema" ;;
   *)
     echo "client.sh: no mcpgen command for scenario '${MCP_CONFORMANCE_SCENARIO:-}'" >&2
     exit 2 ;;

@@ -14,7 +14,8 @@
 # installs nothing), builds mcpgen, and runs the scenarios with client.sh
 # as the client. The authorization
 # scenarios (auth/*) are run by the suite with the rest of a set, and left
-# out of the verdict: mcpgen has no OAuth client. It prints what passed and
+# out of the verdict (mcpgen has no OAuth client), and the ones a set runs
+# but never scores are shown, not judged. It prints what passed and
 # failed, keeps the suite's logs and checks beside the install (results/),
 # and exits 1 if any scenario it judges failed. Each set runs twice: with
 # mcpgen finding the server's revision (--protocol auto), and pinned to the
@@ -60,6 +61,14 @@ mkdir -p "$results"
 required() {
   "$node22" "$suite" list --requirements "$1" |
     awk '/^Client scenarios/ { on = 1; next } on && /^ *- / { print $2; next } on { exit }' |
+    grep -v '^auth/' || true
+}
+
+# unscored REV: the client scenarios that the set runs and reports but
+# never scores, but the authorization ones: shown, not judged.
+unscored() {
+  "$node22" "$suite" list --requirements "$1" |
+    awk '/^Run and reported/ { on = 1; next } on && / - .* \[client\]$/ { print $2 }' |
     grep -v '^auth/' || true
 }
 
@@ -111,6 +120,10 @@ run_set() {
     line="$(grep -E "^(✓|✗) $s: " "$log" | head -n 1 || true)"
     echo "${line:-✗ $s: not run (see $log)}"
     if [[ "$line" == "✓ "* ]]; then judge "$s@$rev/$mode" ok; else judge "$s@$rev/$mode" failed; fi
+  done
+  for s in $(unscored "$rev"); do
+    line="$(grep -E "^(✓|✗) $s: " "$log" | head -n 1 || true)"
+    echo "${line:-✗ $s: not run} (not scored)"
   done
 }
 
