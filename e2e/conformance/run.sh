@@ -12,14 +12,14 @@
 # the npm registry into a cache dir (a directory per set of pins under
 # ${MCPGEN_CONFORMANCE_DIR:-~/.cache/mcpgen-conformance}; a second run
 # installs nothing), builds mcpgen, and runs the scenarios with client.sh
-# as the client. The authorization
-# scenarios (auth/*) are run by the suite with the rest of a set, and left
-# out of the verdict (mcpgen has no OAuth client), and the ones a set runs
-# but never scores are shown, not judged. It prints what passed and
-# failed, keeps the suite's logs and checks beside the install (results/),
-# and exits 1 if any scenario it judges failed. Each set runs twice: with
-# mcpgen finding the server's revision (--protocol auto), and pinned to the
-# set's (--protocol REV); MCPGEN_CONFORMANCE_PIN=0 or 1 runs only the one.
+# as the client. Each set runs twice: with mcpgen finding the server's
+# revision (--protocol auto), and pinned to the set's (--protocol REV);
+# MCPGEN_CONFORMANCE_PIN=0 or 1 runs only the one. The authorization
+# scenarios (auth/*) run with the rest of a set and are left out of the
+# verdict (mcpgen has no OAuth client); those a set runs but never scores
+# are shown, not judged. It prints what passed and failed, keeps the
+# suite's logs and checks beside the install (results/), and exits 1 if
+# any scenario it judges failed.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
