@@ -68,9 +68,9 @@ func (t *Transport) Era() mcp.Era {
 	return t.era
 }
 
-// SpeaksModern reports whether the transport can speak the modern binding,
-// which is what a client needs to be let find a server's era over it: all
-// but one pinned to a legacy revision can.
+// SpeaksModern reports whether the transport can carry the modern binding
+// (all but one pinned to a legacy revision can): the launcher lets its
+// client find a url server's era only over a transport that does.
 func (t *Transport) SpeaksModern() bool { return t.pinned != mcp.EraLegacy }
 
 // modernEra reports whether every message now goes the modern way: the
