@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -43,10 +44,9 @@ type OpenOptions struct {
 	// initialize unless server/discover gets a legacy answer); EraUnknown
 	// probes. Ignored when Version is set.
 	Known Era
-	// Grace, when positive, replaces ProbeGrace; when negative, the probe
-	// sends no initialize before server/discover is answered: for a
-	// transport on which every request is answered (Streamable HTTP, whose
-	// binding has no such wait).
+	// Grace, when positive, replaces ProbeGrace; when negative, initialize
+	// is never sent before the probe has its answer (over HTTP, where every
+	// request gets one, a 400 included: the Streamable HTTP binding's way).
 	Grace time.Duration
 }
 
@@ -115,16 +115,21 @@ func (c *Client) discoverParams(version string) json.RawMessage {
 }
 
 // discoverAt asks server/discover at a modern version, for a server known
-// to be modern. again allows one more try at another modern revision of
-// ours that the server lists in a -32022 answer.
+// to be modern. again allows one more try at the modern revision of ours
+// that the server lists in a -32022 answer: another one, or the same (a
+// server may refuse what it lists, as the conformance suite's does once;
+// over HTTP an intermediary may have mangled the header).
 func (c *Client) discoverAt(ctx context.Context, version string, again bool) (*InitializeResult, error) {
 	var raw json.RawMessage
 	err := c.conn.Call(ctx, "server/discover", c.discoverParams(version), &raw)
 	if werr := (*Error)(nil); errors.As(err, &werr) {
 		if supported, ok := werr.SupportedVersions(); ok {
 			next := ChooseVersion(supported, EraModern)
-			if again && next != "" && next != version {
+			switch {
+			case again && next != "":
 				return c.discoverAt(ctx, next, false)
+			case slices.Contains(supported, version):
+				return nil, fmt.Errorf("server/discover: the server refuses %s, which it says it speaks: %w", version, err)
 			}
 			return nil, fmt.Errorf("server/discover: the server speaks %s, not %s", strings.Join(supported, ", "), version)
 		}

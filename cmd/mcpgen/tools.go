@@ -35,6 +35,7 @@ import (
 // workspace's session (every server of the workspace).
 type toolsTarget struct {
 	url       string
+	protocol  string
 	headers   []string
 	bearerEnv string
 	timeout   time.Duration
@@ -50,6 +51,7 @@ func (o *toolsTarget) flags(cmd *cobra.Command) {
 	workspaceFlag(cmd, &o.workspace)
 	f.StringSliceVar(&o.servers, "servers", nil, "the gateway's servers to use (comma-separated; default all)")
 	f.StringVar(&o.url, "url", "", "a remote MCP server's endpoint (Streamable HTTP), reached directly")
+	f.StringVar(&o.protocol, "protocol", "auto", "the protocol revision to speak to --url: auto (ask the server), "+strings.Join(mcp.AllVersions(), ", "))
 	f.StringArrayVar(&o.headers, "header", nil, "an HTTP header for --url, `NAME=VALUE` (repeatable)")
 	f.StringVar(&o.bearerEnv, "bearer-token-env", "", "the environment `VAR` that holds a bearer token for --url")
 	f.DurationVar(&o.timeout, "timeout", time.Minute, "how long to wait for each answer")
@@ -69,18 +71,24 @@ Without --url, the tools are the gateway's, in the session of --workspace
 (or $MCPGEN_WORKSPACE, or the only session running): ls shows each tool's
 server, and call reaches it through the gateway, as an agent would.
 
-With --url, the server is a remote one (Streamable HTTP), reached directly:
-mcpgen initializes a session, does what was asked and ends the session.
-Headers come from --header, a bearer token from the variable that
---bearer-token-env names (never from the command line, never printed).
+With --url, the server is a remote one (Streamable HTTP), reached directly.
+mcpgen finds the revision it speaks: a modern server (2026-07-28) is asked
+statelessly, each request naming the revision, with no session; a legacy
+one gets the initialize handshake and a session, ended when mcpgen is done.
+--protocol pins the revision instead (auto is the default). Headers come
+from --header, a bearer token from the variable that --bearer-token-env
+names (never from the command line, never printed).
 
-When the server asks something of mcpgen during a call, mcpgen answers ping,
+When the server asks something of mcpgen during a call (a legacy server's
+requests, a modern server's input_required result), mcpgen answers ping,
 roots/list (the current directory), and elicitation by accepting the
 defaults of the requested form (and cancelling when a required field has
-none); it refuses sampling, having no model.`,
+none), and says so on stderr; it refuses sampling, having no model. A
+modern server's call is then made again with the answers.`,
 		Example: `  mcpgen tools ls --workspace ws-42
   mcpgen tools call --workspace ws-42 git__log count=3
   mcpgen tools ls --url http://127.0.0.1:3001/mcp
+  mcpgen tools ls --url http://127.0.0.1:3001/mcp --protocol 2025-11-25
   mcpgen tools call --url http://127.0.0.1:3001/mcp echo message=hi`,
 	}
 	cmd.AddCommand(a.toolsLsCommand(), a.toolsCallCommand())
@@ -186,9 +194,8 @@ A result that is an error (isError) goes to stderr, and the exit status is 1.`,
 			if err != nil {
 				return usageError("%v", err)
 			}
-			var raw json.RawMessage
-			params := map[string]any{"name": name, "arguments": arguments}
-			if err := c.Call(ctx, "tools/call", params, &raw); err != nil {
+			raw, err := a.callTool(ctx, c, name, arguments)
+			if err != nil {
 				return fmt.Errorf("tool %s: %w", name, err)
 			}
 			var res mcp.CallToolResult
@@ -229,8 +236,8 @@ func (a *app) toolsServer(ctx context.Context, o *toolsTarget) (*mcp.Client, err
 		}
 		return a.dialURL(ctx, o)
 	}
-	if len(o.headers) > 0 || o.bearerEnv != "" {
-		return nil, usageError("--header and --bearer-token-env go with --url")
+	if len(o.headers) > 0 || o.bearerEnv != "" || (o.cmd != nil && o.cmd.Flags().Changed("protocol")) {
+		return nil, usageError("--header, --bearer-token-env and --protocol go with --url")
 	}
 	return a.dialGateway(ctx, o)
 }
@@ -246,7 +253,7 @@ func (a *app) dialGateway(ctx context.Context, o *toolsTarget) (*mcp.Client, err
 	if err != nil {
 		return nil, err
 	}
-	return a.toolsClient(ctx, conn, conn, o, "mcpgen tools", a.toolsLogger(o))
+	return a.toolsClient(ctx, conn, conn, o, "mcpgen tools", a.toolsLogger(o), nil)
 }
 
 // toolsLogger logs the client's traffic with --verbose, else nothing.
@@ -257,9 +264,10 @@ func (a *app) toolsLogger(o *toolsTarget) *slog.Logger {
 	return slog.New(slog.DiscardHandler)
 }
 
-// toolsClient opens an MCP session over r and w as client name, and
-// initializes it.
-func (a *app) toolsClient(ctx context.Context, r io.Reader, w io.Writer, o *toolsTarget, name string, logger *slog.Logger) (*mcp.Client, error) {
+// toolsClient opens an MCP session over r and w as client name: with
+// the initialize handshake, or as open says (the server's era found, or
+// pinned).
+func (a *app) toolsClient(ctx context.Context, r io.Reader, w io.Writer, o *toolsTarget, name string, logger *slog.Logger, open *mcp.OpenOptions) (*mcp.Client, error) {
 	c := mcp.NewClient(ctx, r, w, mcp.ClientOptions{
 		Info:         mcp.Implementation{Name: name, Version: versionString()},
 		Capabilities: toolsCapabilities,
@@ -267,7 +275,13 @@ func (a *app) toolsClient(ctx context.Context, r io.Reader, w io.Writer, o *tool
 		Timeout:      o.timeout,
 		Logger:       logger,
 	})
-	if _, err := c.Initialize(ctx); err != nil {
+	var err error
+	if open != nil {
+		_, err = c.Open(ctx, *open)
+	} else {
+		_, err = c.Initialize(ctx)
+	}
+	if err != nil {
 		c.Close()
 		return nil, err // it names the method
 	}
@@ -291,12 +305,28 @@ func (a *app) dialURL(ctx context.Context, o *toolsTarget) (*mcp.Client, error) 
 			return nil, usageError("--bearer-token-env %s: the variable is not set or empty: export it first", o.bearerEnv)
 		}
 	}
+	// auto: the spec's way over HTTP, a modern request first (no grace:
+	// every request gets an answer), then initialize unless the answer
+	// was modern.
+	open := &mcp.OpenOptions{Grace: -1}
+	if o.protocol != "auto" {
+		if mcp.VersionEra(o.protocol) == mcp.EraUnknown {
+			return nil, usageError("--protocol %q: want auto or one of %s", o.protocol, strings.Join(mcp.AllVersions(), ", "))
+		}
+		open = &mcp.OpenOptions{Version: o.protocol}
+	}
 	logger := a.toolsLogger(o)
-	t, err := streamable.New(o.url, streamable.Options{Header: header, BearerToken: token, Logger: logger})
+	t, err := streamable.New(o.url, streamable.Options{Header: header, BearerToken: token, Logger: logger, Protocol: o.protocol})
 	if err != nil {
 		return nil, usageError("--url: %v", err)
 	}
-	return a.toolsClient(ctx, t, t, o, "mcpgen", logger)
+	c, err := a.toolsClient(ctx, t, t, o, "mcpgen", logger, open)
+	if werr := (*mcp.Error)(nil); errors.As(err, &werr) && o.protocol != "auto" {
+		if versions, ok := werr.SupportedVersions(); ok {
+			return nil, fmt.Errorf("%w; the server speaks %s: pin one of them with --protocol, or drop --protocol", err, printable(strings.Join(versions, ", "), 200))
+		}
+	}
+	return c, err
 }
 
 // parseHeader reads NAME=VALUE, or NAME: VALUE as curl takes it.
@@ -340,6 +370,74 @@ func (a *app) answerServer(_ context.Context, req *mcp.Request) (any, error) {
 		return nil, mcp.NewError(mcp.CodeMethodNotFound, "sampling/createMessage: mcpgen tools has no model to sample from, and did not declare sampling")
 	}
 	return nil, mcp.NewError(mcp.CodeMethodNotFound, "method not found: %s", req.Method)
+}
+
+// maxInputRounds bounds the rounds of a call that a modern server answers
+// with input_required: a server that asks for ever is not followed.
+const maxInputRounds = 10
+
+// callTool calls a tool and returns its result as the server sent it. A
+// modern server that needs input answers input_required instead: mcpgen
+// answers each of its inputRequests as it answers a legacy server's
+// requests (answerServer), and calls again, under a new id, with the
+// answers and the server's requestState as it was sent (none when none
+// was), until the result is complete.
+func (a *app) callTool(ctx context.Context, c *mcp.Client, name string, arguments map[string]json.RawMessage) (json.RawMessage, error) {
+	params, err := json.Marshal(map[string]any{"name": name, "arguments": arguments})
+	if err != nil {
+		return nil, err
+	}
+	for round := 1; ; round++ {
+		var raw json.RawMessage
+		if err := c.Call(ctx, "tools/call", json.RawMessage(params), &raw); err != nil {
+			return nil, err
+		}
+		if mcp.ResultType(raw) != mcp.ResultInputRequired {
+			return raw, nil
+		}
+		if round > maxInputRounds {
+			return nil, fmt.Errorf("tools/call: the server still asks for input after %d rounds; giving up", maxInputRounds)
+		}
+		ir, err := mcp.ParseInputRequired(raw)
+		if err != nil {
+			return nil, fmt.Errorf("tools/call: the server's input_required result is not what MCP says: %v", err)
+		}
+		retry := []mcp.ObjectMember{{Key: "inputResponses"}, {Key: "requestState"}} // nil values: none
+		if len(ir.Keys) > 0 {
+			responses := []byte{'{'}
+			for i, key := range ir.Keys {
+				answer, err := a.answerInput(ctx, ir.InputRequests[key])
+				if err != nil {
+					return nil, fmt.Errorf("tools/call: input %q: %w", printable(key, 64), err)
+				}
+				if i > 0 {
+					responses = append(responses, ',')
+				}
+				k, _ := json.Marshal(key)
+				responses = append(append(append(responses, k...), ':'), answer...)
+			}
+			retry[0].Value = append(responses, '}')
+		}
+		if ir.HasState {
+			retry[1].Value, _ = json.Marshal(ir.RequestState)
+		}
+		if params, err = mcp.SetMembers(params, retry...); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// answerInput answers one of a modern server's inputRequests, as the
+// request it stands for would be answered.
+func (a *app) answerInput(ctx context.Context, in mcp.InputRequest) (json.RawMessage, error) {
+	res, err := a.answerServer(ctx, &mcp.Request{Method: in.Method, Params: in.Params})
+	if werr := (*mcp.Error)(nil); errors.As(err, &werr) {
+		err = errors.New(werr.Message) // not the code: nothing went over the wire
+	}
+	if err != nil {
+		return nil, fmt.Errorf("the server asks for %s, which mcpgen tools cannot answer (%v)", printable(in.Method, 64), err)
+	}
+	return json.Marshal(res)
 }
 
 // fileURI returns the file: URI of an absolute path.

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 
 	json "github.com/goccy/go-json"
@@ -371,5 +372,130 @@ func TestFileURI(t *testing.T) {
 	}
 	if got := fileURI("/a b/c"); got != "file:///a%20b/c" {
 		t.Errorf("fileURI(/a b/c) = %q, want file:///a%%20b/c", got)
+	}
+}
+
+// modernFake is a modern-only remote server (2026-07-28) for the command's
+// tests: server/discover, and every request checked for the revision's
+// _meta and headers (400 otherwise, as the spec says); initialize refused
+// with the versions it speaks. Its tools ask for input the modern way
+// (input_required), and answer with what the retry carried, which must
+// come under a new id.
+func modernFake(t *testing.T) string {
+	t.Helper()
+	var asked sync.Map // each tool's last call's id
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		msg, err := mcp.DecodeMessage(bytes.TrimSpace(body))
+		if err != nil || !msg.IsRequest() {
+			http.Error(w, "want a request", http.StatusBadRequest)
+			return
+		}
+		reply := func(status int, v string) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(status)
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,%s}`, msg.ID, v)
+		}
+		answer := func(result string) { reply(http.StatusOK, `"result":`+result) }
+		meta, err := mcp.ParseRequestMeta(msg.Params)
+		switch {
+		case err != nil || meta.ProtocolVersion != "2026-07-28" || r.Header.Get("Mcp-Protocol-Version") != "2026-07-28":
+			reply(http.StatusBadRequest, `"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2026-07-28"]}}`)
+			return
+		case r.Header.Get("Mcp-Method") != msg.Method || meta.ClientCapabilities == nil || r.Header.Get("Mcp-Session-Id") != "":
+			reply(http.StatusBadRequest, `"error":{"code":-32020,"message":"Header mismatch"}`)
+			return
+		}
+		var call struct {
+			Name           string          `json:"name"`
+			Arguments      json.RawMessage `json:"arguments"`
+			InputResponses json.RawMessage `json:"inputResponses"`
+			RequestState   *string         `json:"requestState"`
+		}
+		_ = json.Unmarshal(msg.Params, &call)
+		if msg.Method == "tools/call" {
+			// A retry comes under a new id.
+			if last, ok := asked.Swap(call.Name, msg.ID.String()); ok && last == msg.ID.String() {
+				reply(http.StatusOK, `"error":{"code":-32600,"message":"a retry under the id of the call it retries"}`)
+				return
+			}
+		}
+		elicit := `{"method":"elicitation/create","params":{"message":"size?","requestedSchema":{"type":"object","properties":{"size":{"type":"integer","default":3}}}}}`
+		switch {
+		case msg.Method == "server/discover":
+			answer(`{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"modern","version":"1"}}}`)
+		case msg.Method == "tools/list":
+			answer(`{"resultType":"complete","ttlMs":0,"cacheScope":"private","tools":[
+				{"name":"add","inputSchema":{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"integer"}}}},
+				{"name":"where","inputSchema":{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}},
+				{"name":"bad","inputSchema":{"type":"object","properties":{"n":{"type":"number","x-mcp-header":"N"}}}}]}`)
+		case call.Name == "where":
+			answer(fmt.Sprintf(`{"resultType":"complete","content":[{"type":"text","text":"Mcp-Param-Region: %s"}]}`, r.Header.Get("Mcp-Param-Region")))
+		case call.Name == "ask" && call.InputResponses == nil:
+			answer(`{"resultType":"input_required","inputRequests":{"size":` + elicit + `},"requestState":"st-1"}`)
+		case call.Name == "ask-nostate" && call.InputResponses == nil:
+			answer(`{"resultType":"input_required","inputRequests":{"size":` + elicit + `}}`)
+		case call.Name == "ask" || call.Name == "ask-nostate":
+			state := "none"
+			if call.RequestState != nil {
+				state = *call.RequestState
+			}
+			answer(fmt.Sprintf(`{"resultType":"complete","content":[{"type":"text","text":%q}]}`, fmt.Sprintf("state %s, answers %s", state, call.InputResponses)))
+		case call.Name == "sample":
+			answer(`{"resultType":"input_required","inputRequests":{"llm":{"method":"sampling/createMessage","params":{"messages":[],"maxTokens":1}}}}`)
+		case call.Name == "forever":
+			answer(`{"resultType":"input_required","requestState":"again"}`)
+		default:
+			answer(fmt.Sprintf(`{"content":[{"type":"text","text":%q}]}`, call.Arguments))
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/mcp"
+}
+
+// TestToolsCommandModern: tools ls and tools call against a modern server,
+// and against a legacy one, found by auto or pinned by --protocol; a
+// modern server's input_required results answered as a legacy server's
+// requests are, and the call made again with the answers and the state.
+func TestToolsCommandModern(t *testing.T) {
+	modern, legacy := modernFake(t), toolsFake(t)
+	t.Setenv("MCPGEN_RUNTIME_DIR", t.TempDir())
+	t.Setenv("MCPGEN_WORKSPACE", "")
+	tests := []struct {
+		name           string
+		args           []string
+		code           int
+		stdout, stderr string // parts of each
+		notStdout      string
+	}{
+		{"ls", []string{"tools", "ls", "--url", modern}, 0, "add", "", "bad"},
+		{"ls pinned", []string{"tools", "ls", "--url", modern, "--protocol", "2026-07-28"}, 0, "where", "", "bad"},
+		{"call typed", []string{"tools", "call", "--url", modern, "add", "a=1.5", "b=2"}, 0, `{"a":1.5,"b":2}`, "", ""},
+		{"call mirrors x-mcp-header", []string{"tools", "call", "--url", modern, "where", "region=eu-west"}, 0, "Mcp-Param-Region: eu-west", "", ""},
+		{"call of a tool left out", []string{"tools", "call", "--url", modern, "bad", "--args", `{"n":1}`}, 1, "", `tool "bad" is left out`, ""},
+		{"input required, with state", []string{"tools", "call", "--url", modern, "ask"}, 0, `state st-1, answers {"size":{"action":"accept","content":{"size":3}}}`, `"size?": accepted the defaults {"size":3}`, ""},
+		{"input required, without state", []string{"tools", "call", "--url", modern, "ask-nostate"}, 0, `state none, answers {"size":`, "", ""},
+		{"input that cannot be given", []string{"tools", "call", "--url", modern, "sample"}, 1, "", `input "llm": the server asks for sampling/createMessage, which mcpgen tools cannot answer`, ""},
+		{"input asked for ever", []string{"tools", "call", "--url", modern, "forever"}, 1, "", "still asks for input after 10 rounds", ""},
+		{"modern server pinned legacy", []string{"tools", "ls", "--url", modern, "--protocol", "2025-11-25"}, 1, "", "Unsupported protocol version (jsonrpc error -32022); the server speaks 2026-07-28: pin one of them with --protocol, or drop --protocol", ""},
+		{"legacy server found", []string{"tools", "ls", "--url", legacy}, 0, "add", "", ""},
+		{"legacy server pinned", []string{"tools", "call", "--url", legacy, "add", "--protocol", "2025-06-18", "a=1"}, 0, `{"a":1}`, "", ""},
+		{"bad protocol", []string{"tools", "ls", "--url", modern, "--protocol", "2099-01-01"}, 2, "", `--protocol "2099-01-01": want auto or one of 2026-07-28, 2025-11-25`, ""},
+		{"protocol without url", []string{"tools", "ls", "--workspace", "w", "--protocol", "2026-07-28"}, 2, "", "go with --url", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(tt.args, strings.NewReader(""), &stdout, &stderr)
+			if code != tt.code || !strings.Contains(stdout.String(), tt.stdout) || !strings.Contains(stderr.String(), tt.stderr) ||
+				(tt.notStdout != "" && strings.Contains(stdout.String(), tt.notStdout)) {
+				t.Errorf("mcpgen %s: got exit %d\nstdout: %s\nstderr: %s\nwant exit %d, stdout with %q (and not %q), stderr with %q",
+					strings.Join(tt.args, " "), code, stdout.String(), stderr.String(), tt.code, tt.stdout, tt.notStdout, tt.stderr)
+			}
+		})
 	}
 }

@@ -23,14 +23,16 @@ func (t *Transport) send(line []byte) {
 	if len(line) == 0 {
 		return
 	}
-	msg, err := mcp.DecodeMessage(line)
+	// The message decoded from its own copy, which its exchange owns: the
+	// caller's line is theirs again once Write returns.
+	body := bytes.Clone(line)
+	msg, err := mcp.DecodeMessage(body)
 	if err != nil {
 		t.log.Warn("streamable: not sending a line that is not a JSON-RPC message", "error", err)
 		return
 	}
-	body := bytes.Clone(line)
 	if msg.IsRequest() {
-		t.request(msg.ID, msg.Method, body)
+		t.request(msg, body)
 		return
 	}
 	var cancelled mcp.ID
@@ -42,7 +44,14 @@ func (t *Transport) send(line []byte) {
 			cancelled = params.RequestID
 		}
 	}
-	accepted := t.oneWay(msg.Method, body)
+	if cancelled.IsValid() && t.cancelModern(cancelled) {
+		return
+	}
+	if t.modernEra() {
+		t.oneWayModern(msg, body)
+		return
+	}
+	accepted := t.oneWay(msg.Method, body, nil)
 	if cancelled.IsValid() {
 		// After the notification, so that the server hears of the
 		// cancellation before it sees the stream go.
@@ -55,7 +64,9 @@ func (t *Transport) send(line []byte) {
 
 // request starts the exchange of a request, and returns once the POST has
 // been written (or could not be).
-func (t *Transport) request(id mcp.ID, method string, body []byte) {
+func (t *Transport) request(msg *mcp.Message, body []byte) {
+	id, method := msg.ID, msg.Method
+	modern, version := t.modernRequest(msg)
 	t.mu.Lock()
 	if t.closing {
 		t.mu.Unlock()
@@ -67,7 +78,7 @@ func (t *Transport) request(id mcp.ID, method string, body []byte) {
 		return
 	}
 	ctx, cancel := context.WithCancelCause(t.ctx)
-	p := &pending{id: id, method: method, cancel: cancel}
+	p := &pending{id: id, method: method, cancel: cancel, modern: modern, version: version}
 	t.inflight[id] = p
 	t.wg.Add(1)
 	full := len(t.inflight) > maxInFlight
@@ -86,7 +97,7 @@ func (t *Transport) request(id mcp.ID, method string, body []byte) {
 	wrote := make(chan struct{})
 	var once sync.Once
 	signal := func() { once.Do(func() { close(wrote) }) }
-	go t.exchange(ctx, p, body, signal) // ends with the exchange; t.wg counts it
+	go t.exchange(ctx, p, msg, body, signal) // ends with the exchange; t.wg counts it
 	timer := time.NewTimer(oneWayTimeout)
 	defer timer.Stop()
 	select {
@@ -96,16 +107,16 @@ func (t *Transport) request(id mcp.ID, method string, body []byte) {
 	}
 }
 
-// oneWay POSTs a notification or a response, and reports whether the server
-// accepted it.
-func (t *Transport) oneWay(method string, body []byte) bool {
+// oneWay POSTs a notification or a response (with the modern binding's
+// headers, when set), and reports whether the server accepted it.
+func (t *Transport) oneWay(method string, body []byte, modern http.Header) bool {
 	ctx, cancel := context.WithTimeout(t.ctx, oneWayTimeout)
 	defer cancel()
 	what := method
 	if what == "" {
 		what = "a response"
 	}
-	resp, sentSession, err := t.do(ctx, http.MethodPost, body, false, "", nil)
+	resp, sentSession, err := t.do(ctx, http.MethodPost, body, false, "", nil, modern)
 	if err != nil {
 		switch {
 		case t.ctx.Err() != nil:
@@ -142,16 +153,20 @@ func (t *Transport) cancelRequest(id mcp.ID) {
 
 // exchange POSTs a request and delivers its answer to the reader, or an
 // error response when there is none to be had.
-func (t *Transport) exchange(ctx context.Context, p *pending, body []byte, wrote func()) {
+func (t *Transport) exchange(ctx context.Context, p *pending, msg *mcp.Message, body []byte, wrote func()) {
 	defer t.wg.Done()
 	defer p.cancel(nil)
+	if p.modern {
+		t.exchangeModern(ctx, p, msg, body, wrote)
+		return
+	}
 	if t.requestTimeout > 0 {
 		var stop context.CancelFunc
 		ctx, stop = context.WithTimeoutCause(ctx, t.requestTimeout, errTimedOut)
 		defer stop()
 	}
 	initialize := p.method == "initialize"
-	resp, sentSession, err := t.do(ctx, http.MethodPost, body, initialize, "", wrote)
+	resp, sentSession, err := t.do(ctx, http.MethodPost, body, initialize, "", wrote, nil)
 	if err != nil {
 		t.unanswered(ctx, p, "POST", err)
 		return
@@ -285,7 +300,7 @@ func (t *Transport) readStream(ctx context.Context, p *pending, body io.ReadClos
 			t.unanswered(ctx, p, "GET", ctx.Err())
 			return
 		}
-		resp, _, err := t.do(ctx, http.MethodGet, nil, false, lastID, nil)
+		resp, _, err := t.do(ctx, http.MethodGet, nil, false, lastID, nil, nil)
 		switch {
 		case err != nil:
 			if ctx.Err() != nil || unreachable(err) {
@@ -334,14 +349,17 @@ func (t *Transport) events(sse *sseReader, owner *pending) (delivered bool, err 
 }
 
 // answerHTTPError answers a request that the server refused with an HTTP
-// error; the server's JSON-RPC error, if its body holds one, is kept.
+// error; the server's JSON-RPC error, if its body holds one, is kept (its
+// code, message and data: a modern server's refusal of initialize lists
+// the versions it speaks).
 func (t *Transport) answerHTTPError(p *pending, resp *http.Response) {
 	body := readSome(resp.Body, maxErrorBody)
 	discard(resp.Body)
 	code := int64(CodeTransportError)
 	detail := snippet(body)
+	var data json.RawMessage
 	if m, err := mcp.DecodeMessage(bytes.TrimSpace(body)); err == nil && m.Error != nil {
-		code, detail = m.Error.Code, m.Error.Message
+		code, detail, data = m.Error.Code, m.Error.Message, m.Error.Data
 	}
 	msg := fmt.Sprintf("POST %s: %s", t.where, resp.Status)
 	if detail != "" {
@@ -353,7 +371,7 @@ func (t *Transport) answerHTTPError(p *pending, resp *http.Response) {
 	case http.StatusNotFound, http.StatusMethodNotAllowed:
 		msg += " (check the URL: it must name the server's MCP endpoint, often ending in /mcp)"
 	}
-	t.answerError(p, code, msg)
+	t.answerWith(p, &mcp.Error{Code: code, Message: msg, Data: data})
 }
 
 // unanswered decides what becomes of a request whose exchange stopped

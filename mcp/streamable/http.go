@@ -14,10 +14,12 @@ import (
 )
 
 // do sends one HTTP request to the endpoint with the transport's headers.
-// Unless fresh (an initialize), it carries the session id and the protocol
-// version; sentSession says whether it carried a session id. wrote, if set,
-// is called when the request has been written.
-func (t *Transport) do(ctx context.Context, method string, body []byte, fresh bool, lastEventID string, wrote func()) (resp *http.Response, sentSession bool, err error) {
+// A modern request carries the headers of the modern binding (modern: see
+// requestHeaders) and nothing of a session. Else, unless fresh (an
+// initialize), it carries the session id and the protocol version;
+// sentSession says whether it carried a session id. wrote, if set, is
+// called when the request has been written.
+func (t *Transport) do(ctx context.Context, method string, body []byte, fresh bool, lastEventID string, wrote func(), modern http.Header) (resp *http.Response, sentSession bool, err error) {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
@@ -45,7 +47,11 @@ func (t *Transport) do(ctx context.Context, method string, body []byte, fresh bo
 	case http.MethodGet:
 		h.Set("Accept", "text/event-stream")
 	}
-	if !fresh {
+	if modern != nil {
+		for k, v := range modern {
+			h[k] = v
+		}
+	} else if !fresh {
 		t.mu.Lock()
 		session, version := t.session, t.version
 		t.mu.Unlock()
@@ -119,7 +125,7 @@ func validHeaderName(name string) bool {
 func (t *Transport) deleteSession() {
 	ctx, cancel := context.WithTimeout(context.Background(), deleteTimeout)
 	defer cancel()
-	resp, _, err := t.do(ctx, http.MethodDelete, nil, false, "", nil)
+	resp, _, err := t.do(ctx, http.MethodDelete, nil, false, "", nil, nil)
 	if err != nil {
 		t.log.Debug("streamable: could not end the session", "url", t.where, "error", err)
 		return

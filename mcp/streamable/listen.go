@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/mcpgen/mcpgen/mcp"
 )
 
 // listen opens the GET stream for the server's own messages, once, and
@@ -14,7 +16,9 @@ import (
 // stream open, as the server expects.
 func (t *Transport) listen() {
 	t.mu.Lock()
-	if !t.listenEnabled || t.listening || t.closing {
+	// The modern binding has no GET stream (subscriptions/listen is its
+	// long stream, a request like any other).
+	if !t.listenEnabled || t.listening || t.closing || t.pinned == mcp.EraModern {
 		t.mu.Unlock()
 		return
 	}
@@ -55,7 +59,7 @@ func (t *Transport) runListen(ready chan struct{}) {
 	)
 	for first := true; ; first = false {
 		opened := t.now()
-		resp, sentSession, err := t.do(t.ctx, http.MethodGet, nil, false, lastID, nil)
+		resp, sentSession, err := t.do(t.ctx, http.MethodGet, nil, false, lastID, nil, nil)
 		signal()
 		switch {
 		case t.ctx.Err() != nil:

@@ -14,16 +14,28 @@
 //	client := mcp.NewClient(ctx, t, t, mcp.ClientOptions{})
 //
 // The transport does what the protocol asks of the HTTP layer and nothing
-// above it: it keeps the session id of the initialize answer and the
-// negotiated protocol version and sends them on every later request, opens
-// the GET stream once the client has sent notifications/initialized,
-// resumes event streams that drop (Last-Event-ID, after the server's retry
-// delay, within bounds: see listenDelay), and ends the session (DELETE) at
-// Close. It never lets a request hang: when the server's answer cannot be
-// had (an HTTP error, an answer too large, a stream that cannot be resumed,
-// no answer within Options.RequestTimeout), the reader gets a JSON-RPC
-// error response for that request, with code CodeTransportError and a
-// message that says why.
+// above it. It speaks the binding of either era of the protocol (see
+// modern.go), as the messages it carries say or as Options.Protocol pins:
+//
+//   - Legacy (2025-11-25 and earlier): it keeps the session id of the
+//     initialize answer and the negotiated protocol version and sends them
+//     on every later request, opens the GET stream once the client has sent
+//     notifications/initialized, resumes event streams that drop
+//     (Last-Event-ID, after the server's retry delay, within bounds: see
+//     listenDelay), and ends the session (DELETE) at Close.
+//   - Modern (2026-07-28): no session, no GET stream, no resumption; every
+//     POST carries MCP-Protocol-Version, Mcp-Method and Mcp-Name as the body
+//     says, and the Mcp-Param headers that the tool's x-mcp-header
+//     annotations ask for (see params.go); tools whose annotations are
+//     invalid are left out of tools/list; subscriptions/listen is the one
+//     long stream.
+//
+// It never lets a request hang: when the server's answer cannot be had (an
+// HTTP error, an answer too large, a stream that cannot be resumed or, in
+// the modern era, a stream that broke, no answer within
+// Options.RequestTimeout), the reader gets a JSON-RPC error response for
+// that request, with code CodeTransportError (or the server's own error, as
+// its HTTP error's body held it) and a message that says why.
 //
 // Failures of the whole session end the reader with an error, as a server
 // process's exit ends its stdout: ErrSessionExpired when the server answers
@@ -117,8 +129,16 @@ const (
 type Options struct {
 	// Header is sent with every request: the manifest's headers, resolved.
 	// It may not set the headers the transport owns (Accept, Content-Type,
-	// Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID).
+	// Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID, Mcp-Method,
+	// Mcp-Name, Mcp-Param-*).
 	Header http.Header
+	// Protocol pins the binding: "" or "auto" follows the messages (a
+	// request whose _meta names a modern revision is sent the modern way
+	// until initialize has made the session legacy: see modern.go); a
+	// modern revision (2026-07-28) sends every message the modern way; a
+	// legacy one (2025-11-25...) the legacy way, as before the modern
+	// revision. The client must speak the same era: see mcp.Client.Open.
+	Protocol string
 	// BearerToken, when set, is sent as "Authorization: Bearer TOKEN".
 	// The caller resolves it (from the environment); the transport never
 	// logs it, nor any header, nor the URL's query or user info.
@@ -165,6 +185,8 @@ type Transport struct {
 	requestTimeout time.Duration
 	maxReconnects  int
 	listenEnabled  bool
+	pinned         mcp.Era // the era Options.Protocol pins; EraUnknown: auto
+	pinnedVersion  string  // and its revision
 
 	// wait waits before a stream is reconnected, and reports false if ctx
 	// ended first: sleep, or in tests a function that sees the delays
@@ -189,9 +211,11 @@ type Transport struct {
 	rbuf []byte     // the rest of the line being read
 
 	mu        sync.Mutex
-	session   string // Mcp-Session-Id, from the initialize answer
-	version   string // the negotiated protocol version
-	expired   bool   // the server ended the session: no DELETE
+	session   string  // Mcp-Session-Id, from the initialize answer
+	version   string  // the negotiated protocol version
+	era       mcp.Era // as the traffic showed it (auto): see modern.go
+	modernV   string  // the modern revision the server took, once it did
+	expired   bool    // the server ended the session: no DELETE
 	inflight  map[mcp.ID]*pending
 	listening bool   // the GET stream has been started
 	notice    string // why the GET stream was given up (Notice)
@@ -199,6 +223,8 @@ type Transport struct {
 	wg        sync.WaitGroup
 
 	closeOnce sync.Once
+
+	tools toolHeaders // what the modern tools/list results said of x-mcp-header
 }
 
 // A pending request is one whose answer the reader has not had yet.
@@ -206,6 +232,10 @@ type pending struct {
 	id     mcp.ID
 	method string
 	cancel context.CancelCauseFunc // ends its exchange
+	// modern is set for a request sent the modern way (see modern.go);
+	// version is the revision it names.
+	modern  bool
+	version string
 }
 
 // Causes of the end of an exchange.
@@ -223,10 +253,10 @@ func New(rawURL string, opts Options) (*Transport, error) {
 		return nil, fmt.Errorf("url %q: want an absolute http or https URL, such as https://mcp.example.com/mcp", redact(rawURL))
 	}
 	for name, values := range opts.Header {
-		switch http.CanonicalHeaderKey(name) {
-		case "Accept", "Content-Type", "Mcp-Session-Id", "Mcp-Protocol-Version", "Last-Event-Id":
+		switch canon := http.CanonicalHeaderKey(name); {
+		case ownHeader(canon):
 			return nil, fmt.Errorf("header %s: the transport sets it itself; leave it out", name)
-		case "Authorization":
+		case canon == "Authorization":
 			if opts.BearerToken != "" {
 				return nil, errors.New("header Authorization conflicts with the bearer token: keep one of them")
 			}
@@ -243,6 +273,10 @@ func New(rawURL string, opts Options) (*Transport, error) {
 	if strings.ContainsAny(opts.BearerToken, "\r\n\x00 ") {
 		return nil, errors.New("the bearer token holds spaces or line breaks: check the variable that holds it")
 	}
+	pinned, pinnedVersion, err := parseProtocol(opts.Protocol)
+	if err != nil {
+		return nil, err
+	}
 	t := &Transport{
 		url:            rawURL,
 		where:          redact(rawURL),
@@ -253,6 +287,8 @@ func New(rawURL string, opts Options) (*Transport, error) {
 		requestTimeout: opts.RequestTimeout,
 		maxReconnects:  opts.MaxReconnects,
 		listenEnabled:  !opts.NoListen,
+		pinned:         pinned,
+		pinnedVersion:  pinnedVersion,
 		wait:           sleep,
 		now:            time.Now,
 		in:             make(chan []byte, 16),
@@ -292,6 +328,7 @@ func New(rawURL string, opts Options) (*Transport, error) {
 		},
 		CheckRedirect: checkRedirect,
 	}
+	t.tools.listing = make(chan struct{}, 1)
 	t.ctx, t.cancel = context.WithCancelCause(context.Background())
 	return t, nil
 }
@@ -472,6 +509,12 @@ func (t *Transport) deliver(data []byte, owner *pending) bool {
 		t.log.Warn("streamable: ignoring a message from the server that is not JSON-RPC", "url", t.where, "error", err, "message", snippet(line))
 		return true
 	}
+	if owner != nil && owner.modern && msg.IsRequest() {
+		// A modern server asks through input_required results; nobody
+		// would read an answer to this.
+		t.log.Warn("streamable: dropping a request that a modern server sent on an answer's stream", "url", t.where, "method", msg.Method)
+		return true
+	}
 	if msg.IsResponse() {
 		p := t.settle(msg.ID, nil)
 		if p == nil {
@@ -483,6 +526,9 @@ func (t *Transport) deliver(data []byte, owner *pending) bool {
 		}
 		if p.method == "initialize" && msg.Error == nil {
 			t.takeVersion(msg.Result)
+		}
+		if p.modern {
+			line = t.modernResponse(p, msg, line)
 		}
 	}
 	return t.push(append(line, '\n'))
@@ -498,7 +544,8 @@ func (t *Transport) takeVersion(result json.RawMessage) {
 		return // the client will find the result wanting
 	}
 	t.mu.Lock()
-	t.version = r.ProtocolVersion
+	// The session is legacy now, for the rest of the transport's life.
+	t.version, t.era = r.ProtocolVersion, mcp.EraLegacy
 	t.mu.Unlock()
 }
 
@@ -536,10 +583,15 @@ func (t *Transport) isPending(p *pending) bool {
 // answerError answers a pending request with an error in the server's
 // stead.
 func (t *Transport) answerError(p *pending, code int64, message string) {
+	t.answerWith(p, &mcp.Error{Code: code, Message: message})
+}
+
+// answerWith answers a pending request with werr in the server's stead.
+func (t *Transport) answerWith(p *pending, werr *mcp.Error) {
 	if t.settle(p.id, p) == nil {
 		return
 	}
 	p.cancel(errAnswered)
-	resp := &mcp.Message{ID: p.id, Error: &mcp.Error{Code: code, Message: message}}
+	resp := &mcp.Message{ID: p.id, Error: werr}
 	t.push(append(resp.AppendJSON(nil), '\n'))
 }
