@@ -34,7 +34,7 @@ func (v *supervisor) runRemote(cfg *serverConfig) (*supervisorCmd, crashInfo) {
 		header.Add(h.Name, h.Value)
 	}
 	// The transport never logs the token, a header or the URL's query.
-	t, err := streamable.New(r.URL, streamable.Options{Header: header, BearerToken: r.BearerToken,
+	t, err := streamable.New(r.URL, streamable.Options{Header: header, BearerToken: r.BearerToken, Protocol: cfg.server.Protocol,
 		MaxReconnects: v.timing.RemoteReconnects, Logger: v.session.log.With("server", v.name)})
 	if err != nil {
 		return v.commandOr(crashInfo{err: &proc.PermanentError{Err: fmt.Errorf("url: %w", err)}})
@@ -86,10 +86,11 @@ func (v *supervisor) runRemote(cfg *serverConfig) (*supervisorCmd, crashInfo) {
 }
 
 // A modernTransport is a transport that says whether it speaks the modern
-// revision's Streamable HTTP (its headers, no session), which
-// streamable.Transport does not yet: until it does, a url server is
-// opened in the legacy era, without a probe (a probe's answer could make
-// the server modern, and its next requests would lack the headers).
+// revision's Streamable HTTP (its headers, no session), as
+// streamable.Transport does unless protocol pins a legacy revision. Over
+// one that does not, a url server is opened in the legacy era, without a
+// probe (a probe's answer could make the server modern, and its next
+// requests would lack the headers).
 type modernTransport interface{ SpeaksModern() bool }
 
 // remoteOpen is how a url server over t is opened: as opts say, if t
