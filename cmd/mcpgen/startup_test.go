@@ -1,0 +1,329 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Every agent starts mcpgen serve NAME or mcpgen connect once per server,
+// so mcpgen's own start is on every agent's critical path. What Go itself
+// costs to start a process is the floor: a minimal Go program doing the
+// same trivial work. The target is mcpgen within twice the floor on the
+// serve and connect paths.
+
+// floorProgram is the floor: with "answer", it reads one line of stdin,
+// answers it with one line, and exits at the end of its input, as a server
+// does; without, it prints a line, as --version does.
+const floorProgram = `package main
+
+import (
+	"bufio"
+	"io"
+	"os"
+)
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == "answer" {
+		r := bufio.NewReader(os.Stdin)
+		if _, err := r.ReadBytes('\n'); err != nil {
+			os.Exit(1)
+		}
+		os.Stdout.WriteString(` + "`" + `{"jsonrpc":"2.0","id":1,"result":{}}` + "\n`" + `)
+		io.Copy(io.Discard, r)
+		return
+	}
+	os.Stdout.WriteString("floor\n")
+}
+`
+
+var buildFloor = sync.OnceValues(func() (string, error) {
+	dir, err := makeBinDir()
+	if err != nil {
+		return "", err
+	}
+	src := filepath.Join(dir, "floor-src")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(src, "go.mod"), []byte("module floor\n\ngo 1.26\n"), 0o644); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(src, "main.go"), []byte(floorProgram), 0o644); err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "floor")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Dir = src
+	cmd.Env = append(os.Environ(), "GOWORK=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build (the floor): %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+// initializeLine is the request an agent sends first.
+const initializeLine = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}` + "\n"
+
+// startupWait bounds each process of the benchmark: a hang guard, not a
+// timing check.
+const startupWait = 30 * time.Second
+
+// startupCase is one command line whose start is measured: to its exit
+// (with status exit), or, with answer, to its answer to initialize (then
+// its stdin is closed and it is waited for, outside the measurement).
+type startupCase struct {
+	args   []string
+	answer bool
+	exit   int
+}
+
+// startOnce runs bin with c's arguments in dir, with env, and returns how
+// long it took: to exit, or to answer.
+func startOnce(bin string, c startupCase, dir string, env []string) (time.Duration, error) {
+	cmd := exec.Command(bin, c.args...)
+	cmd.Dir, cmd.Env = dir, env
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if !c.answer {
+		t0 := time.Now()
+		err := cmd.Run()
+		d := time.Since(t0)
+		var ee *exec.ExitError
+		switch {
+		case errors.As(err, &ee) && ee.ExitCode() == c.exit:
+		case err != nil || c.exit != 0:
+			return 0, fmt.Errorf("%s %s: %v, want exit status %d\n%s", bin, strings.Join(c.args, " "), err, c.exit, stderr.String())
+		}
+		return d, nil
+	}
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return 0, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return 0, err
+	}
+	t0 := time.Now()
+	if err := cmd.Start(); err != nil {
+		return 0, err
+	}
+	// The hang guard: kills the process, which ends the read below.
+	timer := time.AfterFunc(startupWait, func() { _ = cmd.Process.Kill() })
+	defer timer.Stop()
+	_, _ = io.WriteString(in, initializeLine)
+	line, rerr := bufio.NewReader(out).ReadString('\n')
+	d := time.Since(t0)
+	in.Close()
+	_, _ = io.Copy(io.Discard, out)
+	werr := cmd.Wait()
+	if !strings.HasPrefix(line, `{"jsonrpc":"2.0","id":1,"result":`) {
+		return 0, fmt.Errorf("%s %s: got %q (%v, %v), want the answer to initialize\n%s", bin, strings.Join(c.args, " "), line, rerr, werr, stderr.String())
+	}
+	return d, nil
+}
+
+// startupEnv is the environment of every process the benchmark starts:
+// the workspace context, a home and runtime dirs of the benchmark's own.
+func startupEnv(dir string) []string {
+	env := []string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + filepath.Join(dir, "home"),
+		"USER=bench",
+		"WORKSPACE_ID=bench",
+		"WORKSPACE_DIR=" + filepath.Join(dir, "ws"),
+		"MCPGEN_RUNTIME_DIR=" + filepath.Join(dir, "run"),
+		"MCPGEN_STATE_DIR=" + filepath.Join(dir, "state"),
+		"MCPGEN_CEILING_DIRECTORIES=" + filepath.Dir(dir),
+	}
+	if runtime.GOOS == "windows" {
+		for _, k := range []string{"SYSTEMROOT", "LOCALAPPDATA", "TEMP", "TMP"} {
+			env = append(env, k+"="+os.Getenv(k))
+		}
+	}
+	return env
+}
+
+// startupManifest is the benchmark's mcpgen.toml: a server of each kind
+// that serve runs itself, and a command server, which serve replaces
+// itself with: the floor, answering.
+func startupManifest(floor string) string {
+	return fmt.Sprintf(`version = 1
+
+[workspace]
+dir = "ws"
+
+[servers.files]
+builtin = "files"
+read_only = true
+
+[servers.git]
+description = "Declared tools"
+[servers.git.tools.status]
+run = ["git", "status", "--short"]
+[servers.git.tools.log]
+run = ["git", "log", "-n", "{count}"]
+args.count = { type = "integer", default = 10 }
+
+[servers.floor]
+command = %q
+args = ["answer"]
+`, floor)
+}
+
+// BenchmarkStartup measures mcpgen's start on the paths agents take, side
+// by side with the floor doing the same trivial work, each process of one
+// started after the other's so that load on the machine falls on both
+// alike. What counts are the reported medians, floor-ms and mcpgen-ms, and
+// their ratio, x-floor (ns/op is the sum of both); with
+// MCPGEN_BENCH_BASE=/path/to/another/mcpgen, base-ms and base-x-floor
+// measure that build in the same run (a build of main, say):
+//
+//	go test -run '^$' -bench Startup -benchtime 200x ./cmd/mcpgen
+func BenchmarkStartup(b *testing.B) {
+	bin, err := buildMcpgen()
+	if err != nil {
+		b.Fatal(err)
+	}
+	floor, err := buildFloor()
+	if err != nil {
+		b.Fatal(err)
+	}
+	base := os.Getenv("MCPGEN_BENCH_BASE")
+
+	dir := b.TempDir()
+	for _, d := range []string{"home", "ws", "run", "state"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o700); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "mcpgen.toml"), []byte(startupManifest(floor)), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	env := startupEnv(dir)
+	launched := sync.OnceValue(func() error { return startLauncher(b, bin, dir, env) })
+
+	version := startupCase{args: []string{"version"}}
+	answer := startupCase{args: []string{"answer"}, answer: true}
+	for _, bc := range []struct {
+		name          string
+		mcpgen, floor startupCase
+		// launcher: the case needs a launcher running for the workspace
+		launcher bool
+	}{
+		{"version", startupCase{args: []string{"--version"}}, version, false},
+		// A command server: mcpgen loads the manifest and execs the
+		// floor, which answers.
+		{"serve-command", startupCase{args: []string{"serve", "floor"}, answer: true}, answer, false},
+		{"serve-builtin", startupCase{args: []string{"serve", "files"}, answer: true}, answer, false},
+		{"serve-declared", startupCase{args: []string{"serve", "git"}, answer: true}, answer, false},
+		// No launcher runs for the workspace: connect fails.
+		{"connect-none", startupCase{args: []string{"connect", "--no-start", "--workspace", "none", "files"}, exit: exitFail}, version, false},
+		// The launcher answers, connect having handed it stdin and stdout.
+		{"connect", startupCase{args: []string{"connect", "--no-start", "--workspace", "bench", "files"}, answer: true}, answer, true},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			if bc.launcher {
+				if err := launched(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			var floors, mcpgens, bases []time.Duration
+			measure := func(bin string, c startupCase, into *[]time.Duration) {
+				d, err := startOnce(bin, c, dir, env)
+				if err != nil {
+					b.Fatal(err)
+				}
+				*into = append(*into, d)
+			}
+			for b.Loop() {
+				measure(floor, bc.floor, &floors)
+				measure(bin, bc.mcpgen, &mcpgens)
+				if base != "" {
+					measure(base, bc.mcpgen, &bases)
+				}
+			}
+			f, m := median(floors), median(mcpgens)
+			b.ReportMetric(ms(f), "floor-ms")
+			b.ReportMetric(ms(m), "mcpgen-ms")
+			b.ReportMetric(float64(m)/float64(f), "x-floor")
+			if base != "" {
+				bm := median(bases)
+				b.ReportMetric(ms(bm), "base-ms")
+				b.ReportMetric(float64(bm)/float64(f), "base-x-floor")
+			}
+		})
+	}
+}
+
+// startLauncher starts mcpgen launch for the workspace bench, and waits
+// until connect reaches its files server. The launcher is stopped when the
+// benchmark ends.
+func startLauncher(b *testing.B, bin, dir string, env []string) error {
+	log, err := os.Create(filepath.Join(dir, "launch.log"))
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	cmd := exec.Command(bin, "launch", "--workspace", "bench", "--log-format", "text")
+	cmd.Dir, cmd.Env = dir, env
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	var waitErr error
+	done := make(chan struct{})
+	go func() { // ends when the launcher exits
+		waitErr = cmd.Wait()
+		close(done)
+	}()
+	b.Cleanup(func() {
+		stop := exec.Command(bin, "stop", "--workspace", "bench")
+		stop.Dir, stop.Env = dir, env
+		_ = stop.Run()
+		select {
+		case <-done:
+		case <-time.After(startupWait):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	})
+	connect := startupCase{args: []string{"connect", "--no-start", "--workspace", "bench", "files"}, answer: true}
+	deadline := time.Now().Add(startupWait)
+	for {
+		_, err := startOnce(bin, connect, dir, env)
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			out, _ := os.ReadFile(log.Name())
+			return fmt.Errorf("the launcher did not answer within %s: %v\n%s", startupWait, err, out)
+		}
+		select {
+		case <-done:
+			out, _ := os.ReadFile(log.Name())
+			return fmt.Errorf("the launcher exited: %v\n%s", waitErr, out)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
