@@ -5,9 +5,10 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/mcpgen/mcpgen/internal/lazyregexp"
 )
 
 // A Context is the workspace context of one session: the variables that
@@ -73,7 +74,7 @@ func (m *Manifest) IsContext(name string) bool {
 	return false
 }
 
-var workspaceID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+var workspaceID = lazyregexp.New(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 // CheckWorkspaceID reports why id cannot name a workspace, or nil. An id
 // becomes part of paths, so anything that could climb out of a directory is

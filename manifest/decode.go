@@ -2,10 +2,11 @@ package manifest
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/mcpgen/mcpgen/internal/lazyregexp"
 )
 
 // decoder turns the generic map that go-toml decodes into the model, and
@@ -162,7 +163,7 @@ func (d *decoder) template(path []string, s string) Template {
 }
 
 // vars decodes a table of string templates, such as env or headers.
-func (d *decoder) vars(path []string, v any, valid *regexp.Regexp, what string) []Var {
+func (d *decoder) vars(path []string, v any, valid *lazyregexp.Regexp, what string) []Var {
 	t, ok := d.table(path, v)
 	if !ok {
 		return nil

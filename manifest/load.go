@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 
 	"github.com/pelletier/go-toml/v2"
+
+	"github.com/mcpgen/mcpgen/internal/lazyregexp"
 )
 
 // Load reads and validates the manifest at path. A manifest with problems
@@ -116,11 +117,11 @@ func Parse(data []byte, file, dir string) (*Manifest, error) {
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
 var (
-	serverName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-	ownerName  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
-	prefixName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
-	toolName   = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-	headerName = regexp.MustCompile("^[A-Za-z0-9!#$%&'*+.^_`|~-]+$")
+	serverName = lazyregexp.New(`^[A-Za-z0-9_-]{1,64}$`)
+	ownerName  = lazyregexp.New(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+	prefixName = lazyregexp.New(`^[A-Za-z0-9_-]{1,32}$`)
+	toolName   = lazyregexp.New(`^[A-Za-z0-9_-]{1,64}$`)
+	headerName = lazyregexp.New("^[A-Za-z0-9!#$%&'*+.^_`|~-]+$")
 )
 
 func (d *decoder) manifest(raw map[string]any) *Manifest {

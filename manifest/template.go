@@ -2,9 +2,10 @@ package manifest
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/mcpgen/mcpgen/internal/lazyregexp"
 )
 
 // A Template is a string value of the manifest that may hold references to
@@ -22,7 +23,7 @@ type Segment struct {
 	HasDefault bool
 }
 
-var varName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var varName = lazyregexp.New(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // ParseTemplate splits s into literal text and ${VAR} references.
 func ParseTemplate(s string) (Template, error) {
