@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-
-	"github.com/mcpgen/mcpgen/internal/lazyregexp"
 )
 
 // A Context is the workspace context of one session: the variables that
@@ -73,8 +71,6 @@ func (m *Manifest) IsContext(name string) bool {
 	}
 	return false
 }
-
-var workspaceID = lazyregexp.New(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 // CheckWorkspaceID reports why id cannot name a workspace, or nil. An id
 // becomes part of paths, so anything that could climb out of a directory is

@@ -5,8 +5,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/mcpgen/mcpgen/internal/lazyregexp"
 )
 
 // decoder turns the generic map that go-toml decodes into the model, and
@@ -163,7 +161,7 @@ func (d *decoder) template(path []string, s string) Template {
 }
 
 // vars decodes a table of string templates, such as env or headers.
-func (d *decoder) vars(path []string, v any, valid *lazyregexp.Regexp, what string) []Var {
+func (d *decoder) vars(path []string, v any, valid pattern, what string) []Var {
 	t, ok := d.table(path, v)
 	if !ok {
 		return nil

@@ -49,10 +49,10 @@ type keySpec struct {
 	kind bool
 	// builtin names the built-in server that the key is an option of.
 	builtin string
-	enum    []string           // the values a string (or each element) may take
-	pattern *lazyregexp.Regexp // the form of a string
+	enum    []string // the values a string (or each element) may take
+	pattern pattern  // the form of a string
 	// names is the form of the keys of a typeVars or typeMap table.
-	names *lazyregexp.Regexp
+	names pattern
 	// notNames are key names that names would allow but that are refused.
 	notNames []string
 	// keys are the keys of a typeTable, or of each table of a typeMap:
@@ -65,7 +65,7 @@ type keySpec struct {
 	// constant is the only value a typeInteger may take, when not zero.
 	constant int64
 	// elemPattern is the form of each element of a typeStrings.
-	elemPattern *lazyregexp.Regexp
+	elemPattern pattern
 	// def is the default, as the schema shows it.
 	def any
 }

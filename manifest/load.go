@@ -116,13 +116,7 @@ func Parse(data []byte, file, dir string) (*Manifest, error) {
 // of UTF-8 files.
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
-var (
-	serverName = lazyregexp.New(`^[A-Za-z0-9_-]{1,64}$`)
-	ownerName  = lazyregexp.New(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
-	prefixName = lazyregexp.New(`^[A-Za-z0-9_-]{1,32}$`)
-	toolName   = lazyregexp.New(`^[A-Za-z0-9_-]{1,64}$`)
-	headerName = lazyregexp.New("^[A-Za-z0-9!#$%&'*+.^_`|~-]+$")
-)
+var headerName = lazyregexp.New("^[A-Za-z0-9!#$%&'*+.^_`|~-]+$")
 
 func (d *decoder) manifest(raw map[string]any) *Manifest {
 	m := &Manifest{Version: 1, Gateway: Gateway{Prefix: GatewayPrefixConflicts}}
