@@ -392,3 +392,85 @@ func TestInitIsCheap(t *testing.T) {
 		t.Fatal("no init of mcpgen's own packages was traced")
 	}
 }
+
+// TestCommandNames holds the names in commands() to the commands they
+// build: a wrong one would leave its command out of the lines that name it.
+func TestCommandNames(t *testing.T) {
+	for _, c := range (&app{}).commands() {
+		if got := c.build().Name(); got != c.name {
+			t.Errorf("commands() calls %q the command named %q", c.name, got)
+		}
+	}
+}
+
+// TestRootBuildsWhatRuns: the lines that agents run build their command
+// only, and what needs every command gets them all.
+func TestRootBuildsWhatRuns(t *testing.T) {
+	all := len((&app{}).commands())
+	for _, tt := range []struct {
+		args []string
+		want []string // nil: every command
+	}{
+		{[]string{"serve", "files"}, []string{"serve"}},
+		{[]string{"--manifest", "/srv/mcpgen.toml", "serve", "files"}, []string{"serve"}},
+		{[]string{"-m", "serve", "connect", "--workspace", "ws-1", "git"}, []string{"connect"}},
+		{[]string{"connect", "--workspace", "ws-1", "git"}, []string{"connect"}},
+		{[]string{"tools", "ls", "--workspace", "ws-1"}, []string{"tools"}},
+		{nil, nil},
+		{[]string{"--version"}, nil},
+		{[]string{"help", "serve"}, nil},
+		{[]string{"completion", "bash"}, nil},
+		{[]string{"serv", "files"}, nil},
+		{[]string{"--", "serve"}, nil},
+	} {
+		var got []string
+		for _, c := range (&app{}).rootCommand(tt.args).Commands() {
+			got = append(got, c.Name())
+		}
+		if tt.want == nil && len(got) != all || tt.want != nil && !slices.Equal(got, tt.want) {
+			t.Errorf("mcpgen %s builds %q, want %q (nil: all %d)", strings.Join(tt.args, " "), got, tt.want, all)
+		}
+	}
+}
+
+// TestRootAsNeededSaysTheSame: a command line gets the same output and
+// exit status from the commands it builds as from all of them: help,
+// usage errors and flag errors, with the root's flags before the command
+// or not.
+func TestRootAsNeededSaysTheSame(t *testing.T) {
+	lines := [][]string{
+		{"--version"}, {"--help"}, {"serv"}, {"serv", "--workspace", "x"}, {"--bogus", "serve"},
+		{"serve"}, {"serve", "a", "b"}, {"tools"}, {"tools", "lss"}, {"tools", "ls", "--help"},
+		{"help", "serve"}, {"--manifest=x.toml", "serve", "--help"}, {"--manifest", "serve", "connect"},
+		{"--demo", "--manifest", "x.toml", "validate"}, {"connect", "--servers", "a", "b"},
+		{"stop", "--all", "--workspace", "x"}, {"emit", "--provider", "nope", "--demo"},
+	}
+	for _, c := range (&app{}).commands() {
+		lines = append(lines,
+			[]string{c.name, "--help"},
+			[]string{c.name, "--no-such-flag"},
+			[]string{"--demo", c.name, "--help"},
+			[]string{"-m", "x.toml", c.name, "-h"},
+		)
+	}
+	dir := t.TempDir()
+	t.Chdir(dir)
+	t.Setenv("HOME", dir)
+	t.Setenv("MCPGEN_CEILING_DIRECTORIES", filepath.Dir(dir))
+	t.Setenv("MCPGEN_WORKSPACE", "")
+	exec := func(all bool, args []string) string {
+		var out, errs bytes.Buffer
+		a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errs}
+		root := a.rootCommand(args)
+		if all {
+			root = a.rootCommand(nil)
+		}
+		code := a.execute(root, args)
+		return fmt.Sprintf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errs.String())
+	}
+	for _, args := range lines {
+		if got, want := exec(false, args), exec(true, args); got != want {
+			t.Errorf("mcpgen %s, from the commands it builds:\n%s\nwant, as from all of them:\n%s", strings.Join(args, " "), got, want)
+		}
+	}
+}
