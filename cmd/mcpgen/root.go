@@ -184,7 +184,8 @@ func (a *app) commands() []namedCommand {
 func (a *app) rootCommand(args []string) *cobra.Command {
 	root := a.bareRoot()
 	cmds := a.commands()
-	if i := slices.IndexFunc(cmds, func(c namedCommand) bool { return c.name == commandName(root, cmds, args) }); i >= 0 {
+	name := commandName(root, args)
+	if i := slices.IndexFunc(cmds, func(c namedCommand) bool { return c.name == name }); i >= 0 {
 		root.AddCommand(cmds[i].build())
 		// The completion command is not what args run either.
 		root.CompletionOptions.DisableDefaultCmd = true
@@ -196,21 +197,35 @@ func (a *app) rootCommand(args []string) *cobra.Command {
 	return root
 }
 
-// commandName returns the name of the command of root that args run, or
-// "" if they run none: cobra's own search, through stand-ins for cmds
-// that hold only their names, so that it reads the root's flags (and the
-// values of those that take one) as it will when it runs args.
-func commandName(root *cobra.Command, cmds []namedCommand, args []string) string {
-	probe := &cobra.Command{Use: root.Use}
-	probe.PersistentFlags().AddFlagSet(root.PersistentFlags())
-	for _, c := range cmds {
-		probe.AddCommand(&cobra.Command{Use: c.name})
+// commandName returns the word of args that names a command, or "" if
+// there is none: the first that is not a flag, as cobra's Find reads them
+// (stripFlags), with the root's flags: the word after a flag that takes a
+// value is its value, as is the one after a flag root does not know; "--"
+// ends the flags and the search. TestRootAsNeededSaysTheSame holds it to
+// what cobra runs.
+func commandName(root *cobra.Command, args []string) string {
+	flags := root.PersistentFlags()
+	takesValue := func(name string, short bool) bool {
+		f := flags.Lookup(name)
+		if short {
+			f = flags.ShorthandLookup(name)
+		}
+		return f == nil || f.NoOptDefVal == ""
 	}
-	found, _, err := probe.Find(args)
-	if err != nil || found == probe {
-		return ""
+	for len(args) > 0 {
+		s := args[0]
+		args = args[1:]
+		switch {
+		case s == "--":
+			return ""
+		case strings.HasPrefix(s, "--") && !strings.Contains(s, "=") && takesValue(s[2:], false),
+			strings.HasPrefix(s, "-") && !strings.Contains(s, "=") && len(s) == 2 && takesValue(s[1:], true):
+			args = args[min(1, len(args)):] // its value
+		case s != "" && !strings.HasPrefix(s, "-"):
+			return s
+		}
 	}
-	return found.Name()
+	return ""
 }
 
 // bareRoot is mcpgen's root command, its flags and help, without commands.

@@ -89,13 +89,19 @@ type startupCase struct {
 	exit   int
 }
 
+// A startTime is how long one process took: wall, to its exit or its
+// answer; cpu, the processor time it used in all (user and system), which
+// depends less on the load of a shared machine.
+type startTime struct{ wall, cpu time.Duration }
+
 // startOnce runs bin with c's arguments in dir, with env, and returns how
-// long it took: to exit, or to answer.
-func startOnce(bin string, c startupCase, dir string, env []string) (time.Duration, error) {
+// long it took.
+func startOnce(bin string, c startupCase, dir string, env []string) (startTime, error) {
 	cmd := exec.Command(bin, c.args...)
 	cmd.Dir, cmd.Env = dir, env
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
+	cpu := func() time.Duration { return cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime() }
 	if !c.answer {
 		t0 := time.Now()
 		err := cmd.Run()
@@ -104,21 +110,21 @@ func startOnce(bin string, c startupCase, dir string, env []string) (time.Durati
 		switch {
 		case errors.As(err, &ee) && ee.ExitCode() == c.exit:
 		case err != nil || c.exit != 0:
-			return 0, fmt.Errorf("%s %s: %v, want exit status %d\n%s", bin, strings.Join(c.args, " "), err, c.exit, stderr.String())
+			return startTime{}, fmt.Errorf("%s %s: %v, want exit status %d\n%s", bin, strings.Join(c.args, " "), err, c.exit, stderr.String())
 		}
-		return d, nil
+		return startTime{d, cpu()}, nil
 	}
 	in, err := cmd.StdinPipe()
 	if err != nil {
-		return 0, err
+		return startTime{}, err
 	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		return 0, err
+		return startTime{}, err
 	}
 	t0 := time.Now()
 	if err := cmd.Start(); err != nil {
-		return 0, err
+		return startTime{}, err
 	}
 	// The hang guard: kills the process, which ends the read below.
 	timer := time.AfterFunc(startupWait, func() { _ = cmd.Process.Kill() })
@@ -130,9 +136,9 @@ func startOnce(bin string, c startupCase, dir string, env []string) (time.Durati
 	_, _ = io.Copy(io.Discard, out)
 	werr := cmd.Wait()
 	if !strings.HasPrefix(line, `{"jsonrpc":"2.0","id":1,"result":`) {
-		return 0, fmt.Errorf("%s %s: got %q (%v, %v), want the answer to initialize\n%s", bin, strings.Join(c.args, " "), line, rerr, werr, stderr.String())
+		return startTime{}, fmt.Errorf("%s %s: got %q (%v, %v), want the answer to initialize\n%s", bin, strings.Join(c.args, " "), line, rerr, werr, stderr.String())
 	}
-	return d, nil
+	return startTime{d, cpu()}, nil
 }
 
 // startupEnv is the environment of every process the benchmark starts:
@@ -186,10 +192,12 @@ args = ["answer"]
 // BenchmarkStartup measures mcpgen's start on the paths agents take, side
 // by side with the floor doing the same trivial work, each process of one
 // started after the other's so that load on the machine falls on both
-// alike. What counts are the reported medians, floor-ms and mcpgen-ms, and
-// their ratio, x-floor (ns/op is the sum of both); with
-// MCPGEN_BENCH_BASE=/path/to/another/mcpgen, base-ms and base-x-floor
-// measure that build in the same run (a build of main, say):
+// alike. What counts are the reported medians, floor-ms and mcpgen-ms (to
+// the exit or the answer), and mcpgen-x, their ratio; -cpu-ms and -cpu-x
+// are the same for the processor time, which a busy machine inflates less
+// (ns/op is the sum of all). With MCPGEN_BENCH_BASE=/path/to/another/mcpgen,
+// base-ms and the others measure that build in the same run (a build of
+// main, say):
 //
 //	go test -run '^$' -bench Startup -benchtime 200x ./cmd/mcpgen
 func BenchmarkStartup(b *testing.B) {
@@ -240,13 +248,13 @@ func BenchmarkStartup(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			var floors, mcpgens, bases []time.Duration
-			measure := func(bin string, c startupCase, into *[]time.Duration) {
-				d, err := startOnce(bin, c, dir, env)
+			var floors, mcpgens, bases []startTime
+			measure := func(bin string, c startupCase, into *[]startTime) {
+				t, err := startOnce(bin, c, dir, env)
 				if err != nil {
 					b.Fatal(err)
 				}
-				*into = append(*into, d)
+				*into = append(*into, t)
 			}
 			for b.Loop() {
 				measure(floor, bc.floor, &floors)
@@ -255,14 +263,20 @@ func BenchmarkStartup(b *testing.B) {
 					measure(base, bc.mcpgen, &bases)
 				}
 			}
-			f, m := median(floors), median(mcpgens)
-			b.ReportMetric(ms(f), "floor-ms")
-			b.ReportMetric(ms(m), "mcpgen-ms")
-			b.ReportMetric(float64(m)/float64(f), "x-floor")
+			report := func(name string, ts []startTime) {
+				wall, cpu := medians(ts)
+				fwall, fcpu := medians(floors)
+				b.ReportMetric(ms(wall), name+"-ms")
+				b.ReportMetric(ms(cpu), name+"-cpu-ms")
+				if name != "floor" {
+					b.ReportMetric(float64(wall)/float64(fwall), name+"-x")
+					b.ReportMetric(float64(cpu)/float64(fcpu), name+"-cpu-x")
+				}
+			}
+			report("floor", floors)
+			report("mcpgen", mcpgens)
 			if base != "" {
-				bm := median(bases)
-				b.ReportMetric(ms(bm), "base-ms")
-				b.ReportMetric(float64(bm)/float64(f), "base-x-floor")
+				report("base", bases)
 			}
 		})
 	}
@@ -322,10 +336,16 @@ func startLauncher(b *testing.B, bin, dir string, env []string) error {
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-func median(ds []time.Duration) time.Duration {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	return s[len(s)/2]
+// medians returns the median wall and processor times of ts.
+func medians(ts []startTime) (wall, cpu time.Duration) {
+	w := make([]time.Duration, len(ts))
+	c := make([]time.Duration, len(ts))
+	for i, t := range ts {
+		w[i], c[i] = t.wall, t.cpu
+	}
+	slices.Sort(w)
+	slices.Sort(c)
+	return w[len(w)/2], c[len(c)/2]
 }
 
 // initAllowance is how many allocations one of mcpgen's packages may make
@@ -443,6 +463,9 @@ func TestRootAsNeededSaysTheSame(t *testing.T) {
 		{"serve"}, {"serve", "a", "b"}, {"tools"}, {"tools", "lss"}, {"tools", "ls", "--help"},
 		{"help", "serve"}, {"--manifest=x.toml", "serve", "--help"}, {"--manifest", "serve", "connect"},
 		{"--demo", "--manifest", "x.toml", "validate"}, {"connect", "--servers", "a", "b"},
+		{"--help", "serve"}, {"-h", "serve", "x"}, {"--demo", "serve", "--help"}, {"-m", "x.toml", "serve"},
+		{"-m=x.toml", "validate"}, {"-mx.toml", "validate"}, {"--workspace", "ws", "connect", "--help"},
+		{"-w", "ws", "connect", "--help"}, {"--demo=true", "validate", "--help"}, {"-", "serve"}, {"", "serve"}, {"-=", "x", "serve"},
 		{"stop", "--all", "--workspace", "x"}, {"emit", "--provider", "nope", "--demo"},
 	}
 	for _, c := range (&app{}).commands() {
