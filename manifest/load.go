@@ -9,8 +9,6 @@ import (
 	"slices"
 
 	"github.com/pelletier/go-toml/v2"
-
-	"github.com/mcpgen/mcpgen/internal/lazyregexp"
 )
 
 // Load reads and validates the manifest at path. A manifest with problems
@@ -115,8 +113,6 @@ func Parse(data []byte, file, dir string) (*Manifest, error) {
 // utf8BOM is the byte order mark that some Windows editors put at the start
 // of UTF-8 files.
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
-
-var headerName = lazyregexp.New("^[A-Za-z0-9!#$%&'*+.^_`|~-]+$")
 
 func (d *decoder) manifest(raw map[string]any) *Manifest {
 	m := &Manifest{Version: 1, Gateway: Gateway{Prefix: GatewayPrefixConflicts}}

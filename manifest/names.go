@@ -1,9 +1,6 @@
 package manifest
 
-import (
-	"strconv"
-	"strings"
-)
+import "strconv"
 
 // A pattern is the form of a string, or of the keys of a table: it
 // matches, and it writes itself as a regular expression, for the schema.
@@ -12,45 +9,64 @@ type pattern interface {
 	String() string
 }
 
-// A nameForm is the form of a name that becomes part of a path, a config
-// key or a tool name: 1 to max ASCII letters, digits and characters of
-// punct, the first a letter or digit if alnumFirst. It matches by hand, and
-// writes itself from the same fields as the regular expression that the
-// schema shows: compiled, ^[A-Za-z0-9_-]{1,64}$ takes some 860 allocations
-// (the repetition is unrolled), and every mcpgen serve and connect checks
-// a name (TestNameForms holds the two to agree).
+// A nameForm is the form of a name: a variable's, a server's, a header's;
+// a first character of the class first, the others of rest, max of them at
+// most (0: any number). A class is written as in a regular expression,
+// letters and ASCII ranges (A-Z), a '-' of its own last. The form matches
+// by hand and writes itself, from the same fields, as the regular
+// expression that the schema shows: compiled, ^[A-Za-z0-9_-]{1,64}$ takes
+// some 860 allocations (the repetition is unrolled), and every mcpgen
+// serve and connect checks names (TestNameForms holds the two to agree).
 type nameForm struct {
-	punct      string // ends with '-', if it holds one, as a regexp class needs
-	alnumFirst bool
-	max        int
+	first, rest string
+	max         int
 }
 
 func (f *nameForm) MatchString(s string) bool {
-	if len(s) == 0 || len(s) > f.max {
+	if len(s) == 0 || f.max > 0 && len(s) > f.max || !inClass(f.first, s[0]) {
 		return false
 	}
-	for i := range len(s) {
-		switch c := s[i]; {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		case i == 0 && f.alnumFirst, strings.IndexByte(f.punct, c) < 0:
+	for i := 1; i < len(s); i++ {
+		if !inClass(f.rest, s[i]) {
 			return false
 		}
 	}
 	return true
 }
 
-func (f *nameForm) String() string {
-	class := "[A-Za-z0-9" + f.punct + "]"
-	if f.alnumFirst {
-		return "^[A-Za-z0-9]" + class + "{0," + strconv.Itoa(f.max-1) + "}$"
+// inClass reports whether c is in class (see nameForm).
+func inClass(class string, c byte) bool {
+	for i := 0; i < len(class); i++ {
+		if i+2 < len(class) && class[i+1] == '-' {
+			if class[i] <= c && c <= class[i+2] {
+				return true
+			}
+			i += 2
+		} else if class[i] == c {
+			return true
+		}
 	}
-	return "^" + class + "{1," + strconv.Itoa(f.max) + "}$"
+	return false
+}
+
+func (f *nameForm) String() string {
+	switch {
+	case f.first == f.rest && f.max == 0:
+		return "^[" + f.rest + "]+$"
+	case f.first == f.rest:
+		return "^[" + f.rest + "]{1," + strconv.Itoa(f.max) + "}$"
+	case f.max == 0:
+		return "^[" + f.first + "][" + f.rest + "]*$"
+	}
+	return "^[" + f.first + "][" + f.rest + "]{0," + strconv.Itoa(f.max-1) + "}$"
 }
 
 var (
-	serverName  = &nameForm{punct: "_-", max: 64}
-	ownerName   = &nameForm{punct: "._-", alnumFirst: true, max: 64}
-	prefixName  = &nameForm{punct: "_-", max: 32}
-	toolName    = &nameForm{punct: "_-", max: 64}
-	workspaceID = &nameForm{punct: "._-", alnumFirst: true, max: 64}
+	varName     = &nameForm{first: "A-Za-z_", rest: "A-Za-z0-9_"}
+	serverName  = &nameForm{first: "A-Za-z0-9_-", rest: "A-Za-z0-9_-", max: 64}
+	ownerName   = &nameForm{first: "A-Za-z0-9", rest: "A-Za-z0-9._-", max: 64}
+	prefixName  = &nameForm{first: "A-Za-z0-9_-", rest: "A-Za-z0-9_-", max: 32}
+	toolName    = &nameForm{first: "A-Za-z0-9_-", rest: "A-Za-z0-9_-", max: 64}
+	workspaceID = &nameForm{first: "A-Za-z0-9", rest: "A-Za-z0-9._-", max: 64}
+	headerName  = &nameForm{first: "A-Za-z0-9!#$%&'*+.^_`|~-", rest: "A-Za-z0-9!#$%&'*+.^_`|~-"}
 )

@@ -18,13 +18,16 @@ var nameForms = []struct {
 	{"prefix", prefixName, `^[A-Za-z0-9_-]{1,32}$`},
 	{"tool", toolName, `^[A-Za-z0-9_-]{1,64}$`},
 	{"workspace", workspaceID, `^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`},
+	{"variable", varName, `^[A-Za-z_][A-Za-z0-9_]*$`},
+	{"header", headerName, "^[A-Za-z0-9!#$%&'*+.^_`|~-]+$"},
 }
 
 // nameSamples are strings around every edge of the forms: each character
 // class and some outside them, first and elsewhere, and the lengths about
 // every bound.
 func nameSamples() []string {
-	alphabet := []string{"a", "Z", "0", "9", "_", "-", ".", " ", "/", "é", "\x00", "~", "@", "[", "`", "{"}
+	alphabet := []string{"a", "z", "A", "Z", "0", "9", "_", "-", ".", " ", "/", "é", "\x00", "\x7f", "\xff",
+		"~", "@", "[", "`", "{", "!", "#", "$", "%", "&", "'", "*", "+", "^", "|", ":", "\"", "\\", "("}
 	samples := []string{""}
 	for _, a := range alphabet {
 		samples = append(samples, a)

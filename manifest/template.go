@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/mcpgen/mcpgen/internal/lazyregexp"
 )
 
 // A Template is a string value of the manifest that may hold references to
@@ -22,8 +20,6 @@ type Segment struct {
 	Default    string // used when Ref is unset or empty, if HasDefault
 	HasDefault bool
 }
-
-var varName = lazyregexp.New(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // ParseTemplate splits s into literal text and ${VAR} references.
 func ParseTemplate(s string) (Template, error) {
