@@ -335,3 +335,34 @@ type InitializeResult struct {
 	// to other clients unchanged.
 	Raw json.RawMessage `json:"-"`
 }
+
+// appendJSON encodes the result by hand, as goccy would (TestInitializeMarshal):
+// it is every session's first answer, and goccy's first use of a type in
+// a process compiles an encoder for it.
+func (r *InitializeResult) appendJSON(b []byte) ([]byte, error) {
+	b = append(b, `{"protocolVersion":`...)
+	b = jsonwire.AppendString(b, r.ProtocolVersion)
+	b = append(b, `,"capabilities":`...)
+	if len(r.Capabilities) == 0 {
+		b = append(b, "null"...)
+	} else {
+		var err error
+		if b, err = appendCompact(b, r.Capabilities); err != nil {
+			return nil, fmt.Errorf("capabilities: %w", err)
+		}
+	}
+	b = append(b, `,"serverInfo":{"name":`...)
+	b = jsonwire.AppendString(b, r.ServerInfo.Name)
+	b = append(b, `,"version":`...)
+	b = jsonwire.AppendString(b, r.ServerInfo.Version)
+	if r.ServerInfo.Title != "" {
+		b = append(b, `,"title":`...)
+		b = jsonwire.AppendString(b, r.ServerInfo.Title)
+	}
+	b = append(b, '}')
+	if r.Instructions != "" {
+		b = append(b, `,"instructions":`...)
+		b = jsonwire.AppendString(b, r.Instructions)
+	}
+	return append(b, '}'), nil
+}

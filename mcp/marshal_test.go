@@ -58,3 +58,27 @@ func TestToolMarshal(t *testing.T) {
 		}
 	}
 }
+
+// TestInitializeMarshal holds the hand-written encoding of the answer to
+// initialize to goccy's, as TestToolMarshal does for tools.
+func TestInitializeMarshal(t *testing.T) {
+	odd := "quote \" backslash \\ newline \n nul \x00 <&> é \xff"
+	for _, r := range []*InitializeResult{
+		{ProtocolVersion: "2025-06-18", Capabilities: handshakeCapabilities, ServerInfo: Implementation{Name: "files", Version: "v1.2.3", Title: "Workspace files"}, Instructions: "Use them."},
+		{ProtocolVersion: "2025-11-25", Capabilities: json.RawMessage("{ \"tools\" : { } }"), ServerInfo: Implementation{Name: "git"}},
+		{ProtocolVersion: odd, ServerInfo: Implementation{Name: odd, Version: odd, Title: odd}, Instructions: odd},
+		{},
+	} {
+		got, err := marshalResult(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := jsonwire.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Errorf("\n got %s\nwant %s", got, want)
+		}
+	}
+}
