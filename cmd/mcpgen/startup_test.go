@@ -49,29 +49,72 @@ func main() {
 `
 
 var buildFloor = sync.OnceValues(func() (string, error) {
+	return buildProgram("floor", "module floor\n\ngo 1.26\n", floorProgram)
+})
+
+// buildDeps builds the floor of mcpgen's dependencies: the floor's
+// program, linked with every package that mcpgen links but its own, whose
+// inits (and size) Go pays for at every start before main runs, so that
+// mcpgen could not start faster without dropping one. It is built against
+// mcpgen's go.mod, for the same versions.
+var buildDeps = sync.OnceValues(func() (string, error) {
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		return "", fmt.Errorf("go list -deps: %v", err)
+	}
+	var imports strings.Builder
+	for _, pkg := range strings.Fields(string(out)) {
+		switch {
+		case strings.HasPrefix(pkg, "github.com/mcpgen/mcpgen"), pkg == "unsafe", pkg == "embed",
+			strings.HasPrefix(pkg, "internal/"), strings.HasPrefix(pkg, "vendor/"), pkg == "runtime",
+			strings.Contains(pkg, "/internal/"), strings.HasSuffix(pkg, "/internal"):
+			continue
+		}
+		fmt.Fprintf(&imports, "\t_ %q\n", pkg)
+	}
+	gomod, err := os.ReadFile("../../go.mod")
+	if err != nil {
+		return "", err
+	}
+	gomod = bytes.Replace(gomod, []byte("module github.com/mcpgen/mcpgen\n"), []byte("module deps\n"), 1)
+	src := strings.Replace(floorProgram, "import (\n", "import (\n"+imports.String(), 1)
+	return buildProgram("deps", string(gomod), src, "../../go.sum")
+})
+
+// buildProgram builds the program src, with its go.mod (and a go.sum to
+// copy), into the bin dir as name.
+func buildProgram(name, gomod, src string, gosum ...string) (string, error) {
 	dir, err := makeBinDir()
 	if err != nil {
 		return "", err
 	}
-	src := filepath.Join(dir, "floor-src")
-	if err := os.MkdirAll(src, 0o755); err != nil {
+	srcDir := filepath.Join(dir, name+"-src")
+	if err := os.MkdirAll(srcDir, 0o755); err != nil {
 		return "", err
 	}
-	if err := os.WriteFile(filepath.Join(src, "go.mod"), []byte("module floor\n\ngo 1.26\n"), 0o644); err != nil {
-		return "", err
+	files := map[string]string{"go.mod": gomod, "main.go": src}
+	for _, f := range gosum {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return "", err
+		}
+		files["go.sum"] = string(b)
 	}
-	if err := os.WriteFile(filepath.Join(src, "main.go"), []byte(floorProgram), 0o644); err != nil {
-		return "", err
+	for f, text := range files {
+		if err := os.WriteFile(filepath.Join(srcDir, f), []byte(text), 0o644); err != nil {
+			return "", err
+		}
 	}
-	bin := filepath.Join(dir, "floor")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	cmd.Dir = src
-	cmd.Env = append(os.Environ(), "GOWORK=off")
+	bin := filepath.Join(dir, name)
+	cmd := exec.Command("go", "build", "-mod=mod", "-o", bin, ".")
+	cmd.Dir = srcDir
+	// The module cache has what mcpgen was built with: no network.
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOPROXY=off", "GOFLAGS=")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build (the floor): %v\n%s", err, out)
+		return "", fmt.Errorf("go build (%s): %v\n%s", name, err, out)
 	}
 	return bin, nil
-})
+}
 
 // initializeLine is the request an agent sends first.
 const initializeLine = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}` + "\n"
@@ -190,14 +233,17 @@ args = ["answer"]
 }
 
 // BenchmarkStartup measures mcpgen's start on the paths agents take, side
-// by side with the floor doing the same trivial work, each process of one
-// started after the other's so that load on the machine falls on both
-// alike. What counts are the reported medians, floor-ms and mcpgen-ms (to
-// the exit or the answer), and mcpgen-x, their ratio; -cpu-ms and -cpu-x
-// are the same for the processor time, which a busy machine inflates less
-// (ns/op is the sum of all). With MCPGEN_BENCH_BASE=/path/to/another/mcpgen,
-// base-ms and the others measure that build in the same run (a build of
-// main, say):
+// by side with the floor doing the same trivial work, and with deps, the
+// floor linked with mcpgen's dependencies (see buildDeps), each process
+// started after the other's so that load on the machine falls on all
+// alike. What counts are the reported medians, floor-ms, deps-ms and
+// mcpgen-ms (to the exit or the answer), and mcpgen-x, mcpgen's over the
+// floor's; -cpu-ms and -cpu-x are the same for the processor time, which a
+// busy machine inflates less (ns/op is the sum of all). With
+// MCPGEN_BENCH_BASE=/path/to/another/mcpgen, base-ms and the others measure
+// that build in the same run (a build of main, say). mcpgen is built as go
+// build builds it here: with cgo, where there is a C compiler, unless
+// CGO_ENABLED=0.
 //
 //	go test -run '^$' -bench Startup -benchtime 200x ./cmd/mcpgen
 func BenchmarkStartup(b *testing.B) {
@@ -206,6 +252,10 @@ func BenchmarkStartup(b *testing.B) {
 		b.Fatal(err)
 	}
 	floor, err := buildFloor()
+	if err != nil {
+		b.Fatal(err)
+	}
+	deps, err := buildDeps()
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -248,7 +298,7 @@ func BenchmarkStartup(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			var floors, mcpgens, bases []startTime
+			var floors, depss, mcpgens, bases []startTime
 			measure := func(bin string, c startupCase, into *[]startTime) {
 				t, err := startOnce(bin, c, dir, env)
 				if err != nil {
@@ -258,6 +308,7 @@ func BenchmarkStartup(b *testing.B) {
 			}
 			for b.Loop() {
 				measure(floor, bc.floor, &floors)
+				measure(deps, bc.floor, &depss)
 				measure(bin, bc.mcpgen, &mcpgens)
 				if base != "" {
 					measure(base, bc.mcpgen, &bases)
@@ -274,6 +325,7 @@ func BenchmarkStartup(b *testing.B) {
 				}
 			}
 			report("floor", floors)
+			report("deps", depss)
 			report("mcpgen", mcpgens)
 			if base != "" {
 				report("base", bases)
