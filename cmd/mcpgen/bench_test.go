@@ -107,7 +107,7 @@ var buildMcpgen = sync.OnceValues(func() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	bin := filepath.Join(dir, "mcpgen")
+	bin := filepath.Join(dir, "mcpgen"+exeSuffix)
 	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("go build: %v\n%s", err, out)

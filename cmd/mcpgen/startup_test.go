@@ -105,7 +105,7 @@ func buildProgram(name, gomod, src string, gosum ...string) (string, error) {
 			return "", err
 		}
 	}
-	bin := filepath.Join(dir, name)
+	bin := filepath.Join(dir, name+exeSuffix)
 	cmd := exec.Command("go", "build", "-mod=mod", "-o", bin, ".")
 	cmd.Dir = srcDir
 	// The module cache has what mcpgen was built with: no network.
