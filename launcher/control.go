@@ -223,8 +223,7 @@ func dialControl(ctx context.Context, workspace string, req controlRequest, answ
 	if answerWait > 0 {
 		_ = conn.SetDeadline(time.Now().Add(answerWait))
 	}
-	b, _ := json.Marshal(req)
-	if _, err := conn.Write(append(b, '\n')); err != nil {
+	if _, err := conn.Write(append(req.appendJSON(nil), '\n')); err != nil {
 		conn.Close()
 		return nil, nil, err
 	}
@@ -242,12 +241,12 @@ func dialControl(ctx context.Context, workspace string, req controlRequest, answ
 		return nil, nil, fmt.Errorf("the launcher of workspace %q did not answer: %v", workspace, err)
 	}
 	_ = conn.SetDeadline(time.Time{})
-	var a controlAnswer
-	if err := json.Unmarshal(line, &a); err != nil {
+	a, err := parseAnswer(line)
+	if err != nil {
 		conn.Close()
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("the launcher of workspace %q answered badly: %v", workspace, err)
 	}
-	return conn, &a, nil
+	return conn, a, nil
 }
 
 // QueryStatus asks the launcher of workspace for its status.

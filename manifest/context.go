@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 )
@@ -72,8 +71,6 @@ func (m *Manifest) IsContext(name string) bool {
 	}
 	return false
 }
-
-var workspaceID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 // CheckWorkspaceID reports why id cannot name a workspace, or nil. An id
 // becomes part of paths, so anything that could climb out of a directory is

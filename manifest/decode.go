@@ -2,7 +2,6 @@ package manifest
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -162,7 +161,7 @@ func (d *decoder) template(path []string, s string) Template {
 }
 
 // vars decodes a table of string templates, such as env or headers.
-func (d *decoder) vars(path []string, v any, valid *regexp.Regexp, what string) []Var {
+func (d *decoder) vars(path []string, v any, valid pattern, what string) []Var {
 	t, ok := d.table(path, v)
 	if !ok {
 		return nil

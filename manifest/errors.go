@@ -91,7 +91,7 @@ func closest(word string, candidates []string) (string, bool) {
 			return c, true // an abbreviation: "int" for "integer"
 		}
 		d := editDistance(lower, strings.ToLower(c))
-		for _, m := range misnames[c] {
+		for _, m := range misnamesOf(c) {
 			d = min(d, editDistance(lower, m))
 		}
 		if best == "" || d < bestDist {
@@ -106,19 +106,34 @@ func closest(word string, candidates []string) (string, bool) {
 
 // misnames are the names that people write for a name of the manifest, out
 // of habit or from another tool's config, lower case: closest offers the
-// manifest's name for them and for their misspellings.
-var misnames = map[string][]string{
-	"env":              {"environment", "environ", "envs", "env_vars", "environment_variables"},
-	"cwd":              {"working_dir", "working_directory", "workdir", "workingdirectory"},
-	"args":             {"arguments", "argv"},
-	"command":          {"cmd", "exec", "executable", "program"},
-	"run":              {"command", "cmd", "exec", "argv"},
-	"description":      {"desc"},
-	"headers":          {"http_headers"},
-	"bearer_token_env": {"bearer_token_env_var"},
-	"startup_timeout":  {"startup_timeout_sec"},
-	"tool_timeout":     {"tool_timeout_sec"},
-	"number":           {"float", "double"},
+// manifest's name for them and for their misspellings. A table, not a map,
+// which Go would build at the start of every mcpgen process; only a
+// message reads it.
+var misnames = []struct {
+	name   string
+	others []string
+}{
+	{"env", []string{"environment", "environ", "envs", "env_vars", "environment_variables"}},
+	{"cwd", []string{"working_dir", "working_directory", "workdir", "workingdirectory"}},
+	{"args", []string{"arguments", "argv"}},
+	{"command", []string{"cmd", "exec", "executable", "program"}},
+	{"run", []string{"command", "cmd", "exec", "argv"}},
+	{"description", []string{"desc"}},
+	{"headers", []string{"http_headers"}},
+	{"bearer_token_env", []string{"bearer_token_env_var"}},
+	{"startup_timeout", []string{"startup_timeout_sec"}},
+	{"tool_timeout", []string{"tool_timeout_sec"}},
+	{"number", []string{"float", "double"}},
+}
+
+// misnamesOf returns the misnames of name.
+func misnamesOf(name string) []string {
+	for _, m := range misnames {
+		if m.name == name {
+			return m.others
+		}
+	}
+	return nil
 }
 
 // editDistance is the optimal string alignment distance between a and b,

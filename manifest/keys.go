@@ -1,10 +1,10 @@
 package manifest
 
 import (
-	"regexp"
 	"slices"
 	"strings"
 
+	"github.com/mcpgen/mcpgen/internal/lazyregexp"
 	"github.com/mcpgen/mcpgen/mcp"
 )
 
@@ -50,14 +50,15 @@ type keySpec struct {
 	kind bool
 	// builtin names the built-in server that the key is an option of.
 	builtin string
-	enum    []string       // the values a string (or each element) may take
-	pattern *regexp.Regexp // the form of a string
+	enum    []string // the values a string (or each element) may take
+	pattern pattern  // the form of a string
 	// names is the form of the keys of a typeVars or typeMap table.
-	names *regexp.Regexp
+	names pattern
 	// notNames are key names that names would allow but that are refused.
 	notNames []string
-	// keys are the keys of a typeTable, or of each table of a typeMap.
-	keys []keySpec
+	// keys are the keys of a typeTable, or of each table of a typeMap:
+	// a keyTable, which the schema reads when it is written.
+	keys specTable
 	// min and max bound a typeNumber, or a typeInteger when max > 0.
 	min, max float64
 	// nonEmpty: a string must not be blank, a table must hold a key.
@@ -65,7 +66,7 @@ type keySpec struct {
 	// constant is the only value a typeInteger may take, when not zero.
 	constant int64
 	// elemPattern is the form of each element of a typeStrings.
-	elemPattern *regexp.Regexp
+	elemPattern pattern
 	// def is the default, as the schema shows it.
 	def any
 }
@@ -100,6 +101,9 @@ func (t keyTable[T]) names() []string {
 	}
 	return names
 }
+
+// specTable is a keyTable of any T, as the schema reads it.
+type specTable interface{ specs() []keySpec }
 
 func (t keyTable[T]) specs() []keySpec {
 	specs := make([]keySpec, len(t))
@@ -156,16 +160,16 @@ var topKeys = keyTable[*Manifest]{
 				m.Prefix = s
 			}
 		}},
-	{keySpec{name: "workspace", typ: typeTable, keys: workspaceKeys.specs(),
+	{keySpec{name: "workspace", typ: typeTable, keys: &workspaceKeys,
 		doc: "How a workspace id maps to the context that every stdio server receives: WORKSPACE_ID, WORKSPACE_DIR, USER_ID and the vars."},
 		func(d *decoder, p []string, v any, m *Manifest) { m.Workspace = d.workspace(p, v) }},
-	{keySpec{name: "session", typ: typeTable, keys: sessionKeys.specs(),
+	{keySpec{name: "session", typ: typeTable, keys: &sessionKeys,
 		doc: "How a launcher (mcpgen launch) of this manifest behaves."},
 		func(d *decoder, p []string, v any, m *Manifest) { m.Session = d.session(p, v) }},
-	{keySpec{name: "gateway", typ: typeTable, keys: gatewayKeys.specs(),
+	{keySpec{name: "gateway", typ: typeTable, keys: &gatewayKeys,
 		doc: "How the workspace gateway presents the workspace's servers."},
 		func(d *decoder, p []string, v any, m *Manifest) { m.Gateway = d.gateway(p, v) }},
-	{keySpec{name: "servers", typ: typeMap, names: serverName, notNames: ReservedNames, keys: serverKeys.specs(),
+	{keySpec{name: "servers", typ: typeMap, names: serverName, notNames: ReservedNames, keys: &serverKeys,
 		doc: "The MCP servers, one table each: [servers.NAME]. A server is exactly one kind, chosen by one key: command (a stdio process), builtin (shipped in mcpgen), tools (declared here, each tool a command) or url (remote)."},
 		nil}, // decoded by manifest, once the workspace variables are known
 }
@@ -239,10 +243,10 @@ var serverKeys = keyTable[*Server]{
 				s.Builtin = str
 			}
 		}},
-	{keySpec{name: "tools", typ: typeMap, kind: true, kinds: []Kind{KindDeclared}, names: toolName, keys: toolKeys.specs(), nonEmpty: true,
+	{keySpec{name: "tools", typ: typeMap, kind: true, kinds: []Kind{KindDeclared}, names: toolName, keys: &toolKeys, nonEmpty: true,
 		doc: "A server declared here: [servers.NAME.tools.TOOL] tables, each tool a command run without a shell."},
 		func(d *decoder, p []string, v any, s *Server) { s.Tools = d.tools(p, v) }},
-	{keySpec{name: "url", typ: typeTemplate, kind: true, kinds: []Kind{KindRemote}, pattern: regexp.MustCompile(`^(https?://|\$\{)`),
+	{keySpec{name: "url", typ: typeTemplate, kind: true, kinds: []Kind{KindRemote}, pattern: lazyregexp.New(`^(https?://|\$\{)`),
 		doc: "A remote server, reached over streamable HTTP: an absolute http or https URL."},
 		func(d *decoder, p []string, v any, s *Server) {
 			if str, ok := d.str(p, v); ok {
@@ -395,7 +399,7 @@ var toolKeys = keyTable[*Tool]{
 	{keySpec{name: "run", typ: typeArgv, nonEmpty: true,
 		doc: "The command, as an argv, run without a shell: [\"git\", \"log\", \"-n\", \"{count}\"]. {arg} in an element is replaced by the argument, and must name one; an element whose argument is absent is dropped. An argument substituted into the code of sh -c, python -c and the like is refused unless it has allow_shell = true: pass it as an element of its own."},
 		nil}, // tool decodes it once the arguments are known
-	{keySpec{name: "args", typ: typeMap, names: varName, keys: argKeys.specs(),
+	{keySpec{name: "args", typ: typeMap, names: varName, keys: &argKeys,
 		doc: "The tool's arguments, which become its input schema."},
 		func(d *decoder, p []string, v any, t *Tool) { t.Args = d.args(p, v) }},
 	{keySpec{name: "timeout", typ: typeDuration,

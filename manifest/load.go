@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 
 	"github.com/pelletier/go-toml/v2"
@@ -114,14 +113,6 @@ func Parse(data []byte, file, dir string) (*Manifest, error) {
 // utf8BOM is the byte order mark that some Windows editors put at the start
 // of UTF-8 files.
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
-
-var (
-	serverName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-	ownerName  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
-	prefixName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
-	toolName   = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-	headerName = regexp.MustCompile("^[A-Za-z0-9!#$%&'*+.^_`|~-]+$")
-)
 
 func (d *decoder) manifest(raw map[string]any) *Manifest {
 	m := &Manifest{Version: 1, Gateway: Gateway{Prefix: GatewayPrefixConflicts}}

@@ -151,7 +151,7 @@ func typeSchema(k keySpec) object {
 			{{"type", "array"}, {"items", object{{"type", "string"}, {"pattern", varName.String()}}}},
 		}}}
 	case typeTable:
-		return tableSchema(k.keys)
+		return tableSchema(k.keys.specs())
 	case typeMap:
 		var value object
 		switch k.name {
@@ -160,7 +160,7 @@ func typeSchema(k keySpec) object {
 		case "args":
 			value = argSchema()
 		default:
-			value = tableSchema(k.keys)
+			value = tableSchema(k.keys.specs())
 		}
 		s := object{{"type", "object"}, {"propertyNames", namesSchema(k)}}
 		if k.nonEmpty {

@@ -2,7 +2,6 @@ package manifest
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 )
@@ -21,8 +20,6 @@ type Segment struct {
 	Default    string // used when Ref is unset or empty, if HasDefault
 	HasDefault bool
 }
-
-var varName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // ParseTemplate splits s into literal text and ${VAR} references.
 func ParseTemplate(s string) (Template, error) {

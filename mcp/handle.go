@@ -298,6 +298,11 @@ func marshalResult(v any) (json.RawMessage, error) {
 			return emptyObject, nil
 		}
 		return v.appendJSON(nil)
+	case *InitializeResult:
+		if v == nil {
+			return emptyObject, nil
+		}
+		return v.appendJSON(nil)
 	}
 	b, err := jsonwire.Marshal(v)
 	if err != nil {

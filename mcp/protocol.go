@@ -1,10 +1,13 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
+	stdjson "encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 
 	json "github.com/goccy/go-json"
 
@@ -69,6 +72,7 @@ type ToolAnnotations struct {
 	OpenWorldHint   *bool  `json:"openWorldHint,omitempty"`
 }
 
+// wireTool is a tool as tools/list lists it, which UnmarshalJSON reads.
 type wireTool struct {
 	Name         string           `json:"name"`
 	Title        string           `json:"title,omitempty"`
@@ -80,20 +84,72 @@ type wireTool struct {
 
 var noArgumentsSchema = json.RawMessage(`{"type":"object","additionalProperties":false}`)
 
-// MarshalJSON encodes the tool as tools/list lists it.
+// MarshalJSON encodes the tool as tools/list lists it: by hand, as
+// goccy's encoder would (TestToolMarshal), since a server encodes its
+// tools as it starts, and goccy's first use of a type in a process
+// compiles an encoder for it, which cost every mcpgen serve more than the
+// rest of its tools' setup. The schemas are written compacted.
 func (t *Tool) MarshalJSON() ([]byte, error) {
-	w := wireTool{
-		Name:         t.Name,
-		Title:        t.Title,
-		Description:  t.Description,
-		InputSchema:  t.InputSchema,
-		OutputSchema: t.OutputSchema,
-		Annotations:  t.Annotations,
+	b := append([]byte(nil), `{"name":`...)
+	b = jsonwire.AppendString(b, t.Name)
+	if t.Title != "" {
+		b = append(b, `,"title":`...)
+		b = jsonwire.AppendString(b, t.Title)
 	}
-	if len(w.InputSchema) == 0 {
-		w.InputSchema = noArgumentsSchema
+	if t.Description != "" {
+		b = append(b, `,"description":`...)
+		b = jsonwire.AppendString(b, t.Description)
 	}
-	return jsonwire.Marshal(w)
+	in := t.InputSchema
+	if len(in) == 0 {
+		in = noArgumentsSchema
+	}
+	var err error
+	b = append(b, `,"inputSchema":`...)
+	if b, err = appendCompact(b, in); err != nil {
+		return nil, fmt.Errorf("input schema: %w", err)
+	}
+	if len(t.OutputSchema) > 0 {
+		b = append(b, `,"outputSchema":`...)
+		if b, err = appendCompact(b, t.OutputSchema); err != nil {
+			return nil, fmt.Errorf("output schema: %w", err)
+		}
+	}
+	if a := t.Annotations; a != nil {
+		b = append(b, `,"annotations":{`...)
+		n := len(b)
+		if a.Title != "" {
+			b = append(b, `"title":`...)
+			b = jsonwire.AppendString(b, a.Title)
+		}
+		for _, h := range []struct {
+			name string
+			v    *bool
+		}{{"readOnlyHint", a.ReadOnlyHint}, {"destructiveHint", a.DestructiveHint}, {"idempotentHint", a.IdempotentHint}, {"openWorldHint", a.OpenWorldHint}} {
+			if h.v == nil {
+				continue
+			}
+			if len(b) > n {
+				b = append(b, ',')
+			}
+			b = append(b, '"')
+			b = append(b, h.name...)
+			b = append(b, `":`...)
+			b = strconv.AppendBool(b, *h.v)
+		}
+		b = append(b, '}')
+	}
+	return append(b, '}'), nil
+}
+
+// appendCompact appends raw, which must be JSON, without the white space
+// between its tokens.
+func appendCompact(b, raw []byte) ([]byte, error) {
+	buf := bytes.NewBuffer(b)
+	if err := stdjson.Compact(buf, raw); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // UnmarshalJSON decodes a listed tool and keeps its JSON in Raw.
@@ -289,4 +345,35 @@ type InitializeResult struct {
 	// Discover is a modern server's answer to server/discover, as it sent
 	// it; nil for a legacy server.
 	Discover *DiscoverResult `json:"-"`
+}
+
+// appendJSON encodes the result by hand, as goccy would (TestInitializeMarshal):
+// it is every session's first answer, and goccy's first use of a type in
+// a process compiles an encoder for it.
+func (r *InitializeResult) appendJSON(b []byte) ([]byte, error) {
+	b = append(b, `{"protocolVersion":`...)
+	b = jsonwire.AppendString(b, r.ProtocolVersion)
+	b = append(b, `,"capabilities":`...)
+	if len(r.Capabilities) == 0 {
+		b = append(b, "null"...)
+	} else {
+		var err error
+		if b, err = appendCompact(b, r.Capabilities); err != nil {
+			return nil, fmt.Errorf("capabilities: %w", err)
+		}
+	}
+	b = append(b, `,"serverInfo":{"name":`...)
+	b = jsonwire.AppendString(b, r.ServerInfo.Name)
+	b = append(b, `,"version":`...)
+	b = jsonwire.AppendString(b, r.ServerInfo.Version)
+	if r.ServerInfo.Title != "" {
+		b = append(b, `,"title":`...)
+		b = jsonwire.AppendString(b, r.ServerInfo.Title)
+	}
+	b = append(b, '}')
+	if r.Instructions != "" {
+		b = append(b, `,"instructions":`...)
+		b = jsonwire.AppendString(b, r.Instructions)
+	}
+	return append(b, '}'), nil
 }

@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"math"
 	"net/url"
-	"regexp"
 	"slices"
 	"strings"
 
+	"github.com/mcpgen/mcpgen/internal/lazyregexp"
 	"github.com/mcpgen/mcpgen/manifest"
 )
 
@@ -259,11 +259,11 @@ var tokenPrefixes = []string{
 }
 
 var (
-	wordSplit = regexp.MustCompile(`[^A-Za-z0-9]+`)
-	camelCase = regexp.MustCompile(`([a-z0-9])([A-Z])`)
-	jwt       = regexp.MustCompile(`^eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}$`)
-	tokenChar = regexp.MustCompile(`^[A-Za-z0-9_\-.+/=:~]+$`)
-	number    = regexp.MustCompile(`^[+-]?[0-9]+(\.[0-9]+)?$`)
+	wordSplit = lazyregexp.New(`[^A-Za-z0-9]+`)
+	camelCase = lazyregexp.New(`([a-z0-9])([A-Z])`)
+	jwt       = lazyregexp.New(`^eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}$`)
+	tokenChar = lazyregexp.New(`^[A-Za-z0-9_\-.+/=:~]+$`)
+	number    = lazyregexp.New(`^[+-]?[0-9]+(\.[0-9]+)?$`)
 )
 
 // words splits a key's name into upper-case words: "X-Api-Key" and

@@ -89,17 +89,25 @@ func BenchmarkEmit(b *testing.B) {
 	}
 }
 
-// binDir holds the mcpgen binary that BenchmarkEmitProcess builds once for
-// the whole test binary; cleanupM removes it.
+// binDir holds the binaries that the benchmarks and tests build once for
+// the whole test binary (mcpgen, the floor); cleanupM removes it.
 var binDir string
 
-var buildMcpgen = sync.OnceValues(func() (string, error) {
+var makeBinDir = sync.OnceValues(func() (string, error) {
 	dir, err := os.MkdirTemp("", "mcpgen-bench-")
 	if err != nil {
 		return "", err
 	}
 	binDir = dir
-	bin := filepath.Join(dir, "mcpgen")
+	return dir, nil
+})
+
+var buildMcpgen = sync.OnceValues(func() (string, error) {
+	dir, err := makeBinDir()
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "mcpgen"+exeSuffix)
 	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("go build: %v\n%s", err, out)

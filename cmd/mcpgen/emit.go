@@ -7,12 +7,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpgen/mcpgen/internal/lazyregexp"
 	"github.com/mcpgen/mcpgen/internal/termtext"
 	"github.com/mcpgen/mcpgen/manifest"
 	"github.com/mcpgen/mcpgen/providers"
@@ -36,7 +36,7 @@ type emitOptions struct {
 var providerNames = []string{codex.Name, claude.Code, claude.Desktop}
 
 // gatewayNameRE is what Claude Code and Codex accept as an entry's name.
-var gatewayNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+var gatewayNameRE = lazyregexp.New(`^[A-Za-z0-9_-]{1,64}$`)
 
 func (a *app) emitCommand() *cobra.Command {
 	var o emitOptions

@@ -173,7 +173,7 @@ var goProxyOK = sync.OnceValue(func() bool {
 // mcpgen defines, including those added later: each shows an example.
 func TestEveryCommandHasAnExample(t *testing.T) {
 	a := &app{}
-	root := a.rootCommand()
+	root := a.rootCommand(nil)
 	var walk func(path string, cmds []*cobra.Command)
 	n := 0
 	walk = func(path string, cmds []*cobra.Command) {

@@ -7,12 +7,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpgen/mcpgen/internal/lazyregexp"
 	"github.com/mcpgen/mcpgen/manifest"
 	"github.com/mcpgen/mcpgen/templates"
 )
@@ -41,7 +41,7 @@ restarts it when you edit it.`,
 	return cmd
 }
 
-var newName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
+var newName = lazyregexp.New(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
 
 func (a *app) scaffold(ctx context.Context, name, module string) error {
 	if a.demo {

@@ -114,7 +114,7 @@ func docCommands(t *testing.T) []docCommand {
 // command must exist, and its flags and number of arguments be right.
 func takes(args []string) error {
 	a := &app{}
-	root := a.rootCommand()
+	root := a.rootCommand(nil)
 	usageChecks(root)
 	root.InitDefaultVersionFlag() // as Execute does
 	cmd, rest, err := root.Find(args)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -53,7 +54,11 @@ type app struct {
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
-	root := a.rootCommand()
+	return a.execute(a.rootCommand(args), args)
+}
+
+// execute runs the command line args through root.
+func (a *app) execute(root *cobra.Command, args []string) int {
 	usageChecks(root)
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(context.Background())
@@ -67,7 +72,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if msg := ee.err.Error(); msg != "" {
 		// An error may carry what a server, a tool or a manifest wrote:
 		// its control characters must not reach the terminal.
-		fmt.Fprintf(stderr, "mcpgen: %s\n", termtext.Text(msg))
+		fmt.Fprintf(a.stderr, "mcpgen: %s\n", termtext.Text(msg))
 	}
 	if ee.code == exitUsage {
 		// The help of the command whose usage was wrong.
@@ -75,7 +80,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if cmd != nil {
 			path = cmd.CommandPath()
 		}
-		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", path)
+		fmt.Fprintf(a.stderr, "Run '%s --help' for usage.\n", path)
 	}
 	return ee.code
 }
@@ -142,7 +147,89 @@ func flagError(cmd *cobra.Command, err error) error {
 	return &exitError{code: exitUsage, err: err}
 }
 
-func (a *app) rootCommand() *cobra.Command {
+// A namedCommand is one of mcpgen's commands, built when needed.
+type namedCommand struct {
+	name  string // as the command line names it: the first word of its Use
+	build func() *cobra.Command
+}
+
+// commands are mcpgen's commands, in the order that help lists them.
+func (a *app) commands() []namedCommand {
+	return []namedCommand{
+		{"init", a.initCommand},
+		{"validate", a.validateCommand},
+		{"schema", a.schemaCommand},
+		{"emit", a.emitCommand},
+		{"serve", a.serveCommand},
+		{"build", a.buildCommand},
+		{"new", a.newCommand},
+		{"launch", a.launchCommand},
+		{"ps", a.psCommand},
+		{"status", a.statusCommand},
+		{"stop", a.stopCommand},
+		{"restart", a.restartCommand},
+		{"reload", a.reloadCommand},
+		{"logs", a.logsCommand},
+		{"connect", a.connectCommand},
+		{"import", a.importCommand},
+		{"tools", a.toolsCommand},
+	}
+}
+
+// rootCommand is mcpgen with the commands that the command line args may
+// run: the one they name, or, for help, completion and words that name no
+// command, all of them. Every agent starts mcpgen serve or connect once
+// per server, and building every command, with its flags and help, would
+// cost each of those starts more than its own command does.
+func (a *app) rootCommand(args []string) *cobra.Command {
+	root := a.bareRoot()
+	cmds := a.commands()
+	name := commandName(root, args)
+	if i := slices.IndexFunc(cmds, func(c namedCommand) bool { return c.name == name }); i >= 0 {
+		root.AddCommand(cmds[i].build())
+		// The completion command is not what args run either.
+		root.CompletionOptions.DisableDefaultCmd = true
+		return root
+	}
+	for _, c := range cmds {
+		root.AddCommand(c.build())
+	}
+	return root
+}
+
+// commandName returns the word of args that names a command, or "" if
+// there is none: the first that is not a flag, as cobra's Find reads them
+// (stripFlags), with the root's flags: the word after a flag that takes a
+// value is its value, as is the one after a flag root does not know; "--"
+// ends the flags and the search. TestRootAsNeededSaysTheSame holds it to
+// what cobra runs.
+func commandName(root *cobra.Command, args []string) string {
+	flags := root.PersistentFlags()
+	takesValue := func(name string, short bool) bool {
+		f := flags.Lookup(name)
+		if short {
+			f = flags.ShorthandLookup(name)
+		}
+		return f == nil || f.NoOptDefVal == ""
+	}
+	for len(args) > 0 {
+		s := args[0]
+		args = args[1:]
+		switch {
+		case s == "--":
+			return ""
+		case strings.HasPrefix(s, "--") && !strings.Contains(s, "=") && takesValue(s[2:], false),
+			strings.HasPrefix(s, "-") && !strings.Contains(s, "=") && len(s) == 2 && takesValue(s[1:], true):
+			args = args[min(1, len(args)):] // its value
+		case s != "" && !strings.HasPrefix(s, "-"):
+			return s
+		}
+	}
+	return ""
+}
+
+// bareRoot is mcpgen's root command, its flags and help, without commands.
+func (a *app) bareRoot() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "mcpgen",
 		Short: "One manifest for the MCP servers of Claude and Codex",
@@ -175,25 +262,6 @@ stdout, which shows the embedded demo manifest's servers and says so
 	root.PersistentFlags().StringVarP(&a.manifestPath, "manifest", "m", "", "the manifest (default: the nearest mcpgen.toml, here or above); a relative path is looked for here, then above")
 	root.PersistentFlags().BoolVar(&a.demo, "demo", false, "use the embedded demo manifest")
 	root.MarkFlagsMutuallyExclusive("manifest", "demo")
-	root.AddCommand(
-		a.initCommand(),
-		a.validateCommand(),
-		a.schemaCommand(),
-		a.emitCommand(),
-		a.serveCommand(),
-		a.buildCommand(),
-		a.newCommand(),
-		a.launchCommand(),
-		a.psCommand(),
-		a.statusCommand(),
-		a.stopCommand(),
-		a.restartCommand(),
-		a.reloadCommand(),
-		a.logsCommand(),
-		a.connectCommand(),
-		a.importCommand(),
-		a.toolsCommand(),
-	)
 	return root
 }
 

@@ -2,13 +2,14 @@ package main
 
 import (
 	"cmp"
-	"regexp"
 	"runtime/debug"
 	"strings"
+
+	"github.com/mcpgen/mcpgen/internal/lazyregexp"
 )
 
 // pseudo matches a pseudo-version's end: a timestamp and 12 hex digits.
-var pseudo = regexp.MustCompile(`[-.]\d{14}-[0-9a-f]{12}$`)
+var pseudo = lazyregexp.New(`[-.]\d{14}-[0-9a-f]{12}$`)
 
 // version is set at link time (-ldflags "-X main.version=v1.2.3"); it wins
 // over the module version that `go install` records.

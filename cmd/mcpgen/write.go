@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 
+	"github.com/mcpgen/mcpgen/internal/lazyregexp"
 	"github.com/mcpgen/mcpgen/launcher"
 )
 
@@ -160,7 +160,7 @@ func backupPath(path, project string) (string, error) {
 }
 
 // unsafeName matches what a directory name of the state dir leaves out.
-var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+var unsafeName = lazyregexp.New(`[^A-Za-z0-9._-]+`)
 
 // gitRoot returns the root of the git work tree that holds dir: the
 // nearest directory, dir or above, with a .git (a directory, or the file

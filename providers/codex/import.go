@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/pelletier/go-toml/v2"
 	"github.com/pelletier/go-toml/v2/unstable"
 
+	"github.com/mcpgen/mcpgen/internal/lazyregexp"
 	"github.com/mcpgen/mcpgen/manifest"
 	"github.com/mcpgen/mcpgen/providers"
 )
@@ -22,7 +22,7 @@ const ImportFormat = "Codex config.toml"
 
 // importMark matches the comment line that marks a table as written by
 // mcpgen, whatever its version of the marker says after "mcpgen:".
-var importMark = regexp.MustCompile(`^#\s*mcpgen:`)
+var importMark = lazyregexp.New(`^#\s*mcpgen:`)
 
 // Import reads the [mcp_servers.NAME] tables of a Codex config.toml (the
 // user's, or a project's .codex/config.toml), in file order, as the

@@ -11,6 +11,7 @@ import (
 	"github.com/pelletier/go-toml/v2"
 	"github.com/pelletier/go-toml/v2/unstable"
 
+	"github.com/mcpgen/mcpgen/internal/lazyregexp"
 	"github.com/mcpgen/mcpgen/manifest"
 	"github.com/mcpgen/mcpgen/providers"
 )
@@ -57,7 +58,7 @@ const markerSuffix = "; edit the manifest and re-run mcpgen emit"
 
 // markerRE reads a marker: the prefix, the owner if there is one, and a fingerprint,
 // whatever follows.
-var markerRE = regexp.MustCompile("^" + regexp.QuoteMeta(markerPrefix) + `(?:of ("(?:[^"\\]|\\.)*") )?(` + providers.FingerprintPrefix + "[0-9a-fA-F]{12})")
+var markerRE = lazyregexp.New("^" + regexp.QuoteMeta(markerPrefix) + `(?:of ("(?:[^"\\]|\\.)*") )?(` + providers.FingerprintPrefix + "[0-9a-fA-F]{12})")
 
 // marker writes the marker line of an entry, ended with eol.
 func marker(owner, fingerprint, eol string) string {
