@@ -61,6 +61,9 @@ type Options struct {
 	// manifest's [session] idle_exit says; negative: it never exits so.
 	// Zero: as the manifest says (never, when it says nothing).
 	IdleExit time.Duration
+	// HTTP is launch's --listen and --no-auth: PlanHTTP makes of them and
+	// the manifest how the workspace is served over HTTP.
+	HTTP HTTPOptions
 
 	hooks testHooks // tests' ways into the moments where races are decided
 }
