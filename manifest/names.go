@@ -81,3 +81,12 @@ func CheckServerName(name string) error {
 	}
 	return nil
 }
+
+// CheckVarName reports why name cannot name an environment variable, or
+// nil.
+func CheckVarName(name string) error {
+	if !varName.MatchString(name) {
+		return fmt.Errorf("%q is not a variable name: use letters, digits and _, not starting with a digit", name)
+	}
+	return nil
+}
