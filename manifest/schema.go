@@ -165,7 +165,9 @@ func typeSchema(k keySpec) object {
 		if len(k.needsOne) > 0 {
 			var one []object
 			for _, n := range k.needsOne {
-				one = append(one, object{{"required", []string{n}}})
+				// The property named again beside required, as strict
+				// validators (Ajv's strictRequired) want it.
+				one = append(one, object{{"properties", object{{n, true}}}, {"required", []string{n}}})
 			}
 			s = append(s, member{"anyOf", one})
 		}
