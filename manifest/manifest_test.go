@@ -617,6 +617,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("[servers.x]\ncommand = \"${A:-b}\"\nargs = [1, \"${\"]\n"))
 	f.Add([]byte("servers = { x = { tools = { t = { run = [\"a\", \"{b}\"], args = { b = { enum = [1] } } } } } }"))
 	f.Add([]byte(""))
+	f.Add([]byte("[session]\nlisten = \"[::1]:0\"\ntls_cert = \"c\"\n[session.auth]\nissuer = \"http://127.0.0.1:1/a?b#c\"\naudience = \"x\"\nrequired_scopes = [\"a\\\\b\"]\n"))
 	f.Add([]byte("\xEF\xBB\xBFversion = 1\n"))
 	f.Add([]byte(nest("inline table", MaxDepth+1)))
 	f.Add([]byte(nest("header and inline table", MaxDepth)))
