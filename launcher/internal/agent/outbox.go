@@ -8,6 +8,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/mcpgen/mcpgen/internal/trywrite"
 )
 
 // Bounds on what waits to be written to one agent. An agent's answers
@@ -59,7 +61,7 @@ var (
 // An outbox holds what waits to be written to one agent's connection, and
 // writes it: the outlet of a Conn that speaks lines (Serve). A line goes
 // out at once, on the goroutine that puts it, when nothing is queued and
-// the connection takes it without blocking (see tryWrite): a server's
+// the connection takes it without blocking (see trywrite.Write): a server's
 // upstream read loop then writes its answer straight to the agent's
 // socket, without waking another goroutine. Otherwise the line
 // waits, in order, for the outbox's writer goroutine (run), which blocks
@@ -106,7 +108,7 @@ func newOutbox(conn io.Writer, maxQueued int, written func(answers int)) *outbox
 	if d, ok := conn.(interface{ SetWriteDeadline(time.Time) error }); ok {
 		o.deadline = d.SetWriteDeadline
 	}
-	o.raw = rawWriter(conn)
+	o.raw = trywrite.Raw(conn)
 	return o
 }
 
@@ -149,7 +151,7 @@ func (o *outbox) put(l outLine) (Loss, error) {
 	o.busy = true
 	o.mu.Unlock()
 
-	n, err := tryWrite(o.raw, l.b)
+	n, err := trywrite.Write(o.raw, l.b)
 	if err != nil {
 		// The client is gone: the writer closes the connection, which
 		// ends the client's read loop too.
