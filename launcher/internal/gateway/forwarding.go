@@ -8,8 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	json "github.com/goccy/go-json"
-
 	"github.com/mcpgen/mcpgen/launcher/internal/agent"
 	"github.com/mcpgen/mcpgen/launcher/internal/hub"
 	"github.com/mcpgen/mcpgen/mcp"
@@ -25,44 +23,16 @@ type member struct {
 	b      Backend
 	m      *hub.Member
 	closed atomic.Bool // the hub dropped it (its server left)
-
-	mu   sync.Mutex
-	in   chan memberItem // to the hub, in order; closed by leave
-	left bool
+	left   sync.Once
 }
 
-// A memberItem is what waits to be handed to a member's hub: a request of
-// the agent's, or one of the session's own (method, params) whose answer
-// nobody needs.
-type memberItem struct {
-	call   *agent.Call
-	method string
-	params json.RawMessage
-}
-
-// push hands an item to the member's hub, unless its queue is full (the
-// server does not read) or it left.
-func (m *member) push(it memberItem) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.left {
-		return false
-	}
-	select {
-	case m.in <- it:
-		return true
-	default:
-		return false
-	}
-}
-
+// leave ends the membership, on a goroutine that ends once the hub's
+// goroutines for it have (each waits for the server at most its bounds,
+// or for a write to it that ends with its process): the session does not
+// wait for a server that does not read. The session answers what it had
+// under way there (see session.refresh).
 func (m *member) leave() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if !m.left {
-		m.left = true
-		close(m.in)
-	}
+	m.left.Do(func() { go m.m.Leave() })
 }
 
 // route hands a request to its server as the server is now: at once when
@@ -184,7 +154,7 @@ func (s *session) forwardStarted(server string, call *agent.Call, asResult bool)
 			refuse(call, fmt.Sprintf("%s. The other servers' tools work meanwhile; a later call tries again (mcpgen status and mcpgen logs %s say more).", oneLine(why), server), asResult)
 			return
 		}
-		s.pushTo(m, server, call)
+		m.m.Request(call)
 	})
 }
 
@@ -197,14 +167,6 @@ func (s *session) forward(server string, call *agent.Call) {
 		call.Answer(nil, mcp.NewError(CodeUnavailable, "server %q is not running in the workspace now", server))
 		return
 	}
-	call.SetOwner(m)
-	call.Hold() // it waits in the member's queue
-	s.pushTo(m, server, call)
-}
-
-// pushTo hands a request to its server's member.
-func (s *session) pushTo(m *member, server string, call *agent.Call) {
-	if !m.push(memberItem{call: call}) {
-		call.Answer(nil, mcp.NewError(CodeUnavailable, "server %q is not taking requests now (it does not read them); retry later", server))
-	}
+	call.SetOwner(m) // refresh answers it if the server leaves meanwhile
+	m.m.Request(call)
 }

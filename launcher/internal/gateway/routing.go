@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bytes"
 	"slices"
 
 	json "github.com/goccy/go-json"
@@ -154,9 +153,8 @@ func (s *session) setLevel(call *agent.Call) {
 	}
 	s.mu.Unlock()
 	targets = slices.DeleteFunc(targets, func(m *member) bool { return m.b.Hub.Catalog().Idle })
-	params := bytes.Clone(call.Params()) // beyond the read loop's turn
 	for _, m := range targets {
-		m.push(memberItem{method: call.Method(), params: params}) // its answer is dropped
+		m.m.Forward(call.Method(), call.Params()) // its answer is dropped
 	}
 	call.Answer(json.RawMessage(`{}`), nil)
 }

@@ -22,16 +22,10 @@ import (
 // Which server a request goes to is routing.go's; how it gets there,
 // forwarding.go's.
 
-const (
-	// memberQueue is how many messages may wait to be handed to one
-	// server's hub. A server that does not read its input fills it, and
-	// then its requests fail at once: the others' go on.
-	memberQueue = 256
-	// firstListWait bounds how long an agent's first list request waits
-	// for servers that are starting for the first time, so that an agent
-	// that lists once (at its own start) sees their tools.
-	firstListWait = time.Minute
-)
+// firstListWait bounds how long an agent's first list request waits for
+// servers that are starting for the first time, so that an agent that
+// lists once (at its own start) sees their tools.
+const firstListWait = time.Minute
 
 // maxQueued is how many bytes may wait to be written to an agent; a
 // variable for the tests, read as a session begins. An agent that asks
@@ -45,12 +39,12 @@ const CodeUnavailable = hub.CodeUnavailable
 
 // A session is one agent's connection to the gateway: an agent.Conn whose
 // Handler it is, and a member of every server's hub. The agent's requests
-// go to the hub of the server that owns the tool, prompt or resource, and
-// each hub answers them on the Conn.
+// go to the hub of the server that owns the tool, prompt or resource, from
+// the Conn's read loop (a hub never waits there for its server: see
+// hub.Member.Request), and each hub answers them on the Conn.
 //
-// Its goroutines: the Conn's (run waits for them), and one per member that
-// hands the member its requests in order, which ends once the member has
-// left and its queue is drained.
+// Its goroutines: the Conn's (run waits for them), and one per membership
+// it leaves, which ends once the member has (see member.leave).
 type session struct {
 	g       *Gateway
 	servers []string // the servers it serves; none: all
@@ -181,11 +175,9 @@ func (s *session) refresh() {
 	}
 }
 
-// join makes the session a member of a server's hub, with a goroutine
-// that hands it the session's requests in order (it ends once leave has
-// closed its queue and it is drained).
+// join makes the session a member of a server's hub.
 func (s *session) join(b Backend) (*member, error) {
-	m := &member{name: b.Name, b: b, in: make(chan memberItem, memberQueue)}
+	m := &member{name: b.Name, b: b}
 	hm, err := b.Hub.Join(s.conn, hub.MemberOptions{
 		Tag:    "gateway",
 		Notify: func(msg *mcp.Message) *mcp.Message { return fromServer(b.Name, msg) },
@@ -198,16 +190,6 @@ func (s *session) join(b Backend) (*member, error) {
 		return nil, err
 	}
 	m.m = hm
-	go func() {
-		for it := range m.in {
-			if it.call != nil {
-				hm.Request(it.call)
-			} else {
-				hm.Forward(it.method, it.params)
-			}
-		}
-		hm.Leave()
-	}()
 	return m, nil
 }
 

@@ -104,7 +104,7 @@ func (c *client) Request(call *agent.Call) {
 		if c.hub.forwarding != nil {
 			c.hub.forwarding(up)
 		}
-		c.forward(up, f)
+		c.forward(up, f, false)
 		return
 	}
 	c.forwardLater(f)
@@ -141,7 +141,7 @@ func (c *client) forwardWhenReady(f *forward) {
 		c.finish(f, nil, asWireError(err))
 		return
 	}
-	c.forward(up, f)
+	c.forward(up, f, true)
 }
 
 func (c *client) initialize(call *agent.Call) {
@@ -159,9 +159,16 @@ func (c *client) initialize(call *agent.Call) {
 }
 
 // forward sends a request to the server under an id of the upstream's, its
-// progress token replaced by one of the hub's. A request that the upstream
-// refuses as not sent (its process is ending) goes to the next process.
-func (c *client) forward(up *Upstream, f *forward) {
+// progress token replaced by one of the hub's. Unless wait, it does not
+// wait for the server to take it: a request that cannot be written at once
+// (another write to the server is under way, or its input is full) waits
+// on a goroutine of the client's, so that the agent's other requests (to
+// the gateway's other servers too) and its cancellations are not held up.
+// What waits so is bounded by the agent's requests under way (see
+// agent.MaxInFlight) and, each, by the server's tool_timeout, which counts
+// from then. A request that the upstream refuses as not sent (its process
+// is ending) goes to the next process.
+func (c *client) forward(up *Upstream, f *forward, wait bool) {
 	method := f.call.Method()
 	params, token := c.hub.remapProgress(c, f.call.Params())
 	c.mu.Lock()
@@ -174,16 +181,30 @@ func (c *client) forward(up *Upstream, f *forward) {
 	}
 	call, err := up.forward(c, method, params, func(result json.RawMessage, err *mcp.Error) {
 		c.finish(f, result, err)
-	})
-	if errors.Is(err, mcp.ErrNotSent) {
+	}, wait)
+	switch {
+	case errors.Is(err, mcp.ErrWouldBlock):
+		c.mu.Lock()
+		f.token = ""
+		c.mu.Unlock()
+		c.hub.dropToken(token)
+		// The bound counts from now: a server that never takes the
+		// request does not hold it for ever.
+		c.limit(f, method)
+		f.call.Hold()
+		// The goroutine ends when its write does: the server reads, or its
+		// process ends (its stdin closes). The client's end does not wait
+		// for it: it stops f, which the goroutine then cancels.
+		go c.forward(up, f, true)
+		return
+	case errors.Is(err, mcp.ErrNotSent):
 		c.mu.Lock()
 		f.token = ""
 		c.mu.Unlock()
 		c.hub.dropToken(token)
 		c.forwardLater(f)
 		return
-	}
-	if err != nil {
+	case err != nil:
 		c.finish(f, nil, asWireError(err))
 		return
 	}
@@ -193,10 +214,10 @@ func (c *client) forward(up *Upstream, f *forward) {
 	done = f.done
 	c.mu.Unlock()
 	if done { // it was stopped while we were sending
-		call.Cancel(errCancelled)
+		call.CancelNoWait(errCancelled)
 		return
 	}
-	c.limit(f, call, method)
+	c.limit(f, method)
 }
 
 // limit ends a request forwarded to the server when the server has not
@@ -205,19 +226,20 @@ func (c *client) forward(up *Upstream, f *forward) {
 // launcher enforces tool_timeout, for a hub's clients and the gateway's
 // sessions (its members) alike: whatever the server does (it never
 // answers, it streams progress without end, its answer could not be read
-// and had no id to fail its call with), the request ends. Progress does
-// not extend the bound.
-func (c *client) limit(f *forward, call *mcp.AsyncCall, method string) {
+// and had no id to fail its call with, it never reads the request), the
+// request ends. Progress does not extend the bound; a request bound
+// already keeps its bound.
+func (c *client) limit(f *forward, method string) {
 	d := c.hub.callTimeout()
-	t := time.AfterFunc(d, func() { c.timedOut(f, call, method, d) })
+	t := time.AfterFunc(d, func() { c.timedOut(f, method, d) })
 	c.mu.Lock()
-	if !f.done {
+	if !f.done && f.bound == nil {
 		f.bound = t
 		t = nil
 	}
 	c.mu.Unlock()
 	if t != nil {
-		t.Stop() // answered or stopped already
+		t.Stop() // answered, stopped or bound already
 	}
 }
 
@@ -226,16 +248,22 @@ func (c *client) limit(f *forward, call *mcp.AsyncCall, method string) {
 // failure, as the spec has tool errors reported, and the model may call
 // it again with less to do); any other request with a JSON-RPC error,
 // CodeTimeout. The agent is answered first, then the server told: the
-// cancellation may wait for a server that does not read its input.
-func (c *client) timedOut(f *forward, call *mcp.AsyncCall, method string, d time.Duration) {
+// cancellation may wait for a server that does not read its input (this
+// runs on the timer's goroutine).
+func (c *client) timedOut(f *forward, method string, d time.Duration) {
 	why := fmt.Sprintf("server %q did not answer %s within its tool_timeout (%s): the request was cancelled; try again with less to do, or raise tool_timeout in the server's table of mcpgen.toml", c.hub.name, method, d)
+	c.mu.Lock()
+	up := f.up
+	c.mu.Unlock()
 	if method == "tools/call" {
 		res, _ := mcp.ErrorResult("%s", why).MarshalJSON()
 		c.finish(f, res, nil)
 	} else {
 		c.finish(f, nil, mcp.NewError(CodeTimeout, "%s", why))
 	}
-	call.Cancel(fmt.Errorf("the request took longer than the server's tool_timeout (%s)", d))
+	if up != nil {
+		up.Cancel(fmt.Errorf("the request took longer than the server's tool_timeout (%s)", d))
+	}
 }
 
 var (
@@ -286,7 +314,7 @@ func (c *client) stop(f *forward, why error) {
 	}
 	c.hub.dropToken(token)
 	if up != nil {
-		up.Cancel(why)
+		up.CancelNoWait(why) // it may run on the agent's read loop
 	}
 	c.noteUse()
 }

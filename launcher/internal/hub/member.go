@@ -54,20 +54,19 @@ func (h *Hub) Join(conn *agent.Conn, o MemberOptions) (*Member, error) {
 
 // Request handles a request of the agent's that is the server's, as a
 // connection's own: the server gets it under an id of its own, and the
-// agent its answer through call. It may wait for the server to take it (a
-// write to its stdin): call it from a goroutine of the member's own, one
-// request after the other.
+// agent its answer through call. It does not wait for the server (see
+// client.forward): call it from the agent's read loop.
 func (m *Member) Request(call *agent.Call) { m.c.Request(call) }
 
-// Forward sends the server a request of the member's that needs no
-// answer (logging/setLevel, which the gateway answers itself), now if it
-// takes requests; else it is dropped. Call it as Request.
+// Forward sends the server a request of the member's whose answer nobody
+// needs (logging/setLevel, which the gateway answers itself), if the
+// server takes it now without waiting; else it is dropped.
 func (m *Member) Forward(method string, params json.RawMessage) {
 	up := m.c.hub.current()
 	if up == nil {
 		return
 	}
-	_, _ = up.forward(m.c, method, params, func(json.RawMessage, *mcp.Error) {})
+	_, _ = up.forward(m.c, method, params, func(json.RawMessage, *mcp.Error) {}, false)
 }
 
 // Leave ends the membership: its requests under way are stopped (the

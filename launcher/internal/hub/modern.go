@@ -200,13 +200,13 @@ func subscriptionTag(params json.RawMessage) (mcp.ID, bool) {
 // client's request to a modern server gets the _meta that the revision
 // requires (forAgent), and its answer loses what only the revision has
 // (legacyResult): the client sees the server as a legacy one.
-func (u *Upstream) forward(c *client, method string, params json.RawMessage, then func(json.RawMessage, *mcp.Error)) (*mcp.AsyncCall, error) {
+func (u *Upstream) forward(c *client, method string, params json.RawMessage, then func(json.RawMessage, *mcp.Error), wait bool) (*mcp.AsyncCall, error) {
 	params, stamped := u.forAgent(c, params)
 	if stamped {
 		answer := then
 		then = func(result json.RawMessage, err *mcp.Error) { answer(legacyResult(result), err) }
 	}
-	return u.send(c.ctx, method, params, then)
+	return u.send(c.ctx, method, params, then, wait)
 }
 
 // forAgent returns the params of a client's request as the server is to
