@@ -1,4 +1,4 @@
-package hub
+package agent
 
 import (
 	"errors"
@@ -8,39 +8,43 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/mcpgen/mcpgen/internal/trywrite"
 )
 
-// Bounds on what waits to be written to one client. A client's answers
-// hold the slots of its requests (see client.take), so at most
-// maxInFlight of them wait; what the server sends on its own
-// (notifications, its requests) is bounded here.
+// Bounds on what waits to be written to one agent. An agent's answers
+// hold the slots of its requests (see Conn.take), so at most MaxInFlight
+// of them wait; what the servers send on their own (notifications, their
+// requests) is bounded here.
 const (
-	// maxNotes is how many lines that are not answers may wait for a
-	// client: a client that falls this far behind the server's
-	// notifications is dropped, since holding more would be unbounded and
-	// waiting for it would hold up the server's other clients.
-	maxNotes = 512
-	// softQueued is how many bytes may wait before the client's requests
-	// stop being started: what it reads no faster than it asks waits in
-	// its own socket, not in the launcher.
-	softQueued = 1 << 20
-	// maxQueued is how many bytes may wait at most, answers included:
-	// beyond, the client is dropped. It lets a few answers of the longest
-	// line that the hub reads (mcp.MaxLineSize) wait at once.
-	maxQueued = 64 << 20
+	// MaxNotes is how many lines that are not answers may wait for an
+	// agent: one that falls this far behind the servers' notifications is
+	// dropped, since holding more would be unbounded and waiting for it
+	// would hold up the servers' other clients.
+	MaxNotes = 512
+	// SoftQueued is how many bytes may wait, by default, before the
+	// agent's requests stop being started: what it reads no faster than
+	// it asks waits in its own socket, not in the launcher (see
+	// Limits.SoftQueued).
+	SoftQueued = 1 << 20
+	// MaxQueued is how many bytes may wait at most, by default, answers
+	// included: beyond, the agent is dropped. It lets a few answers of the
+	// longest line that is read (mcp.MaxLineSize) wait at once.
+	MaxQueued = 64 << 20
 
-	// shedNotes and shedQueued mark a client that falls behind the
-	// server's notifications: beyond either, those that may be lost (see
-	// MayLose) are shed rather than queued, so that a client that reads,
-	// if slowly, is not dropped for a flood of log messages.
-	shedNotes  = maxNotes / 2
-	shedQueued = softQueued / 2
-	// maxUnread is how many notifications a client may lose in a row while
-	// nothing at all is written to it: one that loses more reads nothing,
-	// and is dropped.
-	maxUnread = 8192
-	// writeChunk bounds one write of the writer goroutine, so that a
-	// client that reads, however slowly, is seen to (see maxUnread).
+	// ShedNotes and ShedQueued mark an agent that falls behind the
+	// servers' notifications: beyond either, those that may be lost (a
+	// log message, progress) are shed rather than queued, so that an
+	// agent that reads, if slowly, is not dropped for a flood of log
+	// messages.
+	ShedNotes  = MaxNotes / 2
+	ShedQueued = SoftQueued / 2
+	// MaxUnread is how many notifications an agent may lose in a row
+	// while nothing at all is written to it: one that loses more reads
+	// nothing, and is dropped.
+	MaxUnread = 8192
+	// writeChunk bounds one write of the writer goroutine, so that an
+	// agent that reads, however slowly, is seen to (see MaxUnread).
 	writeChunk = 64 << 10
 )
 
@@ -50,29 +54,31 @@ const flushTimeout = time.Second
 
 var (
 	errTooSlow   = errors.New("the client reads too slowly: its queue is full")
-	errNoReading = fmt.Errorf("the client reads nothing: it lost %d notifications in a row, and nothing was written to it meanwhile", maxUnread+1)
+	errNoReading = fmt.Errorf("the client reads nothing: it lost %d notifications in a row, and nothing was written to it meanwhile", MaxUnread+1)
 	errOutClosed = errors.New("the client's connection is closing")
 )
 
-// An outbox holds what waits to be written to one client, and writes it.
-// A line goes out at once, on the goroutine that puts it, when nothing is
-// queued and the connection takes it without blocking (see tryWrite): the
-// upstream's read loop then writes a server's answer straight to the
-// client's socket, without waking another goroutine. Otherwise the line
+// An outbox holds what waits to be written to one agent's connection, and
+// writes it: the outlet of a Conn that speaks lines (Serve). A line goes
+// out at once, on the goroutine that puts it, when nothing is queued and
+// the connection takes it without blocking (see trywrite.Write): a server's
+// upstream read loop then writes its answer straight to the agent's
+// socket, without waking another goroutine. Otherwise the line
 // waits, in order, for the outbox's writer goroutine (run), which blocks
 // on the connection for as long as the client takes to read, so that no
 // one else ever does.
 type outbox struct {
-	w        io.Writer
-	raw      syscall.RawConn       // nil: every line goes through the writer goroutine
-	deadline func(time.Time) error // the connection's SetWriteDeadline, if it has one
-	written  func(answers int)     // after lines are written: their answers free their slots
+	w         io.Writer
+	raw       syscall.RawConn       // nil: every line goes through the writer goroutine
+	deadline  func(time.Time) error // the connection's SetWriteDeadline, if it has one
+	written   func(answers int)     // after lines are written: their answers free their slots
+	maxQueued int                   // see Limits
 
 	mu      sync.Mutex
 	queue   []outLine
 	bytes   int  // queued, including a batch being written
 	notes   int  // queued lines that are not answers, likewise
-	unread  int  // notifications lost since something was last written (see maxUnread)
+	unread  int  // notifications lost since something was last written (see MaxUnread)
 	busy    bool // a write is under way: inline, or the writer goroutine's
 	closing bool // nothing more is taken; the writer flushes the queue and ends
 	wake    chan struct{}
@@ -91,17 +97,18 @@ type outLine struct {
 	rest  bool // the rest of a line partly written: it is never replaced
 }
 
-func newOutbox(conn io.Writer, written func(answers int)) *outbox {
+func newOutbox(conn io.Writer, maxQueued int, written func(answers int)) *outbox {
 	o := &outbox{
-		w:       conn,
-		written: written,
-		wake:    make(chan struct{}, 1),
-		done:    make(chan struct{}),
+		w:         conn,
+		written:   written,
+		maxQueued: maxQueued,
+		wake:      make(chan struct{}, 1),
+		done:      make(chan struct{}),
 	}
 	if d, ok := conn.(interface{ SetWriteDeadline(time.Time) error }); ok {
 		o.deadline = d.SetWriteDeadline
 	}
-	o.raw = rawWriter(conn)
+	o.raw = trywrite.Raw(conn)
 	return o
 }
 
@@ -112,7 +119,7 @@ func (o *outbox) finished() <-chan struct{} { return o.done }
 // notification that may be lost is shed instead when the client is behind
 // (shedLocked), and put says what became of it. It fails with errTooSlow
 // when the client is too far behind, or errNoReading when it has lost
-// maxUnread notifications in a row and read nothing (the caller drops
+// MaxUnread notifications in a row and read nothing (the caller drops
 // it), and with errOutClosed once the outbox is closing, or the connection
 // failed: the line is dropped then, as the client is going.
 func (o *outbox) put(l outLine) (Loss, error) {
@@ -121,18 +128,18 @@ func (o *outbox) put(l outLine) (Loss, error) {
 	case o.closing:
 		o.mu.Unlock()
 		return Kept, errOutClosed
-	case l.lossy && (o.notes >= shedNotes || o.bytes >= shedQueued):
+	case l.lossy && o.behindLocked():
 		loss := o.shedLocked(l)
 		var err error
 		if loss != Kept {
 			o.unread++
-			if o.unread > maxUnread {
+			if o.unread > MaxUnread {
 				err = errNoReading
 			}
 		}
 		o.mu.Unlock()
 		return loss, err
-	case o.bytes+len(l.b) > maxQueued && o.bytes > 0, !l.answer && o.notes >= maxNotes:
+	case o.bytes+len(l.b) > o.maxQueued && o.bytes > 0, !l.answer && o.notes >= MaxNotes:
 		o.mu.Unlock()
 		return Kept, errTooSlow
 	}
@@ -144,7 +151,7 @@ func (o *outbox) put(l outLine) (Loss, error) {
 	o.busy = true
 	o.mu.Unlock()
 
-	n, err := tryWrite(o.raw, l.b)
+	n, err := trywrite.Write(o.raw, l.b)
 	if err != nil {
 		// The client is gone: the writer closes the connection, which
 		// ends the client's read loop too.
@@ -175,6 +182,28 @@ func (o *outbox) put(l outLine) (Loss, error) {
 	return Kept, nil
 }
 
+// behindLocked reports whether the agent is behind what it is sent: the
+// notifications that may be lost are shed.
+func (o *outbox) behindLocked() bool { return o.notes >= ShedNotes || o.bytes >= ShedQueued }
+
+// shed loses l, a notification that may be lost, if the agent is behind,
+// as put would; ok is false, and nothing was done, when it is not.
+func (o *outbox) shed(l outLine) (loss Loss, err error, ok bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.closing || !o.behindLocked() || l.token != "" {
+		return Kept, nil, false // a progress line may wait: it must be made
+	}
+	loss = o.shedLocked(l)
+	if loss != Kept {
+		o.unread++
+		if o.unread > MaxUnread {
+			err = errNoReading
+		}
+	}
+	return loss, err, true
+}
+
 // shedLocked takes a notification that may be lost, for a client that is
 // behind: progress replaces the line of its token that waits, or waits
 // itself when none does (a client has few requests under way, each with
@@ -189,7 +218,7 @@ func (o *outbox) shedLocked(l outLine) Loss {
 				return Coalesced
 			}
 		}
-		if o.notes < maxNotes {
+		if o.notes < MaxNotes {
 			o.queueLocked(l, false)
 			return Kept
 		}

@@ -1,6 +1,6 @@
 //go:build unix
 
-package hub
+package trywrite
 
 import (
 	"syscall"
@@ -8,12 +8,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// rawWriter returns the raw connection that tryWrite writes on, or nil
-// when conn cannot be written without blocking: it exposes no descriptor
+// Raw returns the raw connection that Write writes on, or nil when conn
+// cannot be written without blocking: it exposes no descriptor
 // (syscall.Conn), or its descriptor is in blocking mode (a write on it
 // would block the thread, whatever the poller says). A unix socket and a
-// pipe that the runtime polls (stdioConn makes the agent's so) qualify.
-func rawWriter(conn any) syscall.RawConn {
+// pipe that the runtime polls (os.Pipe's, and the launcher's stdioConn
+// makes an agent's so) qualify.
+func Raw(conn any) syscall.RawConn {
 	sc, ok := conn.(syscall.Conn)
 	if !ok {
 		return nil
@@ -32,11 +33,11 @@ func rawWriter(conn any) syscall.RawConn {
 	return rc
 }
 
-// tryWrite writes as much of b as the connection takes without blocking,
+// Write writes as much of b as the connection takes without blocking,
 // through the runtime's poller (which holds the descriptor's write lock,
 // and refuses once a write deadline has passed). It returns how much was
 // written; a full socket or pipe takes 0 bytes, which is no error.
-func tryWrite(rc syscall.RawConn, b []byte) (n int, err error) {
+func Write(rc syscall.RawConn, b []byte) (n int, err error) {
 	werr := rc.Write(func(fd uintptr) bool {
 		for n < len(b) {
 			m, e := unix.Write(int(fd), b[n:])
