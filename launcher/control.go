@@ -11,6 +11,8 @@ import (
 	"time"
 
 	json "github.com/goccy/go-json"
+
+	"github.com/mcpgen/mcpgen/launcher/internal/dirs"
 )
 
 // The control socket speaks one JSON request line, then one JSON answer
@@ -197,14 +199,14 @@ const dialWait = 5 * time.Second
 // that the launcher bounds itself). It creates nothing: a workspace that
 // was never launched has no launcher running.
 func dialControl(ctx context.Context, workspace string, req controlRequest, answerWait time.Duration) (net.Conn, *controlAnswer, error) {
-	dir, exists, err := findRuntimeDir(workspace)
+	dir, exists, err := dirs.FindRuntimeDir(workspace)
 	if err != nil {
 		return nil, nil, err
 	}
 	if !exists {
 		return nil, nil, &NotRunningError{Workspace: workspace}
 	}
-	path, err := socketPath(dir, controlSocket)
+	path, err := dirs.SocketPath(dir, dirs.ControlSocket)
 	if err != nil {
 		return nil, nil, err
 	}

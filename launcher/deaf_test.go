@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpgen/mcpgen/internal/proc"
+	"github.com/mcpgen/mcpgen/launcher/internal/dirs"
 	"github.com/mcpgen/mcpgen/launcher/internal/logfile"
 	"github.com/mcpgen/mcpgen/manifest"
 )
@@ -230,14 +231,14 @@ func TestStateFilesFIFO(t *testing.T) {
 		open   func(dir string) error
 		silent bool // the open says nothing: it only must not block
 	}{
-		{"the session lock, taken", lockFile, func(dir string) error {
-			l, err := lock(dir)
+		{"the session lock, taken", dirs.LockFile, func(dir string) error {
+			l, err := dirs.Lock(dir)
 			if err == nil {
 				l.Unlock()
 			}
 			return err
 		}, false},
-		{"the session lock, tested (status, ps)", lockFile, func(dir string) error {
+		{"the session lock, tested (status, ps)", dirs.LockFile, func(dir string) error {
 			if _, running := Holder(dir); running {
 				return errors.New("Holder says a launcher holds it")
 			}

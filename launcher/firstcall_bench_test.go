@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpgen/mcpgen/internal/proc"
+	"github.com/mcpgen/mcpgen/launcher/internal/dirs"
 	"github.com/mcpgen/mcpgen/launcher/internal/testserver"
 	"github.com/mcpgen/mcpgen/manifest"
 	"github.com/mcpgen/mcpgen/mcp"
@@ -37,8 +38,8 @@ func BenchmarkFirstCall(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { os.RemoveAll(rt) })
-	b.Setenv(envRuntimeDir, rt)
-	b.Setenv(envStateDir, b.TempDir())
+	b.Setenv(dirs.EnvRuntimeDir, rt)
+	b.Setenv(dirs.EnvStateDir, b.TempDir())
 	path := filepath.Join(b.TempDir(), "mcpgen.toml")
 	writeFile(b, path, lazyTOML(b, "srv", true, "5ms", "MCPGEN_TESTSERVER_TOOLS=echo,pid"))
 	s := NewSession(Options{

@@ -17,6 +17,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/mcpgen/mcpgen/launcher/internal/dirs"
 	"github.com/mcpgen/mcpgen/launcher/internal/hub"
 	"github.com/mcpgen/mcpgen/launcher/internal/testserver"
 	"github.com/mcpgen/mcpgen/manifest"
@@ -527,7 +528,7 @@ func TestSessionIdleExit(t *testing.T) {
 		t.Errorf("after the idle exit: got running %v, %v; want the lock released", running, err)
 	}
 	rt, _ := RuntimeDir("ws")
-	if sock, err := socketPath(rt, controlSocket); err == nil {
+	if sock, err := dirs.SocketPath(rt, dirs.ControlSocket); err == nil {
 		if _, err := os.Stat(sock); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("after the idle exit: the socket is there: %v", err)
 		}

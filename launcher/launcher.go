@@ -9,6 +9,7 @@
 //
 // The machinery is in internal packages: hub shares one server process
 // among clients, watch follows the manifest and the servers' sources,
-// logfile keeps the capped logs, and the module's internal/proc starts,
+// logfile keeps the capped logs, dirs finds and makes the workspace's
+// directories and holds its lock, and the module's internal/proc starts,
 // contains and stops processes, and sweeps what a killed launcher left.
 package launcher

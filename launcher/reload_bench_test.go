@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgen/mcpgen/launcher/internal/dirs"
 	"github.com/mcpgen/mcpgen/manifest"
 )
 
@@ -49,8 +50,8 @@ func BenchmarkReload(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.Cleanup(func() { os.RemoveAll(rt) })
-			b.Setenv(envRuntimeDir, rt)
-			b.Setenv(envStateDir, b.TempDir())
+			b.Setenv(dirs.EnvRuntimeDir, rt)
+			b.Setenv(dirs.EnvStateDir, b.TempDir())
 
 			// The servers note the end of their stdin here; opened for
 			// reading and writing, so that neither side's open waits.

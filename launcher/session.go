@@ -20,6 +20,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/mcpgen/mcpgen/internal/proc"
+	"github.com/mcpgen/mcpgen/launcher/internal/dirs"
 	"github.com/mcpgen/mcpgen/launcher/internal/gateway"
 	"github.com/mcpgen/mcpgen/launcher/internal/hub"
 	"github.com/mcpgen/mcpgen/launcher/internal/logfile"
@@ -143,9 +144,6 @@ type Session struct {
 	gw *gateway.Gateway // the workspace gateway; set by Run
 }
 
-// controlSocket is the name of the session's socket in its runtime dir.
-const controlSocket = "control"
-
 // NewSession prepares a session; Run starts it.
 func NewSession(opts Options) *Session {
 	if opts.Env == nil {
@@ -220,7 +218,7 @@ func (s *Session) Run(ctx context.Context) error {
 	if s.stateDir, err = StateDir(s.opts.Workspace); err != nil {
 		return err
 	}
-	held, err := lock(s.runtimeDir)
+	held, err := dirs.Lock(s.runtimeDir)
 	if err != nil {
 		return err
 	}
@@ -261,7 +259,7 @@ func (s *Session) Run(ctx context.Context) error {
 			}
 		}
 	}
-	sockPath, err := socketPath(s.runtimeDir, controlSocket)
+	sockPath, err := dirs.SocketPath(s.runtimeDir, dirs.ControlSocket)
 	if err != nil {
 		return err
 	}
@@ -270,7 +268,7 @@ func (s *Session) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("control socket: %w", err)
 	}
-	if err := privateSocket(sockPath); err != nil {
+	if err := dirs.PrivateSocket(sockPath); err != nil {
 		ln.Close()
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpgen/mcpgen/internal/proc"
+	"github.com/mcpgen/mcpgen/launcher/internal/dirs"
 	"github.com/mcpgen/mcpgen/manifest"
 )
 
@@ -31,8 +32,8 @@ func BenchmarkSessionServers(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.Cleanup(func() { os.RemoveAll(rt) })
-			b.Setenv(envRuntimeDir, rt)
-			b.Setenv(envStateDir, b.TempDir())
+			b.Setenv(dirs.EnvRuntimeDir, rt)
+			b.Setenv(dirs.EnvStateDir, b.TempDir())
 			var m strings.Builder
 			for i := range n {
 				m.WriteString(testServerTOML(b, "s"+string(rune('a'+i)), "echo"))

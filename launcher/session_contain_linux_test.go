@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpgen/mcpgen/internal/proc"
+	"github.com/mcpgen/mcpgen/launcher/internal/dirs"
 )
 
 // The attacks of issue 8 item 2 on a session: servers whose child calls
@@ -134,7 +135,7 @@ func testContainsEscapes(t *testing.T, mode proc.Mode) {
 	if st.Containment.Mode != mode {
 		t.Errorf("status: containment %s, want %s", st.Containment, mode)
 	}
-	record := filepath.Join(os.Getenv(envRuntimeDir), "ws", "contained")
+	record := filepath.Join(os.Getenv(dirs.EnvRuntimeDir), "ws", "contained")
 	switch mode {
 	case proc.ModeCgroup:
 		if fi, err := os.Stat(st.Containment.Cgroup); err != nil || !fi.IsDir() {
@@ -272,7 +273,7 @@ func TestSessionUnrecordedStart(t *testing.T) {
 	mm.set(testServerTOML(t, "first", "echo"))
 	ts := startSession(t, "", Options{Load: mm.load, Containment: proc.ModeSubreaper})
 	ts.wait("ready", allReady("first"))
-	record := filepath.Join(os.Getenv(envRuntimeDir), "ws", "contained")
+	record := filepath.Join(os.Getenv(dirs.EnvRuntimeDir), "ws", "contained")
 	if err := os.Remove(record); err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/mcpgen/mcpgen/internal/proc"
+	"github.com/mcpgen/mcpgen/launcher/internal/dirs"
 	"github.com/mcpgen/mcpgen/launcher/internal/testserver"
 	"github.com/mcpgen/mcpgen/manifest"
 )
@@ -46,8 +47,8 @@ func testEnv(t *testing.T) (token string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(rt) })
-	t.Setenv(envRuntimeDir, rt)
-	t.Setenv(envStateDir, t.TempDir())
+	t.Setenv(dirs.EnvRuntimeDir, rt)
+	t.Setenv(dirs.EnvStateDir, t.TempDir())
 	return fmt.Sprintf("%s-%d-%d", t.Name(), os.Getpid(), rand.Int64())
 }
 
@@ -449,7 +450,7 @@ func TestSessionReady(t *testing.T) {
 		if got := fmt.Sprint(ts.events.states(want.name)); got != "[starting ready]" {
 			t.Errorf("%s: states %s, want [starting ready]", want.name, got)
 		}
-		if s.Log != filepath.Join(os.Getenv(envStateDir), "ws", want.name+".log") {
+		if s.Log != filepath.Join(os.Getenv(dirs.EnvStateDir), "ws", want.name+".log") {
 			t.Errorf("%s: log %s", want.name, s.Log)
 		}
 	}
@@ -501,7 +502,7 @@ func TestSessionLocked(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // were it to run, it should end at once
 	err := second.Run(ctx)
-	var le *lockedError
+	var le *dirs.LockedError
 	if !errors.As(err, &le) || le.Pid != os.Getpid() || le.Workspace != "ws" {
 		t.Fatalf("second session: got %v, want a lockedError with pid %d", err, os.Getpid())
 	}

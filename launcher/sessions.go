@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcpgen/mcpgen/launcher/internal/dirs"
 )
 
 // A Running is a workspace whose launcher runs: its runtime dir's lock is
@@ -25,7 +27,7 @@ type Running struct {
 // however it ended) is not listed. A directory there that is not private
 // to the user is skipped: RuntimeDir would refuse it too.
 func RunningSessions() ([]Running, error) {
-	dir, exists, err := sessionsDir()
+	dir, exists, err := dirs.SessionsDir()
 	if err != nil || !exists {
 		return nil, err
 	}
@@ -36,11 +38,11 @@ func RunningSessions() ([]Running, error) {
 	var out []Running
 	for _, e := range entries {
 		ws := e.Name()
-		if !e.IsDir() || checkDirName(ws) != nil {
+		if !e.IsDir() || dirs.CheckName(ws) != nil {
 			continue
 		}
 		wsDir := filepath.Join(dir, ws)
-		if checkPrivateDir(wsDir) != nil {
+		if dirs.CheckPrivateDir(wsDir) != nil {
 			continue
 		}
 		if pid, running := Holder(wsDir); running {
@@ -54,7 +56,7 @@ func RunningSessions() ([]Running, error) {
 // IsRunning reports whether a launcher runs for the workspace, and its pid,
 // without creating anything.
 func IsRunning(workspace string) (pid int, running bool, err error) {
-	dir, exists, err := findRuntimeDir(workspace)
+	dir, exists, err := dirs.FindRuntimeDir(workspace)
 	if err != nil || !exists {
 		return 0, false, err
 	}
@@ -112,7 +114,7 @@ func (st *Status) Counts() (ready, total, clients int) {
 // workspace that has a launcher already, and that launcher's pid (0 when
 // unknown).
 func AlreadyRunning(err error) (pid int, ok bool) {
-	var le *lockedError
+	var le *dirs.LockedError
 	if errors.As(err, &le) {
 		return le.Pid, true
 	}

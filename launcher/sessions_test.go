@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpgen/mcpgen/launcher/internal/dirs"
 )
 
 // The tests of what mcpgen ps, stop, restart and the session commands'
@@ -28,12 +30,12 @@ func TestRunningSessions(t *testing.T) {
 	writeFile(t, path, testServerTOML(t, "a", "echo"))
 	ts := startSession(t, path, Options{Workspace: "live"})
 	ts.wait("ready", allReady("a"))
-	rt := os.Getenv(envRuntimeDir)
+	rt := os.Getenv(dirs.EnvRuntimeDir)
 
 	// A stale dir: a lock file whose launcher is gone (the pid of this
 	// test, which holds no lock).
 	mkdirMode(t, filepath.Join(rt, "stale"), 0o700)
-	writeFile(t, filepath.Join(rt, "stale", lockFile), fmt.Sprintf("%d\n", os.Getpid()))
+	writeFile(t, filepath.Join(rt, "stale", dirs.LockFile), fmt.Sprintf("%d\n", os.Getpid()))
 	// A dir that never had a lock.
 	mkdirMode(t, filepath.Join(rt, "empty"), 0o700)
 	// A dir other users may enter: RuntimeDir refuses it, and so is it
@@ -88,7 +90,7 @@ func TestFindCreatesNothing(t *testing.T) {
 		env  map[string]string
 		gone []string // must not exist afterwards, relative to root
 	}{
-		{"MCPGEN_RUNTIME_DIR", map[string]string{envRuntimeDir: "@/run", envStateDir: "@/state"}, []string{"run", "state"}},
+		{"MCPGEN_RUNTIME_DIR", map[string]string{dirs.EnvRuntimeDir: "@/run", dirs.EnvStateDir: "@/state"}, []string{"run", "state"}},
 		{"XDG dirs", map[string]string{"XDG_RUNTIME_DIR": "@/xdg", "XDG_STATE_HOME": "@/xstate"}, []string{"xdg/mcpgen", "xstate"}},
 		{"temp dir and home", map[string]string{"TMPDIR": "@/tmp", "HOME": "@/home"}, []string{fmt.Sprintf("tmp/mcpgen-%d", os.Getuid()), "home/.local"}},
 	}
@@ -435,7 +437,7 @@ func TestSupervisorLastError(t *testing.T) {
 			// before the server answers: written while it started.
 			env := append([]string{
 				"MCPGEN_TESTSERVER_BANNER=Server running on stdio",
-				"MCPGEN_TESTSERVER_BANNER_LOG=${" + envStateDir + "}/ws/a.log",
+				"MCPGEN_TESTSERVER_BANNER_LOG=${" + dirs.EnvStateDir + "}/ws/a.log",
 			}, tt.env...)
 			writeFile(t, path, testServerTOML(t, "a", "echo", env...))
 			// An hour's backoff keeps the error in view.
@@ -454,4 +456,22 @@ func TestSupervisorLastError(t *testing.T) {
 func crashCall(t *testing.T, ts *testSession, _ int) {
 	c := ts.connect("a", "crasher")
 	c.Call("1", "crash", `{}`)
+}
+
+// clearDirEnv unsets every variable that moves mcpgen's directories, so
+// that a test sees only what it sets.
+func clearDirEnv(t *testing.T) {
+	for _, v := range []string{dirs.EnvRuntimeDir, "XDG_RUNTIME_DIR", dirs.EnvStateDir, "XDG_STATE_HOME"} {
+		t.Setenv(v, "")
+	}
+}
+
+func mkdirMode(t *testing.T, dir string, mode os.FileMode) {
+	t.Helper()
+	if err := os.Mkdir(dir, mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, mode); err != nil { // past the umask
+		t.Fatal(err)
+	}
 }
