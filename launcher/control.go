@@ -12,6 +12,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/mcpgen/mcpgen/launcher/ctl"
 	"github.com/mcpgen/mcpgen/launcher/internal/dirs"
 )
 
@@ -36,10 +37,10 @@ type controlRequest struct {
 }
 
 type controlAnswer struct {
-	OK     bool    `json:"ok"`
-	Error  string  `json:"error,omitempty"`
-	Status *Status `json:"status,omitempty"`
-	Stdio  bool    `json:"stdio,omitempty"` // the launcher takes the stdio offered
+	OK     bool        `json:"ok"`
+	Error  string      `json:"error,omitempty"`
+	Status *ctl.Status `json:"status,omitempty"`
+	Stdio  bool        `json:"stdio,omitempty"` // the launcher takes the stdio offered
 	// Exiting, on a refused connect, says that the launcher exits for
 	// idleness: a new launcher is to be started once it has.
 	Exiting bool `json:"exiting,omitempty"`
@@ -252,11 +253,11 @@ func dialControl(ctx context.Context, workspace string, req controlRequest, answ
 }
 
 // QueryStatus asks the launcher of workspace for its status.
-func QueryStatus(ctx context.Context, workspace string) (*Status, error) {
+func QueryStatus(ctx context.Context, workspace string) (*ctl.Status, error) {
 	return queryStatus(ctx, workspace)
 }
 
-func queryStatus(ctx context.Context, workspace string) (*Status, error) {
+func queryStatus(ctx context.Context, workspace string) (*ctl.Status, error) {
 	conn, a, err := dialControl(ctx, workspace, controlRequest{Op: "status"}, statusWait)
 	if err != nil {
 		return nil, err
@@ -269,7 +270,7 @@ func queryStatus(ctx context.Context, workspace string) (*Status, error) {
 }
 
 // RequestReload asks the launcher of workspace to reload its manifest.
-func RequestReload(ctx context.Context, workspace string) (*Status, error) {
+func RequestReload(ctx context.Context, workspace string) (*ctl.Status, error) {
 	conn, a, err := dialControl(ctx, workspace, controlRequest{Op: "reload"}, 0)
 	if err != nil {
 		return nil, err
@@ -285,7 +286,7 @@ func RequestReload(ctx context.Context, workspace string) (*Status, error) {
 // failed or not, and waits until it is ready, failed or in backoff again,
 // or until its startup timeout has passed: then starting says so. The
 // status is the one after the restart.
-func RequestRestart(ctx context.Context, workspace, server string) (st *Status, starting bool, err error) {
+func RequestRestart(ctx context.Context, workspace, server string) (st *ctl.Status, starting bool, err error) {
 	conn, a, err := dialControl(ctx, workspace, controlRequest{Op: "restart", Server: server}, 0)
 	if err != nil {
 		return nil, false, err
@@ -300,7 +301,7 @@ func RequestRestart(ctx context.Context, workspace, server string) (st *Status, 
 // WaitSettled waits until no server of the workspace is starting: each is
 // ready, failed or in backoff. The launcher bounds the wait by its servers'
 // startup timeouts; starting names the servers still starting then.
-func WaitSettled(ctx context.Context, workspace string) (st *Status, starting []string, err error) {
+func WaitSettled(ctx context.Context, workspace string) (st *ctl.Status, starting []string, err error) {
 	conn, a, err := dialControl(ctx, workspace, controlRequest{Op: "wait"}, 0)
 	if err != nil {
 		return nil, nil, err
@@ -328,7 +329,7 @@ func (e *StillStoppingError) Error() string {
 // periods), and waits until the session has ended: every server stopped
 // and the lock released. When ctx ends first, the error is a
 // *StillStoppingError. The status is the one from before the stop.
-func RequestStop(ctx context.Context, workspace string, force bool) (*Status, error) {
+func RequestStop(ctx context.Context, workspace string, force bool) (*ctl.Status, error) {
 	conn, a, err := dialControl(ctx, workspace, controlRequest{Op: "stop", Force: force}, statusWait)
 	if err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/mcpgen/mcpgen/internal/jsonwire"
+	"github.com/mcpgen/mcpgen/launcher/ctl"
 )
 
 // The client's side of the control protocol writes its request and reads
@@ -71,7 +72,7 @@ func parseAnswer(line []byte) (*controlAnswer, error) {
 		case "exiting":
 			a.Exiting, ok = wireBool(m.Value)
 		case "status":
-			a.Status = new(Status)
+			a.Status = new(ctl.Status)
 			ok = json.Unmarshal(m.Value, a.Status) == nil
 		case "starting":
 			ok = json.Unmarshal(m.Value, &a.Starting) == nil

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	json "github.com/goccy/go-json"
+
+	"github.com/mcpgen/mcpgen/launcher/ctl"
 )
 
 // TestControlWire holds the client's hand-written side of the control
@@ -36,9 +38,9 @@ func TestControlWire(t *testing.T) {
 	}
 
 	at := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
-	status := &Status{Workspace: "ws-1", Pid: 42, Manifest: "mcpgen.toml", StartedAt: at,
-		Reload:  ReloadStatus{At: &at, OK: true},
-		Servers: []ServerStatus{{Name: "files"}, {Name: odd}}}
+	status := &ctl.Status{Workspace: "ws-1", Pid: 42, Manifest: "mcpgen.toml", StartedAt: at,
+		Reload:  ctl.ReloadStatus{At: &at, OK: true},
+		Servers: []ctl.ServerStatus{{Name: "files"}, {Name: odd}}}
 	for _, a := range []controlAnswer{
 		{},
 		{OK: true},

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpgen/mcpgen/internal/proc"
+	"github.com/mcpgen/mcpgen/launcher/ctl"
 	"github.com/mcpgen/mcpgen/launcher/internal/dirs"
 	"github.com/mcpgen/mcpgen/launcher/internal/logfile"
 	"github.com/mcpgen/mcpgen/manifest"
@@ -65,7 +66,7 @@ func TestSessionCatalogFIFO(t *testing.T) {
 	defer cancel()
 	// The socket answers from the start; the server is there once the
 	// first apply is done.
-	for st := statusOver(t, ctx, "ws"); server(st, "srv").State != Idle; st = statusOver(t, ctx, "ws") {
+	for st := statusOver(t, ctx, "ws"); server(st, "srv").State != ctl.Idle; st = statusOver(t, ctx, "ws") {
 		if ctx.Err() != nil {
 			t.Fatalf("srv is not idle (lazy); status:\n%s", dumpStatus(st))
 		}
@@ -99,7 +100,7 @@ func TestSessionCatalogFIFO(t *testing.T) {
 // statusOver asks the launcher of workspace for its status over its
 // control socket, as mcpgen status does, once the socket is there: a hang
 // guard, not a timing check.
-func statusOver(t *testing.T, ctx context.Context, workspace string) *Status {
+func statusOver(t *testing.T, ctx context.Context, workspace string) *ctl.Status {
 	t.Helper()
 	for {
 		st, err := QueryStatus(ctx, workspace)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/mcpgen/mcpgen/launcher/ctl"
 )
 
 // This file is the session's idle exit: a launcher with no client and no
@@ -61,7 +63,7 @@ func (s *Session) quietLocked() bool {
 	}
 	for _, v := range s.servers {
 		switch v.currentState() {
-		case Idle, Failed, Stopped:
+		case ctl.Idle, ctl.Failed, ctl.Stopped:
 		default:
 			return false
 		}
@@ -162,7 +164,7 @@ func (s *Session) exitIfQuiet(epoch uint64) bool {
 }
 
 // idleExitStatus fills the session's idle exit in st.
-func (s *Session) idleExitStatus(st *Status) {
+func (s *Session) idleExitStatus(st *ctl.Status) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	after := s.idleExitLocked()

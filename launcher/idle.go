@@ -3,6 +3,7 @@ package launcher
 import (
 	"time"
 
+	"github.com/mcpgen/mcpgen/launcher/ctl"
 	"github.com/mcpgen/mcpgen/launcher/internal/hub"
 )
 
@@ -29,7 +30,7 @@ type supervisorIdle struct {
 // sleep waits while the server is idle: until a request needs it (demand
 // is closed: it returns nil) or a command comes.
 func (v *supervisor) sleep(demand <-chan struct{}) *supervisorCmd {
-	v.setState(Idle, "")
+	v.setState(ctl.Idle, "")
 	select {
 	case <-demand:
 		return nil
@@ -170,7 +171,7 @@ func (v *supervisor) idleStop(up *hub.Upstream, since time.Time) *supervisorCmd 
 // comes, or nil; the caller holds v.mu.
 func (v *supervisor) idleStopAtLocked() *time.Time {
 	timeout := v.cfg.server.IdleTimeout
-	if v.state != Ready || timeout <= 0 {
+	if v.state != ctl.Ready || timeout <= 0 {
 		return nil
 	}
 	quiet, left, _ := v.hub.Quiet()

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgen/mcpgen/launcher/ctl"
 	"github.com/mcpgen/mcpgen/launcher/internal/dirs"
 	"github.com/mcpgen/mcpgen/manifest"
 )
@@ -126,7 +127,7 @@ func benchReadyPid(b *testing.B, s *Session, old int) int {
 	for time.Now().Before(deadline) {
 		select {
 		case <-s.Up():
-			if st := s.Status(); len(st.Servers) == 1 && st.Servers[0].State == Ready && st.Servers[0].Pid != old {
+			if st := s.Status(); len(st.Servers) == 1 && st.Servers[0].State == ctl.Ready && st.Servers[0].Pid != old {
 				return st.Servers[0].Pid
 			}
 		default:

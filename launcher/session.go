@@ -20,6 +20,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/mcpgen/mcpgen/internal/proc"
+	"github.com/mcpgen/mcpgen/launcher/ctl"
 	"github.com/mcpgen/mcpgen/launcher/internal/dirs"
 	"github.com/mcpgen/mcpgen/launcher/internal/gateway"
 	"github.com/mcpgen/mcpgen/launcher/internal/hub"
@@ -119,7 +120,7 @@ type Session struct {
 	ctx      *manifest.Context
 	servers  map[string]*supervisor
 	logs     map[string]*logfile.File
-	lastLoad ReloadStatus
+	lastLoad ctl.ReloadStatus
 	catalogs map[string][32]byte // a sum of each server's catalog as kept last (keepCatalog)
 	building map[string]bool     // servers being rebuilt after a source change
 	again    map[string]bool     // ... whose sources changed again meanwhile
@@ -277,7 +278,7 @@ func (s *Session) Run(ctx context.Context) error {
 	s.mu.Lock()
 	s.started = time.Now()
 	loaded := s.started.UTC()
-	s.lastLoad = ReloadStatus{At: &loaded, OK: true} // the first load
+	s.lastLoad = ctl.ReloadStatus{At: &loaded, OK: true} // the first load
 	s.m, s.ctx = m, c
 	s.sessCtx = ctx
 	s.watcher = watcher
@@ -635,7 +636,7 @@ func (s *Session) reload(retryFailed bool, content *watch.Content) {
 	}
 	now := time.Now().UTC()
 	s.mu.Lock()
-	s.lastLoad = ReloadStatus{At: &now, OK: err == nil}
+	s.lastLoad = ctl.ReloadStatus{At: &now, OK: err == nil}
 	if err != nil {
 		s.lastLoad.Error = err.Error()
 	}
@@ -700,7 +701,7 @@ func (s *Session) apply(m *manifest.Manifest, c *manifest.Context, retryFailed b
 		}
 		v.hub.SetRoot(c.WorkspaceDir)
 		old := v.config()
-		if cfg.key != old.key || retryFailed && v.currentState() == Failed {
+		if cfg.key != old.key || retryFailed && v.currentState() == ctl.Failed {
 			restart = append(restart, func() { v.restart(cfg) })
 		} else {
 			v.adopt(cfg) // descriptions, providers: nothing to restart
@@ -850,7 +851,7 @@ func (v *supervisor) config() *serverConfig {
 	return v.cfg
 }
 
-func (v *supervisor) currentState() State {
+func (v *supervisor) currentState() ctl.State {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	return v.state
@@ -991,7 +992,7 @@ func (s *Session) logPath(name string) string {
 }
 
 // event logs a server's state change.
-func (s *Session) event(server string, state State, detail string, err error) {
+func (s *Session) event(server string, state ctl.State, detail string, err error) {
 	attrs := []any{"server", server, "state", string(state)}
 	if detail != "" {
 		attrs = append(attrs, "detail", detail)
@@ -999,7 +1000,7 @@ func (s *Session) event(server string, state State, detail string, err error) {
 	level := slog.LevelInfo
 	if err != nil {
 		attrs = append(attrs, "error", err.Error())
-		if state == Failed || state == Backoff {
+		if state == ctl.Failed || state == ctl.Backoff {
 			level = slog.LevelWarn
 		}
 	}
@@ -1064,7 +1065,7 @@ func (s *Session) waitSettled(ctx context.Context, names []string) (starting []s
 		s.mu.Unlock()
 		starting = starting[:0]
 		for _, v := range s.supervisors(names) {
-			if v.currentState() == Starting {
+			if v.currentState() == ctl.Starting {
 				starting = append(starting, v.name)
 			}
 		}
@@ -1144,9 +1145,9 @@ func (s *Session) shutdown(hurry context.Context) {
 }
 
 // Status returns the session's status.
-func (s *Session) Status() *Status {
+func (s *Session) Status() *ctl.Status {
 	s.mu.Lock()
-	st := &Status{
+	st := &ctl.Status{
 		Workspace: s.opts.Workspace,
 		Pid:       os.Getpid(),
 		StartedAt: s.started.UTC(),

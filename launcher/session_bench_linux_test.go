@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpgen/mcpgen/internal/proc"
+	"github.com/mcpgen/mcpgen/launcher/ctl"
 	"github.com/mcpgen/mcpgen/launcher/internal/dirs"
 	"github.com/mcpgen/mcpgen/manifest"
 )
@@ -56,7 +57,7 @@ func BenchmarkSessionServers(b *testing.B) {
 				for deadline := time.Now().Add(waitLong); ; time.Sleep(time.Millisecond) {
 					ready := 0
 					for _, srv := range s.Status().Servers {
-						if srv.State == Ready {
+						if srv.State == ctl.Ready {
 							ready++
 						}
 					}

@@ -24,6 +24,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/mcpgen/mcpgen/internal/proc"
+	"github.com/mcpgen/mcpgen/launcher/ctl"
 	"github.com/mcpgen/mcpgen/launcher/internal/dirs"
 	"github.com/mcpgen/mcpgen/launcher/internal/testserver"
 	"github.com/mcpgen/mcpgen/manifest"
@@ -162,7 +163,7 @@ func (ts *testSession) end() error {
 
 // wait polls the session's status until cond holds; a hang guard, not a
 // timing check.
-func (ts *testSession) wait(what string, cond func(*Status) bool) *Status {
+func (ts *testSession) wait(what string, cond func(*ctl.Status) bool) *ctl.Status {
 	ts.t.Helper()
 	deadline := time.Now().Add(waitLong)
 	for {
@@ -184,7 +185,7 @@ func (ts *testSession) wait(what string, cond func(*Status) bool) *Status {
 }
 
 // status returns the session's status, noting the pids it shows.
-func (ts *testSession) status() *Status {
+func (ts *testSession) status() *ctl.Status {
 	st := ts.s.Status()
 	ts.mu.Lock()
 	for _, srv := range st.Servers {
@@ -197,28 +198,28 @@ func (ts *testSession) status() *Status {
 }
 
 // server returns the status of one server; its zero value if there is none.
-func server(st *Status, name string) ServerStatus {
+func server(st *ctl.Status, name string) ctl.ServerStatus {
 	for _, s := range st.Servers {
 		if s.Name == name {
 			return s
 		}
 	}
-	return ServerStatus{}
+	return ctl.ServerStatus{}
 }
 
 // serverIs is a wait condition: the server is in state.
-func serverIs(name string, state State) func(*Status) bool {
-	return func(st *Status) bool { return server(st, name).State == state }
+func serverIs(name string, state ctl.State) func(*ctl.Status) bool {
+	return func(st *ctl.Status) bool { return server(st, name).State == state }
 }
 
 // allReady is a wait condition: exactly these servers, every one ready.
-func allReady(names ...string) func(*Status) bool {
-	return func(st *Status) bool {
+func allReady(names ...string) func(*ctl.Status) bool {
+	return func(st *ctl.Status) bool {
 		if len(st.Servers) != len(names) {
 			return false
 		}
 		for _, s := range st.Servers {
-			if !slices.Contains(names, s.Name) || s.State != Ready {
+			if !slices.Contains(names, s.Name) || s.State != ctl.Ready {
 				return false
 			}
 		}
@@ -226,7 +227,7 @@ func allReady(names ...string) func(*Status) bool {
 	}
 }
 
-func dumpStatus(st *Status) string {
+func dumpStatus(st *ctl.Status) string {
 	b, _ := json.MarshalIndent(st, "", "  ")
 	return string(b)
 }
@@ -280,13 +281,13 @@ func (l *eventLog) Handle(_ context.Context, r slog.Record) error {
 }
 
 // states returns the states a server went through, in order.
-func (l *eventLog) states(server string) []State {
+func (l *eventLog) states(server string) []ctl.State {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var out []State
+	var out []ctl.State
 	for _, r := range l.records {
 		if r.attrs["server"] == server && r.attrs["state"] != "" {
-			out = append(out, State(r.attrs["state"]))
+			out = append(out, ctl.State(r.attrs["state"]))
 		}
 	}
 	return out
@@ -477,7 +478,7 @@ func TestSessionReady(t *testing.T) {
 	waitGone(t, "after the session", pids...)
 	disconnected(t, c)
 	for _, name := range []string{"a", "b", "c"} {
-		if got := ts.events.states(name); got[len(got)-1] != Stopped {
+		if got := ts.events.states(name); got[len(got)-1] != ctl.Stopped {
 			t.Errorf("%s: states %v, want the last stopped", name, got)
 		}
 	}
@@ -512,7 +513,7 @@ func TestSessionLocked(t *testing.T) {
 	if loaded {
 		t.Error("the second session read the manifest")
 	}
-	if got := server(ts.status(), "a"); got.Pid != server(st, "a").Pid || got.State != Ready {
+	if got := server(ts.status(), "a"); got.Pid != server(st, "a").Pid || got.State != ctl.Ready {
 		t.Errorf("first session after the second: got %+v", got)
 	}
 }
@@ -572,7 +573,7 @@ func TestSessionReload(t *testing.T) {
 		t.Errorf("the table does not show the failed reload:\n%s", table.String())
 	}
 	for _, s := range st.Servers {
-		if s.Pid != pids[s.Name] || s.State != Ready || s.Restarts != 0 {
+		if s.Pid != pids[s.Name] || s.State != ctl.Ready || s.Restarts != 0 {
 			t.Errorf("after an invalid reload: %+v, want pid %d, ready", s, pids[s.Name])
 		}
 	}
@@ -620,7 +621,7 @@ func TestSessionReloadRetriesFailed(t *testing.T) {
 	path, script := filepath.Join(dir, "mcpgen.toml"), filepath.Join(dir, "late.sh")
 	writeFile(t, path, "[servers.late]\ncommand = \"./late.sh\"\n")
 	ts := startSession(t, path, Options{})
-	ts.wait("failed", serverIs("late", Failed))
+	ts.wait("failed", serverIs("late", ctl.Failed))
 
 	// The server can start now, but the manifest says the same.
 	writeFile(t, script, "#!/bin/sh\nMCPGEN_TESTSERVER=echo exec '"+self(t)+"' -test.run='^$'\n")
@@ -628,7 +629,7 @@ func TestSessionReloadRetriesFailed(t *testing.T) {
 		t.Fatal(err)
 	}
 	ts.s.reloadNow(false, nil)
-	if s := server(ts.status(), "late"); s.State != Failed {
+	if s := server(ts.status(), "late"); s.State != ctl.Failed {
 		t.Errorf("after a reload without changes: got %+v, want failed", s)
 	}
 	if got := fmt.Sprint(ts.events.states("late")); got != "[starting failed]" {
@@ -728,9 +729,9 @@ func testHotReload(t *testing.T, how string) {
 	data, _ := generation(0, true)
 	write(0, data)
 	ts := startSession(t, path, Options{})
-	ts.wait("the first generation", func(st *Status) bool {
+	ts.wait("the first generation", func(st *ctl.Status) bool {
 		for _, s := range st.Servers {
-			if s.State != Ready {
+			if s.State != ctl.Ready {
 				return false
 			}
 		}
@@ -766,7 +767,7 @@ func testHotReload(t *testing.T, how string) {
 	for _, s := range final {
 		names = append(names, s.name)
 	}
-	st := ts.wait("the last generation: "+fmt.Sprint(final), func(st *Status) bool {
+	st := ts.wait("the last generation: "+fmt.Sprint(final), func(st *ctl.Status) bool {
 		if !allReady(names...)(st) || !st.Reload.OK {
 			return false
 		}
@@ -813,7 +814,7 @@ func testHotReload(t *testing.T, how string) {
 	time.Sleep(waitQuiet)
 	st = ts.status()
 	for _, s := range st.Servers {
-		if !finalPids[s.Pid] || s.State != Ready {
+		if !finalPids[s.Pid] || s.State != ctl.Ready {
 			t.Errorf("after the last generation settled: %+v", s)
 		}
 	}
@@ -842,11 +843,11 @@ mv bin/srv.tmp bin/srv
 	tools := filepath.Join(dir, "src", "tools.txt")
 	writeFile(t, tools, "echo,v1")
 	ts := startSession(t, path, Options{})
-	ready := func(what, tools string, not int) ServerStatus {
+	ready := func(what, tools string, not int) ctl.ServerStatus {
 		t.Helper()
-		return server(ts.wait(what, func(st *Status) bool {
+		return server(ts.wait(what, func(st *ctl.Status) bool {
 			s := server(st, "srv")
-			return s.State == Ready && s.Pid != not && strings.Join(s.Tools, ",") == tools
+			return s.State == ctl.Ready && s.Pid != not && strings.Join(s.Tools, ",") == tools
 		}), "srv")
 	}
 	first := ready("the first build", "echo,v1", 0)
@@ -861,11 +862,11 @@ mv bin/srv.tmp bin/srv
 
 	// A failed build: the process stays, the error shows.
 	writeFile(t, filepath.Join(dir, "src", "broken.txt"), "oops")
-	st := ts.wait("the failed build", func(st *Status) bool {
+	st := ts.wait("the failed build", func(st *ctl.Status) bool {
 		return strings.Contains(server(st, "srv").LastError, "build failed")
 	})
 	s := server(st, "srv")
-	if s.Pid != second.Pid || s.State != Ready || !strings.Contains(s.LastError, "src/broken.txt:1: syntax error") {
+	if s.Pid != second.Pid || s.State != ctl.Ready || !strings.Contains(s.LastError, "src/broken.txt:1: syntax error") {
 		t.Errorf("after a failed build: got %+v, want pid %d, ready, and the build's output", s, second.Pid)
 	}
 	if err := os.Remove(filepath.Join(dir, "src", "broken.txt")); err != nil {
@@ -987,7 +988,7 @@ func TestSessionKilledLauncher(t *testing.T) {
 		}
 		return nil
 	}
-	waitReady := func(out *syncBuffer) *Status {
+	waitReady := func(out *syncBuffer) *ctl.Status {
 		t.Helper()
 		deadline := time.Now().Add(waitLong)
 		for {
@@ -1139,7 +1140,7 @@ startup_timeout = "60s"
 	}
 	waitGone(t, "the third-party servers", pids...)
 	for _, name := range []string{"everything", "filesystem", "memory"} {
-		if got := ts.events.states(name); got[len(got)-1] != Stopped {
+		if got := ts.events.states(name); got[len(got)-1] != ctl.Stopped {
 			t.Errorf("%s: states %v", name, got)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpgen/mcpgen/launcher/ctl"
 	"github.com/mcpgen/mcpgen/launcher/internal/dirs"
 )
 
@@ -69,7 +70,7 @@ func IsRunning(workspace string) (pid int, running bool, err error) {
 // stuck).
 type SessionInfo struct {
 	Running
-	Status *Status
+	Status *ctl.Status
 	Err    error
 }
 
@@ -91,23 +92,6 @@ func Sessions(ctx context.Context) ([]SessionInfo, error) {
 	}
 	wg.Wait()
 	return out, nil
-}
-
-// Counts sums up a status for mcpgen ps: servers ready, servers in all,
-// and client connections: over every server, and to the gateway (an agent
-// of the gateway is a client of every server, and counts once).
-func (st *Status) Counts() (ready, total, clients int) {
-	for _, s := range st.Servers {
-		total++
-		if s.State == Ready {
-			ready++
-		}
-		clients += s.Clients.Count - s.Clients.Gateway
-	}
-	if st.Gateway != nil {
-		clients += st.Gateway.Clients.Count
-	}
-	return ready, total, clients
 }
 
 // AlreadyRunning reports whether err is Session.Run's failure for a

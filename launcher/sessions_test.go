@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgen/mcpgen/launcher/ctl"
 	"github.com/mcpgen/mcpgen/launcher/internal/dirs"
 )
 
@@ -244,7 +245,7 @@ func TestSessionStopCallback(t *testing.T) {
 			t.Fatalf("request %d: Stop was not called", i+1)
 		}
 	}
-	if st := ts.status(); server(st, "a").State != Ready {
+	if st := ts.status(); server(st, "a").State != ctl.Ready {
 		t.Errorf("the session stopped its servers itself: %s", dumpStatus(st))
 	}
 }
@@ -264,7 +265,7 @@ func TestSessionRestart(t *testing.T) {
 		if err != nil || starting {
 			t.Fatalf("restart: %v (starting %v)", err, starting)
 		}
-		if a := server(st, "a"); a.State != Ready || a.Pid == first || a.Pid == 0 || a.Restarts != 1 {
+		if a := server(st, "a"); a.State != ctl.Ready || a.Pid == first || a.Pid == 0 || a.Restarts != 1 {
 			t.Errorf("after the restart: got %+v, want ready, a new pid, 1 restart", a)
 		}
 		waitGone(t, "the first process", first)
@@ -282,12 +283,12 @@ func TestSessionRestart(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "mcpgen.toml")
 		writeFile(t, path, testServerTOML(t, "boom", "exit"))
 		ts := startSession(t, path, Options{Timing: Timing{FailureLimit: 1}})
-		ts.wait("failed", serverIs("boom", Failed))
+		ts.wait("failed", serverIs("boom", ctl.Failed))
 		st, _, err := RequestRestart(ctx, "ws", "boom")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if b := server(st, "boom"); b.State != Failed || b.Restarts != 1 || !strings.Contains(b.LastError, "boom: cannot start") {
+		if b := server(st, "boom"); b.State != ctl.Failed || b.Restarts != 1 || !strings.Contains(b.LastError, "boom: cannot start") {
 			t.Errorf("after the restart: got %+v, want failed again, 1 restart", b)
 		}
 		if got := fmt.Sprint(ts.events.states("boom")); got != "[starting failed starting failed]" {
@@ -302,14 +303,14 @@ func TestSessionRestart(t *testing.T) {
 		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
-		if a := server(ts.wait("backoff", serverIs("a", Backoff)), "a"); a.Restarts != 1 {
+		if a := server(ts.wait("backoff", serverIs("a", ctl.Backoff)), "a"); a.Restarts != 1 {
 			t.Errorf("in backoff: %d restarts, want 1", a.Restarts)
 		}
 		st, _, err := RequestRestart(ctx, "ws", "a")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if a := server(st, "a"); a.State != Ready || a.Restarts != 1 {
+		if a := server(st, "a"); a.State != ctl.Ready || a.Restarts != 1 {
 			t.Errorf("restarted in backoff: got %+v, want ready, still 1 restart", a)
 		}
 	})
@@ -332,7 +333,7 @@ func TestSessionWaitSettled(t *testing.T) {
 		if err != nil || len(starting) != 0 {
 			t.Fatalf("WaitSettled: %v, starting %v", err, starting)
 		}
-		if a, slow := server(st, "a"), server(st, "slow"); a.State != Ready || slow.State != Backoff {
+		if a, slow := server(st, "a"), server(st, "slow"); a.State != ctl.Ready || slow.State != ctl.Backoff {
 			t.Errorf("settled: a %s, slow %s; want ready, backoff", a.State, slow.State)
 		}
 	})
@@ -342,7 +343,7 @@ func TestSessionWaitSettled(t *testing.T) {
 			testServerTOML(t, "stuck", "hang")+"startup_timeout = \"1h\"\n\n")
 		ts := startSession(t, path, Options{})
 		<-ts.s.Up()
-		ts.wait("a ready", serverIs("a", Ready))
+		ts.wait("a ready", serverIs("a", ctl.Ready))
 		ctx, cancel := context.WithTimeout(context.Background(), waitQuiet)
 		defer cancel()
 		if got := ts.s.WaitSettled(ctx); !slices.Equal(got, []string{"stuck"}) {
@@ -363,9 +364,9 @@ func TestServerLogMarks(t *testing.T) {
 	if err := syscall.Kill(first.Pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	second := server(ts.wait("restarted", func(st *Status) bool {
+	second := server(ts.wait("restarted", func(st *ctl.Status) bool {
 		s := server(st, "a")
-		return s.State == Ready && s.Pid != first.Pid && s.Pid != 0
+		return s.State == ctl.Ready && s.Pid != first.Pid && s.Pid != 0
 	}), "a")
 	if _, _, err := RequestRestart(context.Background(), "ws", "a"); err != nil {
 		t.Fatal(err)
@@ -444,7 +445,7 @@ func TestSupervisorLastError(t *testing.T) {
 			ts := startSession(t, path, Options{Timing: Timing{BackoffBase: time.Hour, BackoffMax: time.Hour}})
 			pid := server(ts.wait("ready", allReady("a")), "a").Pid
 			tt.crash(t, ts, pid)
-			s := server(ts.wait("backoff", serverIs("a", Backoff)), "a")
+			s := server(ts.wait("backoff", serverIs("a", ctl.Backoff)), "a")
 			if s.LastError != tt.want {
 				t.Errorf("last error: got %q, want %q", s.LastError, tt.want)
 			}

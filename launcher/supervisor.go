@@ -7,27 +7,17 @@ import (
 	"io"
 	"math/rand/v2"
 	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/mcpgen/mcpgen/internal/proc"
+	"github.com/mcpgen/mcpgen/launcher/ctl"
 	"github.com/mcpgen/mcpgen/launcher/internal/hub"
 	"github.com/mcpgen/mcpgen/manifest"
 	"github.com/mcpgen/mcpgen/mcp"
 	"github.com/mcpgen/mcpgen/mcp/streamable"
-)
-
-// A State is where a server is in its life under the launcher.
-type State string
-
-const (
-	Idle     State = "idle"     // no process: starts when a request needs it (lazy, or stopped for idleness)
-	Starting State = "starting" // spawned, not ready yet
-	Ready    State = "ready"    // initialized and listed its tools
-	Backoff  State = "backoff"  // crashed; waiting before the next start
-	Failed   State = "failed"   // given up: a reload (or SIGHUP) tries again
-	Stopped  State = "stopped"
 )
 
 // Timing holds the supervisor's delays and limits. The zero value of a
@@ -112,7 +102,7 @@ type supervisor struct {
 
 	mu        sync.Mutex
 	cfg       *serverConfig
-	state     State
+	state     ctl.State
 	pid       int
 	restarts  int
 	startedAt time.Time
@@ -148,7 +138,7 @@ func newSupervisor(s *Session, cfg *serverConfig, h *hub.Hub) *supervisor {
 		cmds:     make(chan supervisorCmd),
 		done:     make(chan struct{}),
 		cfg:      cfg,
-		state:    Starting,
+		state:    ctl.Starting,
 		idle:     supervisorIdle{pokes: make(chan struct{}, 1)},
 	}
 	h.SetFilter(toolFilter(cfg.server))
@@ -199,7 +189,7 @@ func (v *supervisor) run(begin <-chan struct{}) {
 	case <-v.stopping.Done():
 	}
 	if v.stopping.Err() != nil {
-		v.setState(Stopped, "")
+		v.setState(ctl.Stopped, "")
 		return
 	}
 	var crashes []time.Time
@@ -214,7 +204,7 @@ func (v *supervisor) run(begin <-chan struct{}) {
 			cmd := v.sleep(demand)
 			switch {
 			case cmd != nil && cmd.stop:
-				v.setState(Stopped, "")
+				v.setState(ctl.Stopped, "")
 				return
 			case cmd != nil:
 				attempt, crashes = 0, nil
@@ -227,7 +217,7 @@ func (v *supervisor) run(begin <-chan struct{}) {
 		cmd, crash := v.runOnce()
 		switch {
 		case cmd != nil && cmd.stop:
-			v.setState(Stopped, "")
+			v.setState(ctl.Stopped, "")
 			return
 		case cmd != nil && cmd.idle != nil:
 			attempt, crashes = 0, nil
@@ -279,9 +269,9 @@ func (v *supervisor) run(begin <-chan struct{}) {
 		attempt++
 		v.mu.Lock()
 		v.restarts++
-		v.state, v.pid, v.lastError, v.retryAt = Backoff, 0, crash.err.Error(), now.Add(delay)
+		v.state, v.pid, v.lastError, v.retryAt = ctl.Backoff, 0, crash.err.Error(), now.Add(delay)
 		v.mu.Unlock()
-		v.session.event(v.name, Backoff, "restarting in "+delay.Round(time.Millisecond).String(), crash.err)
+		v.session.event(v.name, ctl.Backoff, "restarting in "+delay.Round(time.Millisecond).String(), crash.err)
 		if stop := v.waitOrCommand(delay); stop {
 			return
 		}
@@ -309,7 +299,7 @@ func (v *supervisor) waitOrCommand(d time.Duration) (stopped bool) {
 		return false
 	case cmd := <-v.cmds:
 		if cmd.stop {
-			v.setState(Stopped, "")
+			v.setState(ctl.Stopped, "")
 			return true
 		}
 		// The restart that the backoff counted, only sooner.
@@ -322,16 +312,16 @@ func (v *supervisor) waitOrCommand(d time.Duration) (stopped bool) {
 // reload) or a stop. It reports whether the supervisor was stopped; a lazy
 // server that a reload retries is idle then (idle is what it sleeps on).
 func (v *supervisor) failUntilCommand(reason string) (stopped bool, idle <-chan struct{}) {
-	v.setState(Failed, reason)
+	v.setState(ctl.Failed, reason)
 	v.hub.Fail(fmt.Errorf("server %q failed: %s", v.name, reason))
 	if v.stopping.Err() != nil {
 		<-v.cmds // the stop that cancelled it
-		v.setState(Stopped, "")
+		v.setState(ctl.Stopped, "")
 		return true, nil
 	}
 	cmd := <-v.cmds
 	if cmd.stop {
-		v.setState(Stopped, "")
+		v.setState(ctl.Stopped, "")
 		return true, nil
 	}
 	return false, v.retryFailed(&cmd)
@@ -347,7 +337,7 @@ func (v *supervisor) restartFor(cmd *supervisorCmd, counted bool) {
 	if counted {
 		v.restarts++
 	}
-	v.state, v.pid, v.retryAt = Starting, 0, time.Time{}
+	v.state, v.pid, v.retryAt = ctl.Starting, 0, time.Time{}
 	v.mu.Unlock()
 	close(cmd.ack)
 }
@@ -381,7 +371,7 @@ func (v *supervisor) runOnce() (*supervisorCmd, crashInfo) {
 	if cfg.remote != nil {
 		return v.runRemote(cfg)
 	}
-	v.setState(Starting, "")
+	v.setState(ctl.Starting, "")
 	if err := v.session.build(v.stopping, cfg); err != nil {
 		return v.commandOr(crashInfo{err: &proc.PermanentError{Err: err}})
 	}
@@ -461,9 +451,9 @@ func (v *supervisor) runOnce() (*supervisorCmd, crashInfo) {
 	// what it writes from here on can say why it ends.
 	tail.Reset()
 	v.mu.Lock()
-	v.state, v.lastError = Ready, ""
+	v.state, v.lastError = ctl.Ready, ""
 	v.mu.Unlock()
-	v.session.event(v.name, Ready, fmt.Sprintf("pid %d, %d tools", child.Pid, len(names)), nil)
+	v.session.event(v.name, ctl.Ready, fmt.Sprintf("pid %d, %d tools", child.Pid, len(names)), nil)
 
 	cmd, err = v.watch(child, up, keep)
 	// Detached before its stdin closes (end, Kill): a request that took
@@ -685,10 +675,16 @@ func withStderr(err error, child *proc.Process, tail *proc.Tail) error {
 	return fmt.Errorf("%w; stderr: %s", err, last)
 }
 
-func (v *supervisor) setState(state State, lastError string) {
+// lastLine returns the last non-empty line of b.
+func lastLine(b []byte) string {
+	lines := strings.Split(strings.TrimRight(string(b), "\n \t\r"), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
+}
+
+func (v *supervisor) setState(state ctl.State, lastError string) {
 	v.mu.Lock()
 	v.state = state
-	if state != Ready && state != Starting {
+	if state != ctl.Ready && state != ctl.Starting {
 		v.pid = 0
 	}
 	if lastError != "" {
@@ -703,10 +699,10 @@ func (v *supervisor) setState(state State, lastError string) {
 }
 
 // status returns the supervisor's part of mcpgen status.
-func (v *supervisor) status() ServerStatus {
+func (v *supervisor) status() ctl.ServerStatus {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	st := ServerStatus{
+	st := ctl.ServerStatus{
 		Name:      v.name,
 		Kind:      v.cfg.server.Kind.String(),
 		Era:       v.eraStatusLocked().String(),
@@ -721,7 +717,7 @@ func (v *supervisor) status() ServerStatus {
 		st.Notice = v.remote.Notice()
 	}
 	if shed := v.hub.Shed(); shed != (hub.Shed{}) {
-		st.Shed = &ShedStatus{Dropped: shed.Dropped, Coalesced: shed.Coalesced}
+		st.Shed = &ctl.ShedStatus{Dropped: shed.Dropped, Coalesced: shed.Coalesced}
 	}
 	st.Clients.Names = v.hub.Clients()
 	st.Clients.Count = len(st.Clients.Names)
@@ -729,11 +725,11 @@ func (v *supervisor) status() ServerStatus {
 	if st.Clients.Names == nil {
 		st.Clients.Names = []string{} // [] in JSON, as tools are
 	}
-	if !v.startedAt.IsZero() && (v.pid != 0 || v.cfg.remote != nil && v.state == Ready) {
+	if !v.startedAt.IsZero() && (v.pid != 0 || v.cfg.remote != nil && v.state == ctl.Ready) {
 		t := v.startedAt.UTC()
 		st.StartedAt = &t
 	}
-	if v.state == Backoff {
+	if v.state == ctl.Backoff {
 		t := v.retryAt.UTC()
 		st.RetryAt = &t
 	}

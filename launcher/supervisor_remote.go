@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpgen/mcpgen/internal/proc"
+	"github.com/mcpgen/mcpgen/launcher/ctl"
 	"github.com/mcpgen/mcpgen/launcher/internal/hub"
 	"github.com/mcpgen/mcpgen/manifest"
 	"github.com/mcpgen/mcpgen/mcp"
@@ -27,7 +28,7 @@ import (
 // holds no session, and connects again when a request needs it, as a
 // stdio server starts.
 func (v *supervisor) runRemote(cfg *serverConfig) (*supervisorCmd, crashInfo) {
-	v.setState(Starting, "")
+	v.setState(ctl.Starting, "")
 	r := cfg.remote
 	header := http.Header{}
 	for _, h := range r.Headers {
@@ -72,9 +73,9 @@ func (v *supervisor) runRemote(cfg *serverConfig) (*supervisorCmd, crashInfo) {
 	v.hub.Attach(up, res.init, res.tools)
 	keep := v.keepCatalog(cfg, up, res.init, res.tools)
 	v.mu.Lock()
-	v.state, v.lastError = Ready, ""
+	v.state, v.lastError = ctl.Ready, ""
 	v.mu.Unlock()
-	v.session.event(v.name, Ready, fmt.Sprintf("remote, %d tools", len(v.hub.Tools())), nil)
+	v.session.event(v.name, ctl.Ready, fmt.Sprintf("remote, %d tools", len(v.hub.Tools())), nil)
 
 	cmd, err = v.watch(nil, up, keep)
 	v.hub.Detach(up)

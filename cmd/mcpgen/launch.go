@@ -21,6 +21,7 @@ import (
 	"github.com/mcpgen/mcpgen/internal/proc"
 	"github.com/mcpgen/mcpgen/internal/termtext"
 	"github.com/mcpgen/mcpgen/launcher"
+	"github.com/mcpgen/mcpgen/launcher/ctl"
 	"github.com/mcpgen/mcpgen/manifest"
 )
 
@@ -296,7 +297,7 @@ func (a *app) attach(ctx context.Context, o launchOptions, agent []string, pid i
 	waitCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type settledResult struct {
-		st       *launcher.Status
+		st       *ctl.Status
 		starting []string
 		err      error
 	}
@@ -349,7 +350,7 @@ func (a *app) attach(ctx context.Context, o launchOptions, agent []string, pid i
 // warnContext says which of launch's settings the running launcher does
 // not share: its servers keep the context they have, and the agent gets
 // the same.
-func (a *app) warnContext(o launchOptions, st *launcher.Status) {
+func (a *app) warnContext(o launchOptions, st *ctl.Status) {
 	if o.user != "" && o.user != st.User {
 		fmt.Fprintf(a.stderr, "mcpgen: --user %q not used: the launcher gives its servers USER_ID %q, and so does the agent get\n", o.user, st.User)
 	}
@@ -373,7 +374,7 @@ func exitCode(status int) error {
 // in its environment, as its servers have it (st is the session's status),
 // started by start (the session's container, when this process runs the
 // session); agentDone receives its exit status.
-func (a *app) startAgent(workspace string, st *launcher.Status, argv []string, start func(*exec.Cmd) error, done chan int) (*os.Process, error) {
+func (a *app) startAgent(workspace string, st *ctl.Status, argv []string, start func(*exec.Cmd) error, done chan int) (*os.Process, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.Env = append(os.Environ(),

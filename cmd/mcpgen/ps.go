@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpgen/mcpgen/internal/termtext"
 	"github.com/mcpgen/mcpgen/launcher"
+	"github.com/mcpgen/mcpgen/launcher/ctl"
 )
 
 func (a *app) psCommand() *cobra.Command {
@@ -90,12 +91,12 @@ func psRows(sessions []launcher.SessionInfo, now time.Time) []psRow {
 		}
 		st := s.Status
 		started := st.StartedAt
-		r.Pid, r.StartedAt, r.Uptime = st.Pid, &started, launcher.Since(now, started)
+		r.Pid, r.StartedAt, r.Uptime = st.Pid, &started, ctl.Since(now, started)
 		r.Manifest, r.Dir = st.Manifest, st.Dir
 		r.Servers.Ready, r.Servers.Total, r.Clients = st.Counts()
 		r.Servers.Eras = map[string]string{}
 		for _, srv := range st.Servers {
-			if srv.State == launcher.Idle {
+			if srv.State == ctl.Idle {
 				r.Servers.Idle++
 			}
 			r.Servers.Eras[srv.Name] = cmp.Or(srv.Era, "unknown")
@@ -127,7 +128,7 @@ func writePS(w io.Writer, rows []psRow, now time.Time) {
 		exit := "-"
 		switch {
 		case r.IdleExitAt != nil:
-			exit = "in " + launcher.Since(*r.IdleExitAt, now)
+			exit = "in " + ctl.Since(*r.IdleExitAt, now)
 		case r.IdleExit != "":
 			exit = "after " + r.IdleExit
 		}

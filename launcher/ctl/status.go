@@ -1,4 +1,4 @@
-package launcher
+package ctl
 
 import (
 	"cmp"
@@ -40,6 +40,18 @@ type ReloadStatus struct {
 	OK    bool       `json:"ok"`
 	Error string     `json:"error"` // empty when OK
 }
+
+// A State is where a server is in its life under the launcher.
+type State string
+
+const (
+	Idle     State = "idle"     // no process: starts when a request needs it (lazy, or stopped for idleness)
+	Starting State = "starting" // spawned, not ready yet
+	Ready    State = "ready"    // initialized and listed its tools
+	Backoff  State = "backoff"  // crashed; waiting before the next start
+	Failed   State = "failed"   // given up: a reload (or SIGHUP) tries again
+	Stopped  State = "stopped"
+)
 
 // ServerStatus is one server of the session.
 type ServerStatus struct {
@@ -84,6 +96,23 @@ type ClientsStatus struct {
 	// which joins every server (they are counted once, in the gateway's
 	// status).
 	Gateway int `json:"gateway,omitempty"`
+}
+
+// Counts sums up a status for mcpgen ps: servers ready, servers in all,
+// and client connections: over every server, and to the gateway (an agent
+// of the gateway is a client of every server, and counts once).
+func (st *Status) Counts() (ready, total, clients int) {
+	for _, s := range st.Servers {
+		total++
+		if s.State == Ready {
+			ready++
+		}
+		clients += s.Clients.Count - s.Clients.Gateway
+	}
+	if st.Gateway != nil {
+		clients += st.Gateway.Clients.Count
+	}
+	return ready, total, clients
 }
 
 // WriteTable writes the status as an aligned table, for a terminal: what
@@ -202,10 +231,4 @@ func cutLine(s string, max int) (cell string, whole bool) {
 	}
 	shown := termtext.Cut(line, max)
 	return termtext.Line(shown), shown == s
-}
-
-// lastLine returns the last non-empty line of b.
-func lastLine(b []byte) string {
-	lines := strings.Split(strings.TrimRight(string(b), "\n \t\r"), "\n")
-	return strings.TrimSpace(lines[len(lines)-1])
 }
