@@ -14,43 +14,17 @@ import (
 
 	"github.com/mcpgen/mcpgen/launcher/ctl"
 	"github.com/mcpgen/mcpgen/launcher/internal/dirs"
+	"github.com/mcpgen/mcpgen/launcher/internal/wire"
 )
 
-// The control socket speaks one JSON request line, then one JSON answer
-// line. After a successful connect, the connection carries the client's
-// MCP messages to the server's hub, and back.
-type controlRequest struct {
-	Op     string `json:"op"`               // status, connect, reload, stop, restart, wait, gateway
-	Server string `json:"server,omitempty"` // connect, restart
-	// Servers, on a gateway request, limits the gateway to some servers.
-	Servers []string `json:"servers,omitempty"`
-	// Force, on a stop, skips the servers' grace periods, as a second
-	// signal does.
-	Force bool `json:"force,omitempty"`
-	// Stdio, on a connect, offers the client's stdin and stdout: when the
-	// answer says Stdio too, the client sends them (SCM_RIGHTS, with one
-	// byte) and the hub reads and writes the agent's pipes itself, so that
-	// no bridge copies every message through one more process. The
-	// connection then stays open only to tell each side that the other
-	// ended.
-	Stdio bool `json:"stdio,omitempty"`
-}
+// The control socket speaks wire's protocol: one JSON request line, then
+// one JSON answer line, which carries the session's status. After a
+// successful connect, the connection carries the client's MCP messages to
+// the server's hub, and back.
+type controlAnswer = wire.Answer[ctl.Status]
 
-type controlAnswer struct {
-	OK     bool        `json:"ok"`
-	Error  string      `json:"error,omitempty"`
-	Status *ctl.Status `json:"status,omitempty"`
-	Stdio  bool        `json:"stdio,omitempty"` // the launcher takes the stdio offered
-	// Exiting, on a refused connect, says that the launcher exits for
-	// idleness: a new launcher is to be started once it has.
-	Exiting bool `json:"exiting,omitempty"`
-	// Starting, on a wait or a restart, names the servers still starting
-	// when the wait's bound passed.
-	Starting []string `json:"starting,omitempty"`
-}
-
-// maxRequestLine bounds the request line.
-const maxRequestLine = 4 << 10
+// answer writes the answer to a request.
+func answer(w io.Writer, a controlAnswer) error { return wire.WriteAnswer(w, a) }
 
 // serveControl accepts control connections until ln is closed. Each
 // connection has a goroutine, which ends with the connection (a connect
@@ -74,9 +48,9 @@ func (s *Session) control(ctx context.Context, conn net.Conn) {
 	// The request line is read a byte at a time: anything after it is the
 	// client's first MCP message, which must not be swallowed by a buffer.
 	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
-	line, err := readLine(conn, maxRequestLine)
+	line, err := wire.ReadLine(conn, wire.MaxRequestLine)
 	_ = conn.SetReadDeadline(time.Time{})
-	var req controlRequest
+	var req wire.Request
 	if err == nil {
 		err = json.Unmarshal(line, &req)
 	}
@@ -153,31 +127,6 @@ func (s *Session) control(ctx context.Context, conn net.Conn) {
 	}
 }
 
-func answer(w io.Writer, a controlAnswer) error {
-	// As the hub does: what a server or a manifest wrote reads as written.
-	b, err := json.MarshalWithOption(a, json.DisableHTMLEscape())
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(append(b, '\n'))
-	return err
-}
-
-func readLine(r io.Reader, max int) ([]byte, error) {
-	var line []byte
-	var b [1]byte
-	for len(line) <= max {
-		if _, err := r.Read(b[:]); err != nil {
-			return nil, err
-		}
-		if b[0] == '\n' {
-			return line, nil
-		}
-		line = append(line, b[0])
-	}
-	return nil, errors.New("request line too long")
-}
-
 // NotRunningError says that a workspace has no launcher: none runs, or
 // the one that runs is exiting (idle), and takes no more clients.
 type NotRunningError struct {
@@ -187,7 +136,7 @@ type NotRunningError struct {
 
 func (e *NotRunningError) Error() string {
 	if e.Exiting {
-		return fmt.Sprintf("workspace %q: %s", e.Workspace, exitingMessage)
+		return fmt.Sprintf("workspace %q: %s", e.Workspace, wire.ExitingMessage)
 	}
 	return fmt.Sprintf("no launcher is running for workspace %q (start one with mcpgen launch --workspace %s)", e.Workspace, e.Workspace)
 }
@@ -199,7 +148,7 @@ const dialWait = 5 * time.Second
 // and reads the answer line, within answerWait (0: no bound, for requests
 // that the launcher bounds itself). It creates nothing: a workspace that
 // was never launched has no launcher running.
-func dialControl(ctx context.Context, workspace string, req controlRequest, answerWait time.Duration) (net.Conn, *controlAnswer, error) {
+func dialControl(ctx context.Context, workspace string, req wire.Request, answerWait time.Duration) (net.Conn, *controlAnswer, error) {
 	dir, exists, err := dirs.FindRuntimeDir(workspace)
 	if err != nil {
 		return nil, nil, err
@@ -226,11 +175,11 @@ func dialControl(ctx context.Context, workspace string, req controlRequest, answ
 	if answerWait > 0 {
 		_ = conn.SetDeadline(time.Now().Add(answerWait))
 	}
-	if _, err := conn.Write(append(req.appendJSON(nil), '\n')); err != nil {
+	if _, err := conn.Write(append(req.AppendJSON(nil), '\n')); err != nil {
 		conn.Close()
 		return nil, nil, err
 	}
-	line, err := readLine(conn, 64<<20)
+	line, err := wire.ReadLine(conn, 64<<20)
 	if err != nil {
 		conn.Close()
 		if ctx.Err() != nil {
@@ -244,7 +193,7 @@ func dialControl(ctx context.Context, workspace string, req controlRequest, answ
 		return nil, nil, fmt.Errorf("the launcher of workspace %q did not answer: %v", workspace, err)
 	}
 	_ = conn.SetDeadline(time.Time{})
-	a, err := parseAnswer(line)
+	a, err := wire.ParseAnswer[ctl.Status](line)
 	if err != nil {
 		conn.Close()
 		return nil, nil, fmt.Errorf("the launcher of workspace %q answered badly: %v", workspace, err)
@@ -258,7 +207,7 @@ func QueryStatus(ctx context.Context, workspace string) (*ctl.Status, error) {
 }
 
 func queryStatus(ctx context.Context, workspace string) (*ctl.Status, error) {
-	conn, a, err := dialControl(ctx, workspace, controlRequest{Op: "status"}, statusWait)
+	conn, a, err := dialControl(ctx, workspace, wire.Request{Op: "status"}, statusWait)
 	if err != nil {
 		return nil, err
 	}
@@ -271,7 +220,7 @@ func queryStatus(ctx context.Context, workspace string) (*ctl.Status, error) {
 
 // RequestReload asks the launcher of workspace to reload its manifest.
 func RequestReload(ctx context.Context, workspace string) (*ctl.Status, error) {
-	conn, a, err := dialControl(ctx, workspace, controlRequest{Op: "reload"}, 0)
+	conn, a, err := dialControl(ctx, workspace, wire.Request{Op: "reload"}, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -287,7 +236,7 @@ func RequestReload(ctx context.Context, workspace string) (*ctl.Status, error) {
 // or until its startup timeout has passed: then starting says so. The
 // status is the one after the restart.
 func RequestRestart(ctx context.Context, workspace, server string) (st *ctl.Status, starting bool, err error) {
-	conn, a, err := dialControl(ctx, workspace, controlRequest{Op: "restart", Server: server}, 0)
+	conn, a, err := dialControl(ctx, workspace, wire.Request{Op: "restart", Server: server}, 0)
 	if err != nil {
 		return nil, false, err
 	}
@@ -302,7 +251,7 @@ func RequestRestart(ctx context.Context, workspace, server string) (st *ctl.Stat
 // ready, failed or in backoff. The launcher bounds the wait by its servers'
 // startup timeouts; starting names the servers still starting then.
 func WaitSettled(ctx context.Context, workspace string) (st *ctl.Status, starting []string, err error) {
-	conn, a, err := dialControl(ctx, workspace, controlRequest{Op: "wait"}, 0)
+	conn, a, err := dialControl(ctx, workspace, wire.Request{Op: "wait"}, 0)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -330,7 +279,7 @@ func (e *StillStoppingError) Error() string {
 // and the lock released. When ctx ends first, the error is a
 // *StillStoppingError. The status is the one from before the stop.
 func RequestStop(ctx context.Context, workspace string, force bool) (*ctl.Status, error) {
-	conn, a, err := dialControl(ctx, workspace, controlRequest{Op: "stop", Force: force}, statusWait)
+	conn, a, err := dialControl(ctx, workspace, wire.Request{Op: "stop", Force: force}, statusWait)
 	if err != nil {
 		return nil, err
 	}
@@ -374,11 +323,11 @@ func connect(workspace, server string) (net.Conn, error) {
 // the hub is done with them (passed is true). Otherwise (passed is false)
 // the connection carries the MCP messages, as with Connect.
 func ConnectStdio(ctx context.Context, workspace, server string, in, out *os.File) (conn net.Conn, passed bool, err error) {
-	return connectStdio(ctx, workspace, controlRequest{Op: "connect", Server: server}, in, out)
+	return connectStdio(ctx, workspace, wire.Request{Op: "connect", Server: server}, in, out)
 }
 
 // connectStdio sends a connect or gateway request, offering in and out.
-func connectStdio(ctx context.Context, workspace string, req controlRequest, in, out *os.File) (conn net.Conn, passed bool, err error) {
+func connectStdio(ctx context.Context, workspace string, req wire.Request, in, out *os.File) (conn net.Conn, passed bool, err error) {
 	offer := in != nil && out != nil && canPassStdio
 	req.Stdio = offer
 	conn, a, err := dialControl(ctx, workspace, req, statusWait)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcpgen/mcpgen/launcher/ctl"
+	"github.com/mcpgen/mcpgen/launcher/internal/wire"
 )
 
 // This file is the session's idle exit: a launcher with no client and no
@@ -38,10 +39,6 @@ type sessionExit struct {
 	since   time.Time     // since when it has been quiet, as the timer saw it; zero: it is not
 	kick    chan struct{} // a change for the timer to look at
 }
-
-// exitingMessage is why a launcher that exits for idleness refuses a
-// connect.
-const exitingMessage = "the launcher is exiting (idle): connect again to start a new one"
 
 // idleExitLocked is how long the launcher waits, quiet, before it exits; zero:
 // never. The caller holds s.mu.
@@ -82,7 +79,7 @@ func (s *Session) kickExitLocked() {
 }
 
 // openClient counts a client connection, unless the launcher exits: then
-// it reports false, and the client is to be refused (exitingMessage).
+// it reports false, and the client is to be refused (wire.ExitingMessage).
 func (s *Session) openClient() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -180,5 +177,5 @@ func (s *Session) idleExitStatus(st *ctl.Status) {
 
 // refuseExiting answers a connect that came as the launcher exits.
 func refuseExiting(workspace string) controlAnswer {
-	return controlAnswer{Error: fmt.Sprintf("workspace %q: %s", workspace, exitingMessage), Exiting: true}
+	return controlAnswer{Error: fmt.Sprintf("workspace %q: %s", workspace, wire.ExitingMessage), Exiting: true}
 }

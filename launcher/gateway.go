@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpgen/mcpgen/launcher/ctl"
 	"github.com/mcpgen/mcpgen/launcher/internal/gateway"
+	"github.com/mcpgen/mcpgen/launcher/internal/wire"
 	"github.com/mcpgen/mcpgen/manifest"
 )
 
@@ -87,7 +88,7 @@ func gatewayNames(names []gateway.Name) []ctl.GatewayName {
 // The agent counts as a client of the session (openClient) for as long as
 // it is connected, so that the launcher does not exit for idleness under
 // it; it keeps no server running for that (see the hub's lazy.go).
-func (s *Session) serveGateway(ctx context.Context, conn net.Conn, req controlRequest) {
+func (s *Session) serveGateway(ctx context.Context, conn net.Conn, req wire.Request) {
 	if !s.openClient() {
 		answer(conn, refuseExiting(s.opts.Workspace))
 		conn.Close()
@@ -114,7 +115,7 @@ func (s *Session) serveGateway(ctx context.Context, conn net.Conn, req controlRe
 // with serve: on the socket, or on the stdio that the client (mcpgen
 // connect) hands over, until the agent is gone or the client exits (the
 // agent is gone, or killed it). logArgs describe the request in a warning.
-func (s *Session) serveClient(conn net.Conn, req controlRequest, serve func(io.ReadWriteCloser), logArgs ...any) {
+func (s *Session) serveClient(conn net.Conn, req wire.Request, serve func(io.ReadWriteCloser), logArgs ...any) {
 	if err := answer(conn, controlAnswer{OK: true, Stdio: req.Stdio && canPassStdio}); err != nil {
 		conn.Close()
 		return
@@ -143,7 +144,7 @@ func (s *Session) serveClient(conn net.Conn, req controlRequest, serve func(io.R
 // As with ConnectStdio, in and out are handed to the launcher when it
 // takes them (passed), and the connection then only says when it is done.
 func ConnectGateway(ctx context.Context, workspace string, servers []string, in, out *os.File) (conn net.Conn, passed bool, err error) {
-	conn, passed, err = connectStdio(ctx, workspace, controlRequest{Op: "gateway", Servers: servers}, in, out)
+	conn, passed, err = connectStdio(ctx, workspace, wire.Request{Op: "gateway", Servers: servers}, in, out)
 	if err != nil && strings.Contains(err.Error(), `unknown control request "gateway"`) {
 		return nil, false, ErrNoGateway
 	}
