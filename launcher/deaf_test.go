@@ -83,7 +83,7 @@ func TestSessionCatalogFIFO(t *testing.T) {
 	}
 	c.Close()
 
-	if _, err := RequestStop(ctx, "ws", false); err != nil {
+	if _, err := ctl.Stop(ctx, "ws", false); err != nil {
 		t.Fatalf("stop: %v", err)
 	}
 	select {
@@ -103,8 +103,8 @@ func TestSessionCatalogFIFO(t *testing.T) {
 func statusOver(t *testing.T, ctx context.Context, workspace string) *ctl.Status {
 	t.Helper()
 	for {
-		st, err := QueryStatus(ctx, workspace)
-		var nr *NotRunningError
+		st, err := ctl.QueryStatus(ctx, workspace)
+		var nr *ctl.NotRunningError
 		switch {
 		case err == nil:
 			return st
@@ -177,7 +177,7 @@ func TestSessionStuckApply(t *testing.T) {
 		if st.Pid != os.Getpid() {
 			t.Errorf("status: got pid %d, want this process's %d", st.Pid, os.Getpid())
 		}
-		if _, err := RequestStop(ctx, "ws", false); err != nil {
+		if _, err := ctl.Stop(ctx, "ws", false); err != nil {
 			t.Fatalf("stop: %v", err)
 		}
 		ts.ended = true
@@ -240,7 +240,7 @@ func TestStateFilesFIFO(t *testing.T) {
 			return err
 		}, false},
 		{"the session lock, tested (status, ps)", dirs.LockFile, func(dir string) error {
-			if _, running := Holder(dir); running {
+			if _, running := ctl.Holder(dir); running {
 				return errors.New("Holder says a launcher holds it")
 			}
 			return nil

@@ -2,11 +2,8 @@ package launcher
 
 import (
 	"context"
-	"errors"
 	"io"
 	"net"
-	"os"
-	"strings"
 
 	"github.com/mcpgen/mcpgen/launcher/ctl"
 	"github.com/mcpgen/mcpgen/launcher/internal/gateway"
@@ -138,19 +135,3 @@ func (s *Session) serveClient(conn net.Conn, req wire.Request, serve func(io.Rea
 	serve(stdio)
 	conn.Close() // the client exits
 }
-
-// ConnectGateway connects to the workspace gateway of workspace: every
-// server's tools behind one MCP connection (servers limits it to some).
-// As with ConnectStdio, in and out are handed to the launcher when it
-// takes them (passed), and the connection then only says when it is done.
-func ConnectGateway(ctx context.Context, workspace string, servers []string, in, out *os.File) (conn net.Conn, passed bool, err error) {
-	conn, passed, err = connectStdio(ctx, workspace, wire.Request{Op: "gateway", Servers: servers}, in, out)
-	if err != nil && strings.Contains(err.Error(), `unknown control request "gateway"`) {
-		return nil, false, ErrNoGateway
-	}
-	return conn, passed, err
-}
-
-// ErrNoGateway is matched (errors.Is) by the error of ConnectGateway when
-// the workspace's launcher predates the gateway.
-var ErrNoGateway = errors.New("the launcher of this workspace has no gateway: restart it with this mcpgen")

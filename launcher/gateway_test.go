@@ -21,7 +21,7 @@ import (
 // socket, as mcpgen connect without a server does, and initializes.
 func (ts *testSession) gatewayClient(name string, servers ...string) *testserver.Client {
 	ts.t.Helper()
-	conn, _, err := ConnectGateway(context.Background(), ts.ws, servers, nil, nil)
+	conn, _, err := ctl.ConnectGateway(context.Background(), ts.ws, servers, nil, nil)
 	if err != nil {
 		ts.t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestSessionGateway(t *testing.T) {
 
 	// [gateway] prefix = "always", on reload: the agent is told.
 	writeFile(t, path, "[gateway]\nprefix = \"always\"\n\n"+body)
-	if _, err := RequestReload(context.Background(), ts.ws); err != nil {
+	if _, err := ctl.Reload(context.Background(), ts.ws); err != nil {
 		t.Fatal(err)
 	}
 	for {
@@ -125,7 +125,7 @@ func TestSessionGateway(t *testing.T) {
 		t.Errorf("tools, always: got %q, want %q", got, want)
 	}
 
-	if _, _, err := ConnectGateway(context.Background(), ts.ws, []string{"a", "nope"}, nil, nil); err == nil || !strings.Contains(err.Error(), `no server "nope"`) {
+	if _, _, err := ctl.ConnectGateway(context.Background(), ts.ws, []string{"a", "nope"}, nil, nil); err == nil || !strings.Contains(err.Error(), `no server "nope"`) {
 		t.Errorf("--servers a,nope: %v", err)
 	}
 	only := ts.gatewayClient("only-b", "b")

@@ -484,7 +484,7 @@ func TestSessionIdleExit(t *testing.T) {
 		}
 	}
 	opts.hooks.exiting = func() {
-		_, _, err := ConnectStdio(context.Background(), "ws", "srv", nil, nil)
+		_, _, err := ctl.Connect(context.Background(), "ws", "srv", nil, nil)
 		decided <- err
 	}
 	ts := startSession(t, path, opts)
@@ -521,11 +521,11 @@ func TestSessionIdleExit(t *testing.T) {
 	case <-time.After(waitLong):
 		t.Fatalf("the launcher did not exit once idle:\n%s", dumpStatus(ts.status()))
 	}
-	var nr *NotRunningError
+	var nr *ctl.NotRunningError
 	if err := <-decided; !errors.As(err, &nr) || !nr.Exiting {
 		t.Errorf("a connect once the exit was decided: got %v, want a launcher that is exiting", err)
 	}
-	if _, running, err := IsRunning("ws"); running || err != nil {
+	if _, running, err := ctl.IsRunning("ws"); running || err != nil {
 		t.Errorf("after the idle exit: got running %v, %v; want the lock released", running, err)
 	}
 	rt, _ := RuntimeDir("ws")

@@ -354,6 +354,17 @@ func (s *Session) Run(ctx context.Context) error {
 	}
 }
 
+// AlreadyRunning reports whether err is Session.Run's failure for a
+// workspace that has a launcher already, and that launcher's pid (0 when
+// unknown).
+func AlreadyRunning(err error) (pid int, ok bool) {
+	var le *dirs.LockedError
+	if errors.As(err, &le) {
+		return le.Pid, true
+	}
+	return 0, false
+}
+
 // steps is what Run hands the goroutine that applies manifests: the step
 // under way, and what waits for it to end (Run's loop owns it all).
 type steps struct {

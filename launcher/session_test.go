@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -230,6 +231,13 @@ func allReady(names ...string) func(*ctl.Status) bool {
 func dumpStatus(st *ctl.Status) string {
 	b, _ := json.MarshalIndent(st, "", "  ")
 	return string(b)
+}
+
+// connect opens an MCP connection to a server of workspace, through its
+// launcher's hub.
+func connect(workspace, server string) (net.Conn, error) {
+	conn, _, err := ctl.Connect(context.Background(), workspace, server, nil, nil)
+	return conn, err
 }
 
 // connect opens an MCP connection to a server through the session's
@@ -456,7 +464,7 @@ func TestSessionReady(t *testing.T) {
 		}
 	}
 	// Status over the control socket says the same.
-	q, err := QueryStatus(context.Background(), "ws")
+	q, err := ctl.QueryStatus(context.Background(), "ws")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -482,7 +490,7 @@ func TestSessionReady(t *testing.T) {
 			t.Errorf("%s: states %v, want the last stopped", name, got)
 		}
 	}
-	if _, err := QueryStatus(context.Background(), "ws"); !errors.As(err, new(*NotRunningError)) {
+	if _, err := ctl.QueryStatus(context.Background(), "ws"); !errors.As(err, new(*ctl.NotRunningError)) {
 		t.Errorf("status after the session: got %v, want NotRunningError", err)
 	}
 }
@@ -560,7 +568,7 @@ func TestSessionReload(t *testing.T) {
 	// Invalid: nothing changes, and status says why (the control socket's
 	// reload answers with the error too).
 	mm.set("[servers.keep]\ncomand = \"x\"\n")
-	st, err := RequestReload(context.Background(), "ws")
+	st, err := ctl.Reload(context.Background(), "ws")
 	if err == nil || !strings.Contains(err.Error(), `mcpgen.toml:2:1: server "keep": unknown key "comand"`) {
 		t.Errorf("reload of an invalid manifest: got %v", err)
 	}
@@ -992,7 +1000,7 @@ func TestSessionKilledLauncher(t *testing.T) {
 		t.Helper()
 		deadline := time.Now().Add(waitLong)
 		for {
-			st, err := QueryStatus(context.Background(), "ws")
+			st, err := ctl.QueryStatus(context.Background(), "ws")
 			if err == nil && allReady("stubborn", "parent", "plain")(st) {
 				return st
 			}
@@ -1017,7 +1025,7 @@ func TestSessionKilledLauncher(t *testing.T) {
 	if err := wait(first); signalOf(err) != syscall.SIGKILL {
 		t.Fatalf("the first launcher: got %v, want killed", err)
 	}
-	if _, err := QueryStatus(context.Background(), "ws"); !errors.As(err, new(*NotRunningError)) {
+	if _, err := ctl.QueryStatus(context.Background(), "ws"); !errors.As(err, new(*ctl.NotRunningError)) {
 		t.Errorf("status with the launcher dead: got %v, want NotRunningError", err)
 	}
 	// What it left: the stubborn server, and the parent's grandchild (the

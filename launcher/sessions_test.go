@@ -45,16 +45,16 @@ func TestRunningSessions(t *testing.T) {
 	// A file.
 	writeFile(t, filepath.Join(rt, "file"), "")
 
-	running, err := RunningSessions()
+	running, err := ctl.RunningSessions()
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Running{{Workspace: "live", Pid: os.Getpid()}}
+	want := []ctl.Running{{Workspace: "live", Pid: os.Getpid()}}
 	if !slices.Equal(running, want) {
 		t.Errorf("RunningSessions = %+v, want %+v", running, want)
 	}
 	for ws, want := range map[string]bool{"live": true, "stale": false, "empty": false, "never": false} {
-		if pid, got, err := IsRunning(ws); got != want || err != nil || (got && pid != os.Getpid()) {
+		if pid, got, err := ctl.IsRunning(ws); got != want || err != nil || (got && pid != os.Getpid()) {
 			t.Errorf("IsRunning(%s) = %d, %v, %v; want running %v", ws, pid, got, err, want)
 		}
 	}
@@ -62,7 +62,7 @@ func TestRunningSessions(t *testing.T) {
 		t.Errorf("IsRunning made the runtime dir of a workspace never launched: %v", err)
 	}
 
-	sessions, err := Sessions(context.Background())
+	sessions, err := ctl.Sessions(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestRunningSessions(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Its dir stays (the lock file is never removed), stale now.
-	if running, err := RunningSessions(); err != nil || len(running) != 0 {
+	if running, err := ctl.RunningSessions(); err != nil || len(running) != 0 {
 		t.Errorf("after the session: RunningSessions = %+v, %v; want none", running, err)
 	}
 }
@@ -108,29 +108,29 @@ func TestFindCreatesNothing(t *testing.T) {
 			ctx := context.Background()
 			notRunning := func(what string, err error) {
 				t.Helper()
-				if !errors.As(err, new(*NotRunningError)) {
+				if !errors.As(err, new(*ctl.NotRunningError)) {
 					t.Errorf("%s: %v, want a NotRunningError", what, err)
 				}
 			}
-			_, err := QueryStatus(ctx, "never")
+			_, err := ctl.QueryStatus(ctx, "never")
 			notRunning("QueryStatus", err)
-			_, err = RequestReload(ctx, "never")
-			notRunning("RequestReload", err)
-			_, _, err = RequestRestart(ctx, "never", "a")
-			notRunning("RequestRestart", err)
-			_, err = RequestStop(ctx, "never", false)
-			notRunning("RequestStop", err)
-			_, _, err = WaitSettled(ctx, "never")
+			_, err = ctl.Reload(ctx, "never")
+			notRunning("Reload", err)
+			_, _, err = ctl.Restart(ctx, "never", "a")
+			notRunning("Restart", err)
+			_, err = ctl.Stop(ctx, "never", false)
+			notRunning("Stop", err)
+			_, _, err = ctl.WaitSettled(ctx, "never")
 			notRunning("WaitSettled", err)
-			_, _, err = ConnectStdio(ctx, "never", "a", nil, nil)
-			notRunning("ConnectStdio", err)
-			if _, err := FindStateDir("never"); !errors.As(err, new(*NeverLaunchedError)) {
+			_, _, err = ctl.Connect(ctx, "never", "a", nil, nil)
+			notRunning("Connect", err)
+			if _, err := ctl.FindStateDir("never"); !errors.As(err, new(*ctl.NeverLaunchedError)) {
 				t.Errorf("FindStateDir: %v, want a NeverLaunchedError", err)
 			}
-			if _, err := ServerLogs("never"); !errors.As(err, new(*NeverLaunchedError)) {
+			if _, err := ctl.ServerLogs("never"); !errors.As(err, new(*ctl.NeverLaunchedError)) {
 				t.Errorf("ServerLogs: %v, want a NeverLaunchedError", err)
 			}
-			if running, err := RunningSessions(); len(running) != 0 || err != nil {
+			if running, err := ctl.RunningSessions(); len(running) != 0 || err != nil {
 				t.Errorf("RunningSessions = %v, %v; want none", running, err)
 			}
 			for _, d := range tt.gone {
@@ -151,7 +151,7 @@ func TestSessionStopRequest(t *testing.T) {
 	ts := startSession(t, path, Options{})
 	st := ts.wait("ready", allReady("a", "b"))
 
-	got, err := RequestStop(context.Background(), "ws", false)
+	got, err := ctl.Stop(context.Background(), "ws", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +174,7 @@ func TestSessionStopRequest(t *testing.T) {
 			t.Errorf("server %s (pid %d) still runs after the stop returned", s.Name, s.Pid)
 		}
 	}
-	if _, running, _ := IsRunning("ws"); running {
+	if _, running, _ := ctl.IsRunning("ws"); running {
 		t.Error("the lock is still held after the stop returned")
 	}
 	if !ts.events.has("stop requested (mcpgen stop)", "skip_graces", "false") {
@@ -197,9 +197,9 @@ func TestSessionStopForce(t *testing.T) {
 				// The first waits out its bound: the server sits in its
 				// hour of grace.
 				ctx, cancel := context.WithTimeout(context.Background(), waitQuiet)
-				_, err := RequestStop(ctx, "ws", false)
+				_, err := ctl.Stop(ctx, "ws", false)
 				cancel()
-				var still *StillStoppingError
+				var still *ctl.StillStoppingError
 				if !errors.As(err, &still) || still.Pid != os.Getpid() {
 					t.Fatalf("first request: %v, want a StillStoppingError", err)
 				}
@@ -209,7 +209,7 @@ func TestSessionStopForce(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), waitLong)
 			defer cancel()
-			if _, err := RequestStop(ctx, "ws", how == "force"); err != nil {
+			if _, err := ctl.Stop(ctx, "ws", how == "force"); err != nil {
 				t.Fatalf("the stop that skips the graces: %v", err)
 			}
 			waitGone(t, "after the stop", pid)
@@ -231,9 +231,9 @@ func TestSessionStopCallback(t *testing.T) {
 
 	for i, want := range []bool{false, true} {
 		ctx, cancel := context.WithTimeout(context.Background(), waitQuiet)
-		_, err := RequestStop(ctx, "ws", false)
+		_, err := ctl.Stop(ctx, "ws", false)
 		cancel()
-		if !errors.As(err, new(*StillStoppingError)) {
+		if !errors.As(err, new(*ctl.StillStoppingError)) {
 			t.Errorf("request %d: %v, want a StillStoppingError (the owner did not stop)", i+1, err)
 		}
 		select {
@@ -261,7 +261,7 @@ func TestSessionRestart(t *testing.T) {
 		writeFile(t, path, testServerTOML(t, "a", "echo"))
 		ts := startSession(t, path, Options{})
 		first := server(ts.wait("ready", allReady("a")), "a").Pid
-		st, starting, err := RequestRestart(ctx, "ws", "a")
+		st, starting, err := ctl.Restart(ctx, "ws", "a")
 		if err != nil || starting {
 			t.Fatalf("restart: %v (starting %v)", err, starting)
 		}
@@ -275,7 +275,7 @@ func TestSessionRestart(t *testing.T) {
 		if !ts.events.has("restart requested (mcpgen restart)", "server", "a") {
 			t.Errorf("the request is not logged:\n%s", ts.events)
 		}
-		if _, _, err := RequestRestart(ctx, "ws", "nope"); err == nil || err.Error() != `workspace "ws" has no server "nope"; it has: a` {
+		if _, _, err := ctl.Restart(ctx, "ws", "nope"); err == nil || err.Error() != `workspace "ws" has no server "nope"; it has: a` {
 			t.Errorf("restart nope: %v", err)
 		}
 	})
@@ -284,7 +284,7 @@ func TestSessionRestart(t *testing.T) {
 		writeFile(t, path, testServerTOML(t, "boom", "exit"))
 		ts := startSession(t, path, Options{Timing: Timing{FailureLimit: 1}})
 		ts.wait("failed", serverIs("boom", ctl.Failed))
-		st, _, err := RequestRestart(ctx, "ws", "boom")
+		st, _, err := ctl.Restart(ctx, "ws", "boom")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -306,7 +306,7 @@ func TestSessionRestart(t *testing.T) {
 		if a := server(ts.wait("backoff", serverIs("a", ctl.Backoff)), "a"); a.Restarts != 1 {
 			t.Errorf("in backoff: %d restarts, want 1", a.Restarts)
 		}
-		st, _, err := RequestRestart(ctx, "ws", "a")
+		st, _, err := ctl.Restart(ctx, "ws", "a")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -329,7 +329,7 @@ func TestSessionWaitSettled(t *testing.T) {
 		<-ts.s.Up()
 		ctx, cancel := context.WithTimeout(context.Background(), waitLong)
 		defer cancel()
-		st, starting, err := WaitSettled(ctx, "ws")
+		st, starting, err := ctl.WaitSettled(ctx, "ws")
 		if err != nil || len(starting) != 0 {
 			t.Fatalf("WaitSettled: %v, starting %v", err, starting)
 		}
@@ -368,7 +368,7 @@ func TestServerLogMarks(t *testing.T) {
 		s := server(st, "a")
 		return s.State == ctl.Ready && s.Pid != first.Pid && s.Pid != 0
 	}), "a")
-	if _, _, err := RequestRestart(context.Background(), "ws", "a"); err != nil {
+	if _, _, err := ctl.Restart(context.Background(), "ws", "a"); err != nil {
 		t.Fatal(err)
 	}
 	third := server(ts.status(), "a")

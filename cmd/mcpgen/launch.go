@@ -109,7 +109,7 @@ func (a *app) launch(o launchOptions, agent []string) error {
 
 	// An agent for a workspace that has a launcher runs with that one.
 	if len(agent) > 0 {
-		if pid, running, err := launcher.IsRunning(o.workspace); err == nil && running {
+		if pid, running, err := ctl.IsRunning(o.workspace); err == nil && running {
 			return a.attach(ctx, o, agent, pid, sigs)
 		}
 	}
@@ -303,7 +303,7 @@ func (a *app) attach(ctx context.Context, o launchOptions, agent []string, pid i
 	}
 	settled := make(chan settledResult, 1)
 	go func() { // bounded by the launcher; ends with waitCtx too
-		st, starting, err := launcher.WaitSettled(waitCtx, o.workspace)
+		st, starting, err := ctl.WaitSettled(waitCtx, o.workspace)
 		settled <- settledResult{st, starting, err}
 	}()
 	var r settledResult
@@ -336,7 +336,7 @@ func (a *app) attach(ctx context.Context, o launchOptions, agent []string, pid i
 		case sig := <-sigs:
 			switch {
 			case isReloadSignal(sig):
-				if _, err := launcher.RequestReload(ctx, o.workspace); err != nil {
+				if _, err := ctl.Reload(ctx, o.workspace); err != nil {
 					fmt.Fprintf(a.stderr, "mcpgen: reload: %s\n", termtext.Text(err.Error()))
 				}
 			case sig == syscall.SIGTERM:

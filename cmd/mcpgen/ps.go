@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpgen/mcpgen/internal/termtext"
-	"github.com/mcpgen/mcpgen/launcher"
 	"github.com/mcpgen/mcpgen/launcher/ctl"
 )
 
@@ -33,7 +32,7 @@ listed with why.`,
   mcpgen ps --json | jq -r '.[].workspace'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			sessions, err := launcher.Sessions(ctxOf(cmd))
+			sessions, err := ctl.Sessions(ctxOf(cmd))
 			if err != nil {
 				return err
 			}
@@ -80,7 +79,7 @@ type psServers struct {
 	Total int               `json:"total"`
 }
 
-func psRows(sessions []launcher.SessionInfo, now time.Time) []psRow {
+func psRows(sessions []ctl.SessionInfo, now time.Time) []psRow {
 	rows := []psRow{} // [] in JSON when none runs
 	for _, s := range sessions {
 		r := psRow{Workspace: s.Workspace, Pid: s.Pid}

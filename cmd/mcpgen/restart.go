@@ -5,7 +5,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/mcpgen/mcpgen/launcher"
 	"github.com/mcpgen/mcpgen/launcher/ctl"
 )
 
@@ -34,7 +33,7 @@ session.`,
 				return err
 			}
 			name := args[0]
-			st, starting, err := launcher.RequestRestart(ctxOf(cmd), ws, name)
+			st, starting, err := ctl.Restart(ctxOf(cmd), ws, name)
 			if err != nil {
 				return err
 			}

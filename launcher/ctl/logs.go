@@ -1,4 +1,4 @@
-package launcher
+package ctl
 
 import (
 	"os"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpgen/mcpgen/launcher/internal/dirs"
 	"github.com/mcpgen/mcpgen/launcher/internal/logfile"
 )
 
@@ -18,7 +19,7 @@ var ownLogs = []string{"launcher", "autostart"}
 // server name, without creating anything; a workspace that was never
 // launched is a *NeverLaunchedError.
 func ServerLogs(workspace string) (map[string]string, error) {
-	dir, err := FindStateDir(workspace)
+	dir, err := dirs.FindStateDir(workspace)
 	if err != nil {
 		return nil, err
 	}
@@ -44,3 +45,12 @@ func LogLineTime(line []byte) (t time.Time, ok bool) { return logfile.LineTime(l
 
 // MaxLogLine is the longest line the launcher writes into a server's log.
 const MaxLogLine = logfile.MaxLine
+
+// FindStateDir returns the state dir of a workspace that has one (where
+// its logs are), without creating anything; when it has none (it was never
+// launched), the error is a *NeverLaunchedError.
+func FindStateDir(workspace string) (string, error) { return dirs.FindStateDir(workspace) }
+
+// A NeverLaunchedError is a workspace that has no state dir: no launcher
+// ever ran for it (with these settings).
+type NeverLaunchedError = dirs.NeverLaunchedError

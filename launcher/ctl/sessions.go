@@ -1,8 +1,7 @@
-package launcher
+package ctl
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpgen/mcpgen/launcher/ctl"
 	"github.com/mcpgen/mcpgen/launcher/internal/dirs"
 )
 
@@ -46,7 +44,7 @@ func RunningSessions() ([]Running, error) {
 		if dirs.CheckPrivateDir(wsDir) != nil {
 			continue
 		}
-		if pid, running := Holder(wsDir); running {
+		if pid, running := dirs.Holder(wsDir); running {
 			out = append(out, Running{Workspace: ws, Pid: pid})
 		}
 	}
@@ -61,7 +59,7 @@ func IsRunning(workspace string) (pid int, running bool, err error) {
 	if err != nil || !exists {
 		return 0, false, err
 	}
-	pid, running = Holder(dir)
+	pid, running = dirs.Holder(dir)
 	return pid, running, nil
 }
 
@@ -70,7 +68,7 @@ func IsRunning(workspace string) (pid int, running bool, err error) {
 // stuck).
 type SessionInfo struct {
 	Running
-	Status *ctl.Status
+	Status *Status
 	Err    error
 }
 
@@ -88,19 +86,13 @@ func Sessions(ctx context.Context) ([]SessionInfo, error) {
 	var wg sync.WaitGroup
 	for i, r := range running {
 		out[i].Running = r
-		wg.Go(func() { out[i].Status, out[i].Err = queryStatus(ctx, r.Workspace) })
+		wg.Go(func() { out[i].Status, out[i].Err = QueryStatus(ctx, r.Workspace) })
 	}
 	wg.Wait()
 	return out, nil
 }
 
-// AlreadyRunning reports whether err is Session.Run's failure for a
-// workspace that has a launcher already, and that launcher's pid (0 when
-// unknown).
-func AlreadyRunning(err error) (pid int, ok bool) {
-	var le *dirs.LockedError
-	if errors.As(err, &le) {
-		return le.Pid, true
-	}
-	return 0, false
-}
+// Holder reports whether a launcher holds the lock in runtimeDir, and its
+// pid (0 when it could not be read), without disturbing a launcher that
+// takes it at that instant.
+func Holder(runtimeDir string) (pid int, running bool) { return dirs.Holder(runtimeDir) }
