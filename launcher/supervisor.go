@@ -743,3 +743,15 @@ func (v *supervisor) status() ctl.ServerStatus {
 	st.IdleStopAt = v.idleStopAtLocked()
 	return st
 }
+
+func (v *supervisor) config() *serverConfig {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.cfg
+}
+
+func (v *supervisor) currentState() ctl.State {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.state
+}
