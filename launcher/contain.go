@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os/exec"
 
 	"github.com/mcpgen/mcpgen/internal/proc"
@@ -16,6 +17,23 @@ import (
 // next launch, should this one be killed; and it starts at most
 // startConcurrency servers at once.
 
+// containment is the session's part in containing what it starts: set up
+// by Run (setupContainment), before any server exists, and read without a
+// lock after that.
+type containment struct {
+	// Containment holds every process the session starts (nil before
+	// Run has set it up), and record names what it holds for the next
+	// launch, should this one be killed.
+	*proc.Containment
+	record      *proc.Record
+	stopRefresh func() // ends the goroutine that refreshes the record
+	// slots bounds the servers starting at once: each start holds a few
+	// descriptors, and a manifest of thousands must not spend them all at
+	// once.
+	slots chan struct{}
+	log   *slog.Logger
+}
+
 // startConcurrency is how many servers start at once, at most: enough to
 // keep two cores busy with spawns, few enough that their descriptors stay
 // a small part of what a launch needs (proc.FilesPerStart each).
@@ -25,8 +43,8 @@ const startConcurrency = 16
 // (one killed with SIGKILL), sets up the session's containment and starts
 // its record. An unreadable record stops the launch: what it names is no
 // launcher's to guess at.
-func (s *Session) setupContainment(ctx context.Context) error {
-	entries, err := proc.ReadRecord(s.runtimeDir)
+func (s *Session) setupContainment(ctx context.Context, runtimeDir string) error {
+	entries, err := proc.ReadRecord(runtimeDir)
 	if err != nil {
 		return err
 	}
@@ -52,16 +70,16 @@ func (s *Session) setupContainment(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	rec, err := proc.NewRecord(s.runtimeDir, c, left)
+	rec, err := proc.NewRecord(runtimeDir, c, left)
 	if err != nil {
 		_ = c.Close(ctx)
 		return err
 	}
 	s.mu.Lock()
-	s.contain, s.record = c, rec
+	s.contain.Containment, s.contain.record = c, rec
 	s.mu.Unlock()
 	stop, refreshed := make(chan struct{}), make(chan struct{})
-	s.stopRefresh = func() { close(stop); <-refreshed }
+	s.contain.stopRefresh = func() { close(stop); <-refreshed }
 	go func() {
 		// Records what containers' processes start (ModeSubreaper's
 		// Changed); ends with closeContainment.
@@ -83,14 +101,14 @@ func (s *Session) setupContainment(ctx context.Context) error {
 // closeContainment ends whatever is still contained (what the agent of
 // launch -- CMD left, say) and, when nothing is left, the record.
 func (s *Session) closeContainment() {
-	s.stopRefresh()
+	s.contain.stopRefresh()
 	ctx, cancel := context.WithTimeout(context.Background(), proc.KillWait)
 	defer cancel()
 	if err := s.contain.Close(ctx); err != nil {
 		s.log.Warn("processes outlived the session: they stay recorded for the next launch to end", "error", err)
 		return
 	}
-	if err := s.record.Remove(); err != nil {
+	if err := s.contain.record.Remove(); err != nil {
 		s.log.Warn("removing the containment record", "error", err)
 	}
 }
@@ -102,7 +120,7 @@ func (s *Session) closeContainment() {
 // the containment.
 func (s *Session) StartAttached(name string, cmd *exec.Cmd) error {
 	s.mu.Lock()
-	c, closing := s.contain, s.closing
+	c, closing := s.contain.Containment, s.stop.closing
 	s.mu.Unlock()
 	if c == nil || closing {
 		return fmt.Errorf("start %s: the session is not running", name)
@@ -150,22 +168,23 @@ func checkLimits(c *proc.Containment, m *manifest.Manifest, srv *manifest.Server
 	return &manifest.Error{File: m.File, Pos: pos, Server: srv.Name, Key: le.Key, Msg: le.Error()}
 }
 
-// start starts a server's process once a start slot is free (see
-// startConcurrency), or fails when ctx ends first.
-func (s *Session) start(ctx context.Context, spec *proc.Spec) (*proc.Process, error) {
+// start starts a server's process in a container of its own, once a
+// start slot is free (see startConcurrency), or fails when ctx ends first.
+func (c *containment) start(ctx context.Context, spec *proc.Spec) (*proc.Process, error) {
 	select {
-	case s.startSlots <- struct{}{}:
+	case c.slots <- struct{}{}:
 	case <-ctx.Done():
 		return nil, context.Cause(ctx)
 	}
-	defer func() { <-s.startSlots }()
+	defer func() { <-c.slots }()
+	spec.Containment = c.Containment
 	return proc.Start(spec)
 }
 
 // contained logs, once a server's process has been stopped or killed, why
 // its container could not be closed, if so.
-func (s *Session) contained(server string, p *proc.Process) {
+func (c *containment) contained(server string, p *proc.Process) {
 	if err := p.CloseErr(); err != nil {
-		s.log.Warn("processes of a stopped server are left: they stay recorded for the next launch to end", "server", server, "error", err)
+		c.log.Warn("processes of a stopped server are left: they stay recorded for the next launch to end", "server", server, "error", err)
 	}
 }

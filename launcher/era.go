@@ -53,7 +53,7 @@ func (v *supervisor) knownEra(cfg *serverConfig) eraKnown {
 	// A catalog that cannot be read is no era known: the session says why
 	// when it answers from catalogs (a lazy server's), and the handshake
 	// replaces it.
-	if cat, _ := loadCatalog(v.session.stateDir, v.name, cfg.catKey); cat != nil {
+	if cat, _ := loadCatalog(v.session.catalogs.dir, v.name, cfg.catKey); cat != nil {
 		k.era = cat.init.Era
 	}
 	v.mu.Lock()

@@ -153,7 +153,7 @@ func (s *Session) watchIdleExit(ctx context.Context, sockPath string, stop func(
 func (s *Session) exitIfQuiet(epoch uint64) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closing || s.exit.exiting || s.exit.epoch != epoch || !s.quietLocked() {
+	if s.stop.closing || s.exit.exiting || s.exit.epoch != epoch || !s.quietLocked() {
 		return false
 	}
 	s.exit.exiting = true

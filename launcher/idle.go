@@ -46,7 +46,7 @@ func (v *supervisor) sleep(demand <-chan struct{}) *supervisorCmd {
 func (v *supervisor) restartIdle(cmd *supervisorCmd) (start bool) {
 	old := v.config()
 	if cmd.cfg.catKey != old.catKey {
-		cat := v.session.cachedCatalog(v.name, cmd.cfg.catKey)
+		cat := v.session.catalogs.cached(v.name, cmd.cfg.catKey)
 		if cat == nil {
 			cat = &catalog{}
 		}

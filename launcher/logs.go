@@ -3,6 +3,7 @@ package launcher
 import (
 	"io"
 	"path/filepath"
+	"sync"
 
 	"github.com/mcpgen/mcpgen/launcher/internal/logfile"
 )
@@ -10,19 +11,36 @@ import (
 // This file is the session's logs in the state dir: each server's stderr
 // (NAME.log), and the launcher's own (launcher.log).
 
-// serverLog returns the server's stderr log, opened once per session.
-func (s *Session) serverLog(name string) (*logfile.File, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if l := s.logs[name]; l != nil {
-		return l, nil
+// serverLogs are the servers' stderr logs in the state dir, each opened
+// once per session.
+type serverLogs struct {
+	dir   string // the state dir; set by Run, before any server exists
+	mu    sync.Mutex
+	files map[string]*logfile.File // guarded by mu
+}
+
+// file returns the server's stderr log, opened once per session.
+func (l *serverLogs) file(name string) (*logfile.File, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if f := l.files[name]; f != nil {
+		return f, nil
 	}
-	l, err := logfile.Open(s.logPath(name), logfile.DefaultMaxBytes, logfile.DefaultKeep)
+	f, err := logfile.Open(l.path(name), logfile.DefaultMaxBytes, logfile.DefaultKeep)
 	if err != nil {
 		return nil, err
 	}
-	s.logs[name] = l
-	return l, nil
+	l.files[name] = f
+	return f, nil
+}
+
+// close closes the logs, once every server has stopped.
+func (l *serverLogs) close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, f := range l.files {
+		f.Close()
+	}
 }
 
 // SessionLog opens the launcher's own log in the workspace's state dir,
@@ -36,7 +54,7 @@ func SessionLog(workspace string) (io.WriteCloser, error) {
 	return logfile.Open(filepath.Join(dir, "launcher.log"), logfile.DefaultMaxBytes, logfile.DefaultKeep)
 }
 
-// logPath is where a server's stderr goes.
-func (s *Session) logPath(name string) string {
-	return filepath.Join(s.stateDir, name+".log")
+// path is where a server's stderr goes.
+func (l *serverLogs) path(name string) string {
+	return filepath.Join(l.dir, name+".log")
 }

@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/mcpgen/mcpgen/launcher/internal/watch"
@@ -10,6 +11,16 @@ import (
 // This file is the servers' builds: a server with a build step is built
 // before it starts, unless its output is up to date, and is rebuilt, then
 // restarted, when the sources it watches change.
+
+// sessionBuilds is the session's part in rebuilds.
+type sessionBuilds struct {
+	wg sync.WaitGroup // the goroutines of rebuild; shutdown waits for them
+
+	// Guarded by the session's mu:
+	ctx     context.Context // the session's, which builds end with; set by Run
+	running map[string]bool // servers being rebuilt after a source change
+	again   map[string]bool // ... whose sources changed again meanwhile
+}
 
 // watchSources tells the watcher which files each server is built from.
 func (s *Session) watchSources(w *watch.Watcher) {
@@ -34,26 +45,26 @@ func (s *Session) watchSources(w *watch.Watcher) {
 func (s *Session) rebuild(name string) {
 	s.mu.Lock()
 	v := s.servers[name]
-	if v == nil || s.closing {
+	if v == nil || s.stop.closing {
 		s.mu.Unlock()
 		return
 	}
-	if s.building[name] {
-		s.again[name] = true
+	if s.builds.running[name] {
+		s.builds.again[name] = true
 		s.mu.Unlock()
 		return
 	}
-	s.building[name] = true
-	ctx := s.sessCtx
+	s.builds.running[name] = true
+	ctx := s.builds.ctx
 	s.mu.Unlock()
-	s.rebuilds.Go(func() {
+	s.builds.wg.Go(func() {
 		for {
 			s.rebuildOnce(ctx, v)
 			s.mu.Lock()
-			again := s.again[name] && ctx.Err() == nil
-			delete(s.again, name)
+			again := s.builds.again[name] && ctx.Err() == nil
+			delete(s.builds.again, name)
 			if !again {
-				delete(s.building, name)
+				delete(s.builds.running, name)
 			}
 			s.mu.Unlock()
 			if !again {
@@ -66,7 +77,7 @@ func (s *Session) rebuild(name string) {
 func (s *Session) rebuildOnce(ctx context.Context, v *supervisor) {
 	cfg := v.config()
 	s.log.Info("sources changed: rebuilding", "server", v.name)
-	_, took, err := Build(ctx, s.contain, cfg.m, cfg.server, s.opts.Env, true)
+	_, took, err := Build(ctx, s.contain.Containment, cfg.m, cfg.server, s.opts.Env, true)
 	if ctx.Err() != nil {
 		return // the session is ending
 	}
@@ -87,7 +98,7 @@ func (s *Session) rebuildOnce(ctx context.Context, v *supervisor) {
 // build runs a server's build step before it starts, unless its output is
 // up to date.
 func (s *Session) build(ctx context.Context, cfg *serverConfig) error {
-	state, took, err := Build(ctx, s.contain, cfg.m, cfg.server, s.opts.Env, false)
+	state, took, err := Build(ctx, s.contain.Containment, cfg.m, cfg.server, s.opts.Env, false)
 	if state == Built && err == nil {
 		s.log.Info("built", "server", cfg.server.Name, "took", took.Round(time.Millisecond).String())
 	}

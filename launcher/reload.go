@@ -25,6 +25,29 @@ import (
 // is what restartKey says it is); and mcpgen restart restarts one server on
 // request.
 
+// sessionLoads is the session's part in following the manifest.
+type sessionLoads struct {
+	// mu serializes reloads: the watcher's, Reload's and the control
+	// socket's, so that a manifest read earlier is never applied after one
+	// read later.
+	mu sync.Mutex
+	// applied is the number of the watcher's content applied last
+	// (watch.Content.Seq); guarded by mu.
+	applied uint64
+	// file and path name the manifest as it was loaded first, for parsing
+	// the content the watcher reads, and searched says how it was found
+	// (manifest.Manifest.Searched); set before the watcher starts.
+	file, path string
+	searched   bool
+	// requests holds Reload's request until Run takes it; requests made
+	// meanwhile merge into it.
+	requests chan struct{}
+
+	// Guarded by the session's mu:
+	last    ctl.ReloadStatus // the outcome of the last load
+	watcher *watch.Watcher   // nil when the manifest is not a file, or cannot be watched
+}
+
 // load reads the manifest, resolves the workspace context, and refuses a
 // manifest whose servers cannot all be held within the file descriptor
 // limit: better at once, with the numbers, than at the thousandth server
@@ -54,7 +77,7 @@ func (s *Session) load() (*manifest.Manifest, *manifest.Context, error) {
 // into it. One made before Run has started is done once it has.
 func (s *Session) Reload() {
 	select {
-	case s.reloads <- struct{}{}:
+	case s.loads.requests <- struct{}{}:
 	default: // one is waiting already
 	}
 }
@@ -66,7 +89,7 @@ func (s *Session) Reload() {
 func (s *Session) reloadNow(retryFailed bool, content *watch.Content) {
 	s.reload(retryFailed, content)
 	s.mu.Lock()
-	w, closing := s.watcher, s.closing
+	w, closing := s.loads.watcher, s.stop.closing
 	s.mu.Unlock()
 	if w != nil && !closing {
 		s.watchSources(w)
@@ -78,10 +101,10 @@ func (s *Session) reloadNow(retryFailed bool, content *watch.Content) {
 // manifest is read through the watcher when there is one, so that the
 // watcher compares later changes with what was applied.
 func (s *Session) reload(retryFailed bool, content *watch.Content) {
-	s.reloading.Lock()
-	defer s.reloading.Unlock()
+	s.loads.mu.Lock()
+	defer s.loads.mu.Unlock()
 	s.mu.Lock()
-	w := s.watcher
+	w := s.loads.watcher
 	s.mu.Unlock()
 	var m *manifest.Manifest
 	var c *manifest.Context
@@ -93,19 +116,19 @@ func (s *Session) reload(retryFailed bool, content *watch.Content) {
 		}
 		fallthrough
 	case content != nil:
-		if content.Seq < s.applied {
+		if content.Seq < s.loads.applied {
 			return // a later content was applied already
 		}
-		s.applied = content.Seq
+		s.loads.applied = content.Seq
 		m, c, err = s.parse(content.Data)
 	default:
 		m, c, err = s.load()
 	}
 	now := time.Now().UTC()
 	s.mu.Lock()
-	s.lastLoad = ctl.ReloadStatus{At: &now, OK: err == nil}
+	s.loads.last = ctl.ReloadStatus{At: &now, OK: err == nil}
 	if err != nil {
-		s.lastLoad.Error = err.Error()
+		s.loads.last.Error = err.Error()
 	}
 	s.mu.Unlock()
 	if err != nil {
@@ -120,11 +143,11 @@ func (s *Session) reload(retryFailed bool, content *watch.Content) {
 // parse reads the manifest from content the watcher read, as Load would
 // from the file, and resolves the workspace context.
 func (s *Session) parse(data []byte) (*manifest.Manifest, *manifest.Context, error) {
-	m, err := manifest.Parse(data, s.file, filepath.Dir(s.path))
+	m, err := manifest.Parse(data, s.loads.file, filepath.Dir(s.loads.path))
 	if err != nil {
 		return nil, nil, err
 	}
-	m.Path, m.Searched = s.path, s.searched
+	m.Path, m.Searched = s.loads.path, s.loads.searched
 	c, err := m.Context(s.opts.Context)
 	if err != nil {
 		return nil, nil, err
@@ -152,7 +175,7 @@ func (s *Session) apply(m *manifest.Manifest, c *manifest.Context, retryFailed b
 		}
 	}
 	s.mu.Lock()
-	if s.closing || s.exit.exiting {
+	if s.stop.closing || s.exit.exiting {
 		s.mu.Unlock() // a reload that raced the shutdown: start nothing
 		return
 	}
@@ -207,7 +230,7 @@ func (s *Session) apply(m *manifest.Manifest, c *manifest.Context, retryFailed b
 		if cfg := v.config(); cfg.server.Lazy {
 			// Its catalog, if one was kept: it answers until the server
 			// runs.
-			if cat := s.cachedCatalog(v.name, cfg.catKey); cat != nil {
+			if cat := s.catalogs.cached(v.name, cfg.catKey); cat != nil {
 				v.hub.Preload(cat.init, cat.tools, cat.lists)
 			}
 		}
@@ -232,7 +255,7 @@ func (s *Session) configure(m *manifest.Manifest, c *manifest.Context, srv *mani
 	}
 	cfg.spec, cfg.err = serverSpec(m, srv, c, s.opts.Self, s.opts.Env)
 	if cfg.err == nil {
-		cfg.err = checkLimits(s.contain, m, srv, cfg.limits)
+		cfg.err = checkLimits(s.contain.Containment, m, srv, cfg.limits)
 	}
 	cfg.key = restartKey(srv, cfg.spec, cfg.err)
 	cfg.catKey = catalogKey(m, srv, c, cfg.spec, s.opts.Env, cfg.err)
@@ -304,7 +327,7 @@ func sortedVars(vars []manifest.Var) []manifest.Var {
 // timeout.
 func (s *Session) restartServer(ctx context.Context, name string) ([]string, error) {
 	s.mu.Lock()
-	v, closing := s.servers[name], s.closing || s.exit.exiting
+	v, closing := s.servers[name], s.stop.closing || s.exit.exiting
 	s.mu.Unlock()
 	switch {
 	case closing:

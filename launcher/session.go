@@ -75,68 +75,32 @@ type testHooks struct {
 // answers the control socket (status, reload, connect, stop, restart, and
 // a wait until the servers are up).
 type Session struct {
-	opts       Options
-	timing     Timing
-	log        *slog.Logger
-	runtimeDir string
-	stateDir   string
-	started    time.Time
-	// contain holds every process the session starts, and record names
-	// what it holds for the next launch, should this one be killed.
-	contain     *proc.Containment
-	record      *proc.Record
-	stopRefresh func() // ends the goroutine that refreshes the record
-	// startSlots bounds the servers starting at once: each start holds
-	// a few descriptors, and a manifest of thousands must not spend them
-	// all at once.
-	startSlots chan struct{}
+	opts    Options
+	timing  Timing
+	log     *slog.Logger
+	started time.Time // set by Run
 
-	// reloading serializes reloads: the watcher's, Reload's and the
-	// control socket's, so that a manifest read earlier is never applied
-	// after one read later.
-	reloading sync.Mutex
-	// applied is the number of the watcher's content applied last
-	// (watch.Content.Seq); guarded by reloading.
-	applied uint64
-	// file and path name the manifest as it was loaded first, for parsing
-	// the content the watcher reads, and searched says how it was found
-	// (manifest.Manifest.Searched); set before the watcher starts.
-	file, path string
-	searched   bool
-	// reloads holds Reload's request until Run takes it; requests made
-	// meanwhile merge into it.
-	reloads chan struct{}
-	// rebuilds are the goroutines of rebuild; shutdown waits for them.
-	rebuilds sync.WaitGroup
+	// Each concern of the session holds its own, in the file that is
+	// about it.
+	contain  containment   // what the session's processes run in (contain.go)
+	loads    sessionLoads  // the manifest as the session follows it (reload.go)
+	builds   sessionBuilds // rebuilds after a source change (rebuild.go)
+	logs     serverLogs    // the servers' logs (logs.go)
+	catalogs catalogCache  // the servers' catalogs as kept (catalog.go)
+	stop     sessionStop   // the stop (stop.go)
+	exit     sessionExit   // the idle exit (exit.go)
 
-	mu       sync.Mutex
-	m        *manifest.Manifest
-	ctx      *manifest.Context
-	servers  map[string]*supervisor
-	logs     map[string]*logfile.File
-	lastLoad ctl.ReloadStatus
-	catalogs map[string][32]byte // a sum of each server's catalog as kept last (keepCatalog)
-	building map[string]bool     // servers being rebuilt after a source change
-	again    map[string]bool     // ... whose sources changed again meanwhile
-	closing  bool                // shutdown has begun: nothing starts any more
-	sessCtx  context.Context
-	watcher  *watch.Watcher // nil when the manifest is not a file, or cannot be watched
-	hurried  bool           // Hurry was called
-	hurry    func()         // cuts the stop's grace periods short; set by Run
-	stopRun  func()         // ends Run, for a stop request; set by Run
-	stops    int            // stop requests so far
+	mu      sync.Mutex
+	m       *manifest.Manifest
+	ctx     *manifest.Context
+	servers map[string]*supervisor
+	gw      *gateway.Gateway // the workspace gateway; set by Run
 	// settle is closed, and replaced, at every event: what waitSettled
 	// waits on.
 	settle chan struct{}
-	// ended is closed when Run has returned everything it held: every
-	// server stopped, the lock released.
-	ended chan struct{}
 	// up is closed once Run has started the servers and answers on its
 	// control socket.
-	up   chan struct{}
-	exit sessionExit // the idle exit (exit.go)
-
-	gw *gateway.Gateway // the workspace gateway; set by Run
+	up chan struct{}
 }
 
 // NewSession prepares a session; Run starts it.
@@ -155,18 +119,16 @@ func NewSession(opts Options) *Session {
 		opts:     opts,
 		timing:   opts.Timing.withDefaults(),
 		log:      opts.Log,
-		servers:  make(map[string]*supervisor),
-		logs:     make(map[string]*logfile.File),
-		catalogs: make(map[string][32]byte),
-		building: make(map[string]bool),
-		again:    make(map[string]bool),
-		reloads:  make(chan struct{}, 1),
-		settle:   make(chan struct{}),
-		ended:    make(chan struct{}),
-		up:       make(chan struct{}),
+		contain:  containment{slots: make(chan struct{}, startConcurrency), log: opts.Log},
+		loads:    sessionLoads{requests: make(chan struct{}, 1)},
+		builds:   sessionBuilds{running: make(map[string]bool), again: make(map[string]bool)},
+		logs:     serverLogs{files: make(map[string]*logfile.File)},
+		catalogs: catalogCache{kept: make(map[string][32]byte), log: opts.Log},
+		stop:     sessionStop{ended: make(chan struct{})},
 		exit:     sessionExit{kick: make(chan struct{}, 1)},
-
-		startSlots: make(chan struct{}, startConcurrency),
+		servers:  make(map[string]*supervisor),
+		settle:   make(chan struct{}),
+		up:       make(chan struct{}),
 	}
 }
 
@@ -188,27 +150,29 @@ func (s *Session) WaitSettled(ctx context.Context) (starting []string) {
 func (s *Session) Run(ctx context.Context) error {
 	// Last of all, once the lock is released: tell whoever asked it to
 	// stop that it has.
-	defer close(s.ended)
+	defer close(s.stop.ended)
 	// The stop outlives ctx, which has ended by then; Hurry ends this.
 	hurry, hurryNow := context.WithCancel(context.WithoutCancel(ctx))
 	defer hurryNow()
 	ctx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
 	s.mu.Lock()
-	s.hurry, s.stopRun = hurryNow, stopRun
-	if s.hurried {
+	s.stop.hurry, s.stop.run = hurryNow, stopRun
+	if s.stop.hurried {
 		hurryNow()
 	}
 	s.mu.Unlock()
 
-	var err error
-	if s.runtimeDir, err = RuntimeDir(s.opts.Workspace); err != nil {
+	runtimeDir, err := RuntimeDir(s.opts.Workspace)
+	if err != nil {
 		return err
 	}
-	if s.stateDir, err = StateDir(s.opts.Workspace); err != nil {
+	stateDir, err := StateDir(s.opts.Workspace)
+	if err != nil {
 		return err
 	}
-	held, err := dirs.Lock(s.runtimeDir)
+	s.logs.dir, s.catalogs.dir = stateDir, stateDir
+	held, err := dirs.Lock(runtimeDir)
 	if err != nil {
 		return err
 	}
@@ -216,7 +180,7 @@ func (s *Session) Run(ctx context.Context) error {
 
 	// What a launcher killed with -9 left behind goes first; then this
 	// one's containment is recorded, before anything starts.
-	if err := s.setupContainment(ctx); err != nil {
+	if err := s.setupContainment(ctx, runtimeDir); err != nil {
 		return err
 	}
 	defer s.closeContainment()
@@ -232,7 +196,7 @@ func (s *Session) Run(ctx context.Context) error {
 	var watchErrs <-chan error
 	var watcher *watch.Watcher
 	if m.Path != "" {
-		s.file, s.path, s.searched = m.File, m.Path, m.Searched
+		s.loads.file, s.loads.path, s.loads.searched = m.File, m.Path, m.Searched
 		watcher, err = watch.New(m.Path, watch.Options{Debounce: s.opts.Debounce, Complete: s.parses})
 		if err != nil {
 			s.log.Warn("not watching the manifest", "error", err)
@@ -241,7 +205,7 @@ func (s *Session) Run(ctx context.Context) error {
 			events, watchErrs = watcher.Events(), watcher.Errors()
 			if content, err := watcher.Read(); err == nil {
 				if m2, c2, err := s.parse(content.Data); err == nil {
-					m, c, s.applied = m2, c2, content.Seq
+					m, c, s.loads.applied = m2, c2, content.Seq
 				}
 				// Else it changed since the load, to content that does
 				// not parse: the load stands, and the next change that
@@ -249,7 +213,7 @@ func (s *Session) Run(ctx context.Context) error {
 			}
 		}
 	}
-	sockPath, err := dirs.SocketPath(s.runtimeDir, dirs.ControlSocket)
+	sockPath, err := dirs.SocketPath(runtimeDir, dirs.ControlSocket)
 	if err != nil {
 		return err
 	}
@@ -267,10 +231,10 @@ func (s *Session) Run(ctx context.Context) error {
 	s.mu.Lock()
 	s.started = time.Now()
 	loaded := s.started.UTC()
-	s.lastLoad = ctl.ReloadStatus{At: &loaded, OK: true} // the first load
+	s.loads.last = ctl.ReloadStatus{At: &loaded, OK: true} // the first load
 	s.m, s.ctx = m, c
-	s.sessCtx = ctx
-	s.watcher = watcher
+	s.builds.ctx = ctx
+	s.loads.watcher = watcher
 	s.gw = gateway.New(s.log)
 	s.mu.Unlock()
 
@@ -286,8 +250,8 @@ func (s *Session) Run(ctx context.Context) error {
 	// stop or a signal, whatever they wait for.
 	st := &steps{sources: map[string]bool{}}
 	st.start(func() {
-		s.reloading.Lock()
-		defer s.reloading.Unlock()
+		s.loads.mu.Lock()
+		defer s.loads.mu.Unlock()
 		s.apply(m, c, false)
 		if watcher != nil {
 			s.watchSources(watcher)
@@ -336,7 +300,7 @@ func (s *Session) Run(ctx context.Context) error {
 				continue
 			}
 			s.log.Warn("watching files", "error", err)
-		case <-s.reloads:
+		case <-s.loads.requests:
 			st.reload = true
 		}
 		s.nextStep(st)

@@ -62,9 +62,9 @@ func (s *Session) Status() *ctl.Status {
 		Workspace: s.opts.Workspace,
 		Pid:       os.Getpid(),
 		StartedAt: s.started.UTC(),
-		Reload:    s.lastLoad,
+		Reload:    s.loads.last,
 	}
-	if s.contain != nil {
+	if s.contain.Containment != nil {
 		st.Containment = s.contain.Report()
 	}
 	if s.m != nil {

@@ -11,15 +11,29 @@ import (
 // stops every server in parallel (shutdown); a second signal, mcpgen stop
 // --force or Hurry skips their grace periods.
 
+// sessionStop is the session's part in its stop.
+type sessionStop struct {
+	// ended is closed when Run has returned everything it held: every
+	// server stopped, the lock released.
+	ended chan struct{}
+
+	// Guarded by the session's mu:
+	closing  bool   // shutdown has begun: nothing starts any more
+	hurried  bool   // Hurry was called
+	hurry    func() // cuts the stop's grace periods short; set by Run
+	run      func() // ends Run, for a stop request; set by Run
+	requests int    // stop requests so far
+}
+
 // Hurry makes the session's stop skip the servers' grace periods, as a
 // second signal does: they are killed instead of asked to exit. It may be
 // called at any time; before the stop, it takes effect at the stop.
 func (s *Session) Hurry() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.hurried = true
-	if s.hurry != nil {
-		s.hurry()
+	s.stop.hurried = true
+	if s.stop.hurry != nil {
+		s.stop.hurry()
 	}
 }
 
@@ -28,14 +42,14 @@ func (s *Session) Hurry() {
 // once, with what is closed when the session has ended.
 func (s *Session) requestStop(force bool) <-chan struct{} {
 	s.mu.Lock()
-	s.stops++
-	hurry := force || s.stops > 1
-	stopRun := s.stopRun
+	s.stop.requests++
+	hurry := force || s.stop.requests > 1
+	stopRun := s.stop.run
 	s.mu.Unlock()
 	s.log.Info("stop requested (mcpgen stop)", "skip_graces", hurry)
 	if s.opts.Stop != nil {
 		s.opts.Stop(hurry)
-		return s.ended
+		return s.stop.ended
 	}
 	if hurry {
 		s.Hurry()
@@ -43,15 +57,15 @@ func (s *Session) requestStop(force bool) <-chan struct{} {
 	if stopRun != nil {
 		stopRun()
 	}
-	return s.ended
+	return s.stop.ended
 }
 
 // shutdown stops every server in parallel and disconnects their clients.
 func (s *Session) shutdown(hurry context.Context) {
 	s.mu.Lock()
-	s.closing = true
+	s.stop.closing = true
 	s.mu.Unlock()
-	s.rebuilds.Wait() // the session's context has ended: they end too
+	s.builds.wg.Wait() // the session's context has ended: they end too
 	s.mu.Lock()
 	servers := slices.Collect(maps.Values(s.servers))
 	s.mu.Unlock()
@@ -66,9 +80,5 @@ func (s *Session) shutdown(hurry context.Context) {
 	if s.gw != nil {
 		s.gw.Close() // after the hubs: the requests in flight have their answers
 	}
-	s.mu.Lock()
-	for _, l := range s.logs {
-		l.Close()
-	}
-	s.mu.Unlock()
+	s.logs.close()
 }

@@ -377,7 +377,7 @@ func (v *supervisor) runOnce() (*supervisorCmd, crashInfo) {
 	}
 
 	spec := *cfg.spec
-	log, err := v.session.serverLog(v.name)
+	log, err := v.session.logs.file(v.name)
 	if err != nil {
 		return nil, crashInfo{err: err}
 	}
@@ -388,13 +388,13 @@ func (v *supervisor) runOnce() (*supervisorCmd, crashInfo) {
 	spec.StdinGrace, spec.TermGrace = v.timing.StdinGrace, v.timing.TermGrace
 	// A container of its own, recorded before the start returns; a
 	// process whose container cannot be recorded does not start.
-	spec.Containment, spec.Name, spec.Limits = v.session.contain, v.name, cfg.limits
-	child, err := v.session.start(v.stopping, &spec)
+	spec.Name, spec.Limits = v.name, cfg.limits
+	child, err := v.session.contain.start(v.stopping, &spec)
 	if err != nil {
 		log.Mark("failed to start: %v", err)
 		return v.commandOr(crashInfo{err: err})
 	}
-	defer v.session.contained(v.name, child)
+	defer v.session.contain.contained(v.name, child)
 	v.mu.Lock()
 	v.pid, v.startedAt = child.Pid, child.Started
 	restarts := v.restarts
@@ -510,7 +510,7 @@ type catalogKeep struct {
 // prompts, resources and templates that the gateway lists are kept too.
 func (v *supervisor) keepCatalog(cfg *serverConfig, up *hub.Upstream, init *mcp.InitializeResult, tools []*mcp.Tool) *catalogKeep {
 	k := &catalogKeep{listed: v.hub.Listed(up), keep: func() {
-		v.session.keepCatalog(v.name, cfg.catKey, &catalog{init, tools, v.hub.Catalog().Lists})
+		v.session.catalogs.keep(v.name, cfg.catKey, &catalog{init, tools, v.hub.Catalog().Lists})
 	}}
 	select {
 	case <-k.listed:
@@ -711,7 +711,7 @@ func (v *supervisor) status() ctl.ServerStatus {
 		Restarts:  v.restarts,
 		LastError: v.lastError,
 		Tools:     v.hub.Tools(),
-		Log:       v.session.logPath(v.name),
+		Log:       v.session.logs.path(v.name),
 	}
 	if v.remote != nil {
 		st.Notice = v.remote.Notice()
