@@ -97,10 +97,10 @@ func (s *Session) rebuildOnce(ctx context.Context, v *supervisor) {
 
 // build runs a server's build step before it starts, unless its output is
 // up to date.
-func (s *Session) build(ctx context.Context, cfg *serverConfig) error {
-	state, took, err := Build(ctx, s.contain.Containment, cfg.m, cfg.server, s.opts.Env, false)
+func (v *supervisor) build(ctx context.Context, cfg *serverConfig) error {
+	state, took, err := Build(ctx, v.host.contain.Containment, cfg.m, cfg.server, v.host.env, false)
 	if state == Built && err == nil {
-		s.log.Info("built", "server", cfg.server.Name, "took", took.Round(time.Millisecond).String())
+		v.host.log.Info("built", "server", cfg.server.Name, "took", took.Round(time.Millisecond).String())
 	}
 	return err
 }

@@ -200,7 +200,7 @@ func (s *Session) apply(m *manifest.Manifest, c *manifest.Context, retryFailed b
 	var start []*supervisor
 	for _, name := range slices.Sorted(maps.Keys(want)) {
 		if _, ok := s.servers[name]; !ok {
-			v := newSupervisor(s, want[name], hub.New(name, c.WorkspaceDir, s.log))
+			v := newSupervisor(s.host(), want[name], hub.New(name, c.WorkspaceDir, s.log))
 			s.servers[name] = v
 			start = append(start, v)
 		}

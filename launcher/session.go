@@ -396,21 +396,11 @@ func closedChan() chan struct{} {
 	return c
 }
 
-// event logs a server's state change.
-func (s *Session) event(server string, state ctl.State, detail string, err error) {
-	attrs := []any{"server", server, "state", string(state)}
-	if detail != "" {
-		attrs = append(attrs, "detail", detail)
-	}
-	level := slog.LevelInfo
-	if err != nil {
-		attrs = append(attrs, "error", err.Error())
-		if state == ctl.Failed || state == ctl.Backoff {
-			level = slog.LevelWarn
-		}
-	}
-	s.log.Log(context.Background(), level, "server "+string(state), attrs...)
-	s.changed()
+// host is what the session gives a supervisor it makes: see
+// supervisorHost.
+func (s *Session) host() *supervisorHost {
+	return &supervisorHost{log: s.log, timing: s.timing, env: s.opts.Env, contain: &s.contain,
+		logs: &s.logs, catalogs: &s.catalogs, changed: s.changed, idleStop: s.opts.hooks.idleStop}
 }
 
 func (s *Session) changed() {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"os/exec"
 	"strings"
@@ -90,12 +91,12 @@ type serverConfig struct {
 // ready through its hub, pings it, restarts it after a crash with backoff,
 // and gives up after too many crashes. Its goroutine (run) ends after stop.
 type supervisor struct {
-	name    string
-	hub     *hub.Hub
-	session *Session
-	timing  Timing
-	cmds    chan supervisorCmd
-	done    chan struct{}
+	name   string
+	hub    *hub.Hub
+	host   *supervisorHost
+	timing Timing
+	cmds   chan supervisorCmd
+	done   chan struct{}
 	// stopping is cancelled by stop, to cut a build or a handshake short.
 	stopping context.Context
 	cancel   context.CancelFunc
@@ -126,15 +127,34 @@ type supervisorCmd struct {
 	idle <-chan struct{}
 }
 
-func newSupervisor(s *Session, cfg *serverConfig, h *hub.Hub) *supervisor {
+// A supervisorHost is what a supervisor has of its session, given at its
+// creation; it reaches nothing else of it. Each part belongs to one concern
+// of the session (contain.go, logs.go, catalog.go); changed is the
+// session's, told of every event.
+type supervisorHost struct {
+	log      *slog.Logger
+	timing   Timing
+	env      []string     // the environment servers inherit: a build's too
+	contain  *containment // starts the server's processes, each contained
+	logs     *serverLogs
+	catalogs *catalogCache
+	// changed is called after every event (a server's state changed): the
+	// session wakes what waits for the servers, its idle exit, and its
+	// owner (Options.Changed).
+	changed func()
+	// idleStop is a test's hook (testHooks.idleStop); nil outside tests.
+	idleStop func(server string)
+}
+
+func newSupervisor(host *supervisorHost, cfg *serverConfig, h *hub.Hub) *supervisor {
 	stopping, cancel := context.WithCancel(context.Background())
 	v := &supervisor{
 		stopping: stopping,
 		cancel:   cancel,
 		name:     cfg.server.Name,
 		hub:      h,
-		session:  s,
-		timing:   s.timing,
+		host:     host,
+		timing:   host.timing,
 		cmds:     make(chan supervisorCmd),
 		done:     make(chan struct{}),
 		cfg:      cfg,
@@ -271,7 +291,7 @@ func (v *supervisor) run(begin <-chan struct{}) {
 		v.restarts++
 		v.state, v.pid, v.lastError, v.retryAt = ctl.Backoff, 0, crash.err.Error(), now.Add(delay)
 		v.mu.Unlock()
-		v.session.event(v.name, ctl.Backoff, "restarting in "+delay.Round(time.Millisecond).String(), crash.err)
+		v.event(ctl.Backoff, "restarting in "+delay.Round(time.Millisecond).String(), crash.err)
 		if stop := v.waitOrCommand(delay); stop {
 			return
 		}
@@ -372,12 +392,12 @@ func (v *supervisor) runOnce() (*supervisorCmd, crashInfo) {
 		return v.runRemote(cfg)
 	}
 	v.setState(ctl.Starting, "")
-	if err := v.session.build(v.stopping, cfg); err != nil {
+	if err := v.build(v.stopping, cfg); err != nil {
 		return v.commandOr(crashInfo{err: &proc.PermanentError{Err: err}})
 	}
 
 	spec := *cfg.spec
-	log, err := v.session.logs.file(v.name)
+	log, err := v.host.logs.file(v.name)
 	if err != nil {
 		return nil, crashInfo{err: err}
 	}
@@ -389,12 +409,12 @@ func (v *supervisor) runOnce() (*supervisorCmd, crashInfo) {
 	// A container of its own, recorded before the start returns; a
 	// process whose container cannot be recorded does not start.
 	spec.Name, spec.Limits = v.name, cfg.limits
-	child, err := v.session.contain.start(v.stopping, &spec)
+	child, err := v.host.contain.start(v.stopping, &spec)
 	if err != nil {
 		log.Mark("failed to start: %v", err)
 		return v.commandOr(crashInfo{err: err})
 	}
-	defer v.session.contain.contained(v.name, child)
+	defer v.host.contain.contained(v.name, child)
 	v.mu.Lock()
 	v.pid, v.startedAt = child.Pid, child.Started
 	restarts := v.restarts
@@ -453,7 +473,7 @@ func (v *supervisor) runOnce() (*supervisorCmd, crashInfo) {
 	v.mu.Lock()
 	v.state, v.lastError = ctl.Ready, ""
 	v.mu.Unlock()
-	v.session.event(v.name, ctl.Ready, fmt.Sprintf("pid %d, %d tools", child.Pid, len(names)), nil)
+	v.event(ctl.Ready, fmt.Sprintf("pid %d, %d tools", child.Pid, len(names)), nil)
 
 	cmd, err = v.watch(child, up, keep)
 	// Detached before its stdin closes (end, Kill): a request that took
@@ -510,7 +530,7 @@ type catalogKeep struct {
 // prompts, resources and templates that the gateway lists are kept too.
 func (v *supervisor) keepCatalog(cfg *serverConfig, up *hub.Upstream, init *mcp.InitializeResult, tools []*mcp.Tool) *catalogKeep {
 	k := &catalogKeep{listed: v.hub.Listed(up), keep: func() {
-		v.session.catalogs.keep(v.name, cfg.catKey, &catalog{init, tools, v.hub.Catalog().Lists})
+		v.host.catalogs.keep(v.name, cfg.catKey, &catalog{init, tools, v.hub.Catalog().Lists})
 	}}
 	select {
 	case <-k.listed:
@@ -681,6 +701,23 @@ func lastLine(b []byte) string {
 	return strings.TrimSpace(lines[len(lines)-1])
 }
 
+// event logs a server's state change.
+func (v *supervisor) event(state ctl.State, detail string, err error) {
+	attrs := []any{"server", v.name, "state", string(state)}
+	if detail != "" {
+		attrs = append(attrs, "detail", detail)
+	}
+	level := slog.LevelInfo
+	if err != nil {
+		attrs = append(attrs, "error", err.Error())
+		if state == ctl.Failed || state == ctl.Backoff {
+			level = slog.LevelWarn
+		}
+	}
+	v.host.log.Log(context.Background(), level, "server "+string(state), attrs...)
+	v.host.changed()
+}
+
 func (v *supervisor) setState(state ctl.State, lastError string) {
 	v.mu.Lock()
 	v.state = state
@@ -695,7 +732,7 @@ func (v *supervisor) setState(state ctl.State, lastError string) {
 	if lastError != "" {
 		err = errors.New(lastError)
 	}
-	v.session.event(v.name, state, "", err)
+	v.event(state, "", err)
 }
 
 // status returns the supervisor's part of mcpgen status.
@@ -711,7 +748,7 @@ func (v *supervisor) status() ctl.ServerStatus {
 		Restarts:  v.restarts,
 		LastError: v.lastError,
 		Tools:     v.hub.Tools(),
-		Log:       v.session.logs.path(v.name),
+		Log:       v.host.logs.path(v.name),
 	}
 	if v.remote != nil {
 		st.Notice = v.remote.Notice()

@@ -36,7 +36,7 @@ func (v *supervisor) runRemote(cfg *serverConfig) (*supervisorCmd, crashInfo) {
 	}
 	// The transport never logs the token, a header or the URL's query.
 	t, err := streamable.New(r.URL, streamable.Options{Header: header, BearerToken: r.BearerToken, Protocol: cfg.server.Protocol,
-		MaxReconnects: v.timing.RemoteReconnects, Logger: v.session.log.With("server", v.name)})
+		MaxReconnects: v.timing.RemoteReconnects, Logger: v.host.log.With("server", v.name)})
 	if err != nil {
 		return v.commandOr(crashInfo{err: &proc.PermanentError{Err: fmt.Errorf("url: %w", err)}})
 	}
@@ -75,7 +75,7 @@ func (v *supervisor) runRemote(cfg *serverConfig) (*supervisorCmd, crashInfo) {
 	v.mu.Lock()
 	v.state, v.lastError = ctl.Ready, ""
 	v.mu.Unlock()
-	v.session.event(v.name, ctl.Ready, fmt.Sprintf("remote, %d tools", len(v.hub.Tools())), nil)
+	v.event(ctl.Ready, fmt.Sprintf("remote, %d tools", len(v.hub.Tools())), nil)
 
 	cmd, err = v.watch(nil, up, keep)
 	v.hub.Detach(up)
