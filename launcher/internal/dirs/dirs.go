@@ -1,4 +1,10 @@
-package launcher
+// Package dirs holds where a workspace's session lives and what it
+// keeps: its runtime dir (the session lock, the sockets, the record of
+// what it contains), made private to the user, and its state dir (logs,
+// catalogs); and the lock that makes one launcher the holder of a
+// workspace. The launcher makes them; the control socket's client (ctl)
+// finds them without creating anything.
+package dirs
 
 import (
 	"errors"
@@ -56,9 +62,9 @@ func (e dirEnv) homeDir(what string) (string, error) {
 
 func envFor(what string) string {
 	if what == "state dir" {
-		return envStateDir
+		return EnvStateDir
 	}
-	return envRuntimeDir
+	return EnvRuntimeDir
 }
 
 // linuxDirs follow the XDG base directory spec: the runtime dir in

@@ -1,4 +1,4 @@
-package launcher
+package wire_test
 
 import (
 	"bytes"
@@ -8,7 +8,13 @@ import (
 	"time"
 
 	json "github.com/goccy/go-json"
+
+	"github.com/mcpgen/mcpgen/launcher/ctl"
+	"github.com/mcpgen/mcpgen/launcher/internal/wire"
 )
+
+// answer is an answer as the launcher writes it and its client reads it.
+type answer = wire.Answer[ctl.Status]
 
 // TestControlWire holds the client's hand-written side of the control
 // protocol to the launcher's, which is go-json's: every request the client
@@ -16,7 +22,7 @@ import (
 // back as itself.
 func TestControlWire(t *testing.T) {
 	odd := "quote \" backslash \\ newline \n tab \t <&> é \u2028 \x01"
-	for _, req := range []controlRequest{
+	for _, req := range []wire.Request{
 		{Op: "status"},
 		{Op: "connect", Server: "files"},
 		{Op: "connect", Server: "files", Stdio: true},
@@ -24,8 +30,8 @@ func TestControlWire(t *testing.T) {
 		{Op: "stop", Force: true},
 		{Op: odd, Server: odd},
 	} {
-		line := req.appendJSON(nil)
-		var got controlRequest
+		line := req.AppendJSON(nil)
+		var got wire.Request
 		if err := json.Unmarshal(line, &got); err != nil {
 			t.Errorf("%+v: the launcher cannot read %s: %v", req, line, err)
 			continue
@@ -36,10 +42,10 @@ func TestControlWire(t *testing.T) {
 	}
 
 	at := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
-	status := &Status{Workspace: "ws-1", Pid: 42, Manifest: "mcpgen.toml", StartedAt: at,
-		Reload:  ReloadStatus{At: &at, OK: true},
-		Servers: []ServerStatus{{Name: "files"}, {Name: odd}}}
-	for _, a := range []controlAnswer{
+	status := &ctl.Status{Workspace: "ws-1", Pid: 42, Manifest: "mcpgen.toml", StartedAt: at,
+		Reload:  ctl.ReloadStatus{At: &at, OK: true},
+		Servers: []ctl.ServerStatus{{Name: "files"}, {Name: odd}}}
+	for _, a := range []answer{
 		{},
 		{OK: true},
 		{OK: true, Stdio: true},
@@ -49,16 +55,16 @@ func TestControlWire(t *testing.T) {
 		{OK: true, Status: status, Starting: []string{"git", odd}},
 	} {
 		var line bytes.Buffer
-		if err := answer(&line, a); err != nil {
+		if err := wire.WriteAnswer(&line, a); err != nil {
 			t.Fatal(err)
 		}
-		got, err := parseAnswer(bytes.TrimSuffix(line.Bytes(), []byte("\n")))
+		got, err := wire.ParseAnswer[ctl.Status](bytes.TrimSuffix(line.Bytes(), []byte("\n")))
 		if err != nil {
 			t.Errorf("the client cannot read %s: %v", line.Bytes(), err)
 			continue
 		}
 		var again bytes.Buffer
-		if err := answer(&again, *got); err != nil {
+		if err := wire.WriteAnswer(&again, *got); err != nil {
 			t.Fatal(err)
 		}
 		if again.String() != line.String() {
@@ -72,30 +78,30 @@ func TestControlWire(t *testing.T) {
 func TestParseAnswer(t *testing.T) {
 	for _, tt := range []struct {
 		line    string
-		want    controlAnswer
+		want    answer
 		wantErr string
 	}{
-		{`{"ok":true,"stdio":false,"error":null,"status":null,"extra":{"a":[1]}}`, controlAnswer{OK: true}, ""},
-		{` {"error":"no \"x\"\n","exiting":true} `, controlAnswer{Error: "no \"x\"\n", Exiting: true}, ""},
-		{`{"starting":["a","b"]}`, controlAnswer{Starting: []string{"a", "b"}}, ""},
-		{`{"ok":true}x`, controlAnswer{}, "not a JSON object"},
-		{`[]`, controlAnswer{}, "not a JSON object"},
-		{``, controlAnswer{}, "not a JSON object"},
-		{`{"ok":"yes"}`, controlAnswer{}, `"ok" is not`},
-		{`{"error":1}`, controlAnswer{}, `"error" is not`},
-		{`{"status":[]}`, controlAnswer{}, `"status" is not`},
-		{`{"starting":"a"}`, controlAnswer{}, `"starting" is not`},
+		{`{"ok":true,"stdio":false,"error":null,"status":null,"extra":{"a":[1]}}`, answer{OK: true}, ""},
+		{` {"error":"no \"x\"\n","exiting":true} `, answer{Error: "no \"x\"\n", Exiting: true}, ""},
+		{`{"starting":["a","b"]}`, answer{Starting: []string{"a", "b"}}, ""},
+		{`{"ok":true}x`, answer{}, "not a JSON object"},
+		{`[]`, answer{}, "not a JSON object"},
+		{``, answer{}, "not a JSON object"},
+		{`{"ok":"yes"}`, answer{}, `"ok" is not`},
+		{`{"error":1}`, answer{}, `"error" is not`},
+		{`{"status":[]}`, answer{}, `"status" is not`},
+		{`{"starting":"a"}`, answer{}, `"starting" is not`},
 	} {
-		got, err := parseAnswer([]byte(tt.line))
+		got, err := wire.ParseAnswer[ctl.Status]([]byte(tt.line))
 		switch {
 		case tt.wantErr != "":
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Errorf("parseAnswer(%s): error %v, want one that says %q", tt.line, err, tt.wantErr)
+				t.Errorf("ParseAnswer(%s): error %v, want one that says %q", tt.line, err, tt.wantErr)
 			}
 		case err != nil:
-			t.Errorf("parseAnswer(%s): %v", tt.line, err)
+			t.Errorf("ParseAnswer(%s): %v", tt.line, err)
 		case !reflect.DeepEqual(*got, tt.want):
-			t.Errorf("parseAnswer(%s) = %+v, want %+v", tt.line, *got, tt.want)
+			t.Errorf("ParseAnswer(%s) = %+v, want %+v", tt.line, *got, tt.want)
 		}
 	}
 }

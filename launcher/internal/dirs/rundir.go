@@ -1,4 +1,4 @@
-package launcher
+package dirs
 
 import (
 	"errors"
@@ -13,8 +13,8 @@ import (
 // defaults do not suit (a runtime dir whose path is too long for a unix
 // socket, say).
 const (
-	envRuntimeDir = "MCPGEN_RUNTIME_DIR"
-	envStateDir   = "MCPGEN_STATE_DIR"
+	EnvRuntimeDir = "MCPGEN_RUNTIME_DIR"
+	EnvStateDir   = "MCPGEN_STATE_DIR"
 )
 
 // RuntimeDir returns the directory of a workspace's live session: its lock,
@@ -34,7 +34,7 @@ const (
 // ($MCPGEN_RUNTIME_DIR, $XDG_RUNTIME_DIR, the temp dir) is the user's or the
 // system's choice, and trusted as it is.
 func RuntimeDir(workspace string) (string, error) {
-	if err := checkDirName(workspace); err != nil {
+	if err := CheckName(workspace); err != nil {
 		return "", err
 	}
 	base, managed, err := runtimeRoot()
@@ -58,9 +58,9 @@ func RuntimeDir(workspace string) (string, error) {
 // directories mcpgen manages between it and a workspace's runtime dir,
 // without creating anything.
 func runtimeRoot() (base string, managed []string, err error) {
-	if v := os.Getenv(envRuntimeDir); v != "" {
+	if v := os.Getenv(EnvRuntimeDir); v != "" {
 		if !filepath.IsAbs(v) {
-			return "", nil, fmt.Errorf("%s=%q: not an absolute path: set it to one", envRuntimeDir, v)
+			return "", nil, fmt.Errorf("%s=%q: not an absolute path: set it to one", EnvRuntimeDir, v)
 		}
 		return filepath.Clean(v), nil, nil
 	}
@@ -76,10 +76,10 @@ func hostDirEnv() dirEnv {
 	return dirEnv{getenv: os.Getenv, home: os.UserHomeDir, uid: os.Getuid(), tempDir: os.TempDir()}
 }
 
-// sessionsDir returns the directory that holds the runtime dir of every
+// SessionsDir returns the directory that holds the runtime dir of every
 // workspace, checked as RuntimeDir checks it, without creating anything:
 // exists is false when it does not exist (no launcher ever ran).
-func sessionsDir() (dir string, exists bool, err error) {
+func SessionsDir() (dir string, exists bool, err error) {
 	base, managed, err := runtimeRoot()
 	if err != nil {
 		return "", false, err
@@ -87,11 +87,11 @@ func sessionsDir() (dir string, exists bool, err error) {
 	return findPrivate(base, managed)
 }
 
-// findRuntimeDir returns the runtime dir of a workspace without creating
+// FindRuntimeDir returns the runtime dir of a workspace without creating
 // anything: exists is false when it does not exist (the workspace was never
 // launched). What exists is checked as RuntimeDir checks it.
-func findRuntimeDir(workspace string) (dir string, exists bool, err error) {
-	if err := checkDirName(workspace); err != nil {
+func FindRuntimeDir(workspace string) (dir string, exists bool, err error) {
+	if err := CheckName(workspace); err != nil {
 		return "", false, err
 	}
 	base, managed, err := runtimeRoot()
@@ -107,7 +107,7 @@ func findPrivate(base string, managed []string) (dir string, exists bool, err er
 	dir = base
 	for _, name := range managed {
 		dir = filepath.Join(dir, name)
-		if err := checkPrivateDir(dir); errors.Is(err, fs.ErrNotExist) {
+		if err := CheckPrivateDir(dir); errors.Is(err, fs.ErrNotExist) {
 			return dir, false, nil
 		} else if err != nil {
 			return dir, false, err
@@ -153,7 +153,7 @@ func FindStateDir(workspace string) (string, error) {
 	case err != nil:
 		return "", fmt.Errorf("state dir: %w", err)
 	case !fi.IsDir():
-		return "", fmt.Errorf("state dir %s: not a directory: remove it, or set %s", dir, envStateDir)
+		return "", fmt.Errorf("state dir %s: not a directory: remove it, or set %s", dir, EnvStateDir)
 	}
 	return dir, nil
 }
@@ -172,40 +172,44 @@ func StateDirPath(name string) (string, error) { return stateDirPath(name) }
 
 // stateDirPath is where StateDir is, made or not.
 func stateDirPath(workspace string) (string, error) {
-	if err := checkDirName(workspace); err != nil {
+	if err := CheckName(workspace); err != nil {
 		return "", err
 	}
-	if v := os.Getenv(envStateDir); v != "" {
+	if v := os.Getenv(EnvStateDir); v != "" {
 		if !filepath.IsAbs(v) {
-			return "", fmt.Errorf("%s=%q: not an absolute path: set it to one", envStateDir, v)
+			return "", fmt.Errorf("%s=%q: not an absolute path: set it to one", EnvStateDir, v)
 		}
 		return filepath.Join(v, workspace), nil
 	}
 	return hostDirs.state(hostDirEnv(), workspace)
 }
 
-// checkDirName refuses a workspace id that could name anything but one
+// CheckName refuses a workspace id that could name anything but one
 // directory. manifest.CheckWorkspaceID has checked it already; this is the
 // last line before the id becomes a path.
-func checkDirName(id string) error {
+func CheckName(id string) error {
 	if id == "" || id == "." || strings.Contains(id, "..") || strings.ContainsAny(id, "/\\:\x00") {
 		return fmt.Errorf("workspace id %q cannot name a directory: use letters, digits, '.', '_' or '-', without \"..\"", id)
 	}
 	return nil
 }
 
-// socketPath returns the path of the unix socket called name (a server's
+// ControlSocket is the name of a session's control socket in its runtime
+// dir (see SocketPath).
+const ControlSocket = "control"
+
+// SocketPath returns the path of the unix socket called name (a server's
 // name, say) in a runtime dir: runtimeDir/name.sock. Server names never
 // hold a '.', so a socket of the launcher's own whose name holds one can
 // never clash with a server's. A path too long to bind is an
 // error now, rather than a puzzling EINVAL at listen time.
-func socketPath(runtimeDir, name string) (string, error) {
+func SocketPath(runtimeDir, name string) (string, error) {
 	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\\:\x00") {
 		return "", fmt.Errorf("socket name %q cannot name a file in %s", name, runtimeDir)
 	}
 	p := filepath.Join(runtimeDir, name+".sock")
 	if max := hostDirs.maxSocketPath; len(p) > max {
-		return "", fmt.Errorf("%s: %d bytes, but a unix socket path is limited to %d here: set %s to a shorter directory", p, len(p), max, envRuntimeDir)
+		return "", fmt.Errorf("%s: %d bytes, but a unix socket path is limited to %d here: set %s to a shorter directory", p, len(p), max, EnvRuntimeDir)
 	}
 	return p, nil
 }

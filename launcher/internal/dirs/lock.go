@@ -1,4 +1,4 @@
-package launcher
+package dirs
 
 import (
 	"bytes"
@@ -12,11 +12,11 @@ import (
 	"github.com/mcpgen/mcpgen/internal/statefile"
 )
 
-// lockFile is the name of the session lock in a runtime dir. It holds the
+// LockFile is the name of the session lock in a runtime dir. It holds the
 // pid of the launcher that holds the lock.
-const lockFile = "lock"
+const LockFile = "lock"
 
-// A sessionLock makes its holder the one launcher of a workspace. It is an
+// A SessionLock makes its holder the one launcher of a workspace. It is an
 // flock on runtimeDir/lock, held through an open descriptor for the
 // session's life, so the kernel releases it when the launcher dies however
 // it dies (kill -9 included): there is no stale lock to clean up (on
@@ -31,7 +31,7 @@ const lockFile = "lock"
 // whose cleaners (macOS's periodic clean-tmps, systemd-tmpfiles) delete
 // files untouched for some days, and a session lives longer. So the lock
 // touches its file every lockTouch, in a goroutine that Unlock ends.
-type sessionLock struct {
+type SessionLock struct {
 	f    *os.File
 	stop chan struct{} // closed by Unlock: ends the toucher
 	done chan struct{} // closed when the toucher has ended
@@ -43,7 +43,7 @@ var lockTouch = time.Hour
 
 // touch sets the lock file's access and modification times to now, every
 // lockTouch, until stop is closed.
-func (l *sessionLock) touch(path string) {
+func (l *SessionLock) touch(path string) {
 	defer close(l.done)
 	t := time.NewTicker(lockTouch)
 	defer t.Stop()
@@ -57,13 +57,13 @@ func (l *sessionLock) touch(path string) {
 	}
 }
 
-// A lockedError is a workspace whose lock another launcher holds.
-type lockedError struct {
+// A LockedError is a workspace whose lock another launcher holds.
+type LockedError struct {
 	Workspace string
 	Pid       int // the holder's pid; 0 when it could not be read
 }
 
-func (e *lockedError) Error() string {
+func (e *LockedError) Error() string {
 	who := "pid unknown"
 	if e.Pid > 0 {
 		who = "pid " + strconv.Itoa(e.Pid)
@@ -74,9 +74,9 @@ func (e *lockedError) Error() string {
 // Lock takes the session lock of the workspace whose runtime dir this is
 // (as RuntimeDir returns it: its last element is the workspace id), without
 // waiting, and writes the caller's pid into it. When another launcher holds
-// it, the error is a *lockedError.
-func lock(runtimeDir string) (*sessionLock, error) {
-	path := filepath.Join(runtimeDir, lockFile)
+// it, the error is a *LockedError.
+func Lock(runtimeDir string) (*SessionLock, error) {
+	path := filepath.Join(runtimeDir, LockFile)
 	f, err := statefile.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("session lock: %w", err)
@@ -87,7 +87,7 @@ func lock(runtimeDir string) (*sessionLock, error) {
 		if err != nil {
 			return nil, fmt.Errorf("session lock: %w", err)
 		}
-		return nil, &lockedError{Workspace: filepath.Base(runtimeDir), Pid: pid}
+		return nil, &LockedError{Workspace: filepath.Base(runtimeDir), Pid: pid}
 	}
 	// Write the pid, then cut what is left of a longer one: a reader sees
 	// the old pid, or the new one, or the new one followed by debris after
@@ -102,14 +102,14 @@ func lock(runtimeDir string) (*sessionLock, error) {
 		f.Close()
 		return nil, fmt.Errorf("session lock: %w", err)
 	}
-	l := &sessionLock{f: f, stop: make(chan struct{}), done: make(chan struct{})}
+	l := &SessionLock{f: f, stop: make(chan struct{}), done: make(chan struct{})}
 	go l.touch(path)
 	return l, nil
 }
 
 // Unlock releases the lock and clears the pid it holds. Call it once, after
 // everything the session started has ended.
-func (l *sessionLock) Unlock() error {
+func (l *SessionLock) Unlock() error {
 	if l == nil || l.f == nil {
 		return nil
 	}
@@ -133,7 +133,7 @@ func (l *sessionLock) Unlock() error {
 // a launcher starting at that instant retries rather than fail (see
 // tryLock).
 func Holder(runtimeDir string) (pid int, running bool) {
-	f, err := statefile.Open(filepath.Join(runtimeDir, lockFile))
+	f, err := statefile.Open(filepath.Join(runtimeDir, LockFile))
 	if err != nil {
 		// No lock file: no launcher ever ran here. Anything else in its
 		// place no launcher can lock: launch says why.

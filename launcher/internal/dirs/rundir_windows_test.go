@@ -1,4 +1,4 @@
-package launcher
+package dirs
 
 import (
 	"path/filepath"
@@ -14,7 +14,7 @@ import (
 // and administrators (Wine adds the system to what it is given).
 func TestRuntimeDirPrivate(t *testing.T) {
 	clearDirEnv(t)
-	t.Setenv(envRuntimeDir, t.TempDir())
+	t.Setenv(EnvRuntimeDir, t.TempDir())
 	dir, err := RuntimeDir("ws")
 	if err != nil {
 		t.Fatal(err)
@@ -45,7 +45,7 @@ func TestRuntimeDirPrivate(t *testing.T) {
 func TestRuntimeDirRefusesOpen(t *testing.T) {
 	clearDirEnv(t)
 	base := t.TempDir()
-	t.Setenv(envRuntimeDir, base)
+	t.Setenv(EnvRuntimeDir, base)
 	user, err := currentUserSID()
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package launcher
+package dirs
 
 import (
 	"os"
@@ -21,7 +21,7 @@ func TestRuntimeDir(t *testing.T) {
 	}{
 		{
 			name: "MCPGEN_RUNTIME_DIR",
-			env:  map[string]string{envRuntimeDir: "@/run/a", "XDG_RUNTIME_DIR": "@/xdg"},
+			env:  map[string]string{EnvRuntimeDir: "@/run/a", "XDG_RUNTIME_DIR": "@/xdg"},
 			want: "run/a/ws",
 			made: []string{"run", "run/a", "run/a/ws"},
 		},
@@ -135,8 +135,8 @@ func TestRuntimeDirRefuses(t *testing.T) {
 			if err == nil {
 				t.Fatalf("RuntimeDir = %q, want an error containing %q", got, tt.want)
 			}
-			if !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), envRuntimeDir) {
-				t.Errorf("error %q\nwant it to contain %q and %s", err, tt.want, envRuntimeDir)
+			if !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), EnvRuntimeDir) {
+				t.Errorf("error %q\nwant it to contain %q and %s", err, tt.want, EnvRuntimeDir)
 			}
 		})
 	}
@@ -148,7 +148,7 @@ func TestStateDir(t *testing.T) {
 		env  map[string]string // "@" stands for a fresh temp dir
 		want string
 	}{
-		{"MCPGEN_STATE_DIR", map[string]string{envStateDir: "@/state", "XDG_STATE_HOME": "@/xdg", "HOME": "@/home"}, "state/ws"},
+		{"MCPGEN_STATE_DIR", map[string]string{EnvStateDir: "@/state", "XDG_STATE_HOME": "@/xdg", "HOME": "@/home"}, "state/ws"},
 		{"XDG_STATE_HOME", map[string]string{"XDG_STATE_HOME": "@/xdg", "HOME": "@/home"}, "xdg/mcpgen/ws"},
 		{"relative XDG_STATE_HOME is ignored", map[string]string{"XDG_STATE_HOME": "xdg", "HOME": "@/home"}, "home/.local/state/mcpgen/ws"},
 		{"home", map[string]string{"HOME": "@/home"}, "home/.local/state/mcpgen/ws"},

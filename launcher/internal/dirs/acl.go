@@ -1,4 +1,4 @@
-package launcher
+package dirs
 
 import (
 	"fmt"
@@ -28,7 +28,7 @@ const (
 // of a kind it does not read (an object or callback entry) is refused, to
 // be safe.
 func checkPrivateACL(dir, owner, user string, dacl []aclEntry, hasDACL bool) error {
-	const fix = "remove it (mcpgen makes it again, private), or set " + envRuntimeDir + " to a directory of your own"
+	const fix = "remove it (mcpgen makes it again, private), or set " + EnvRuntimeDir + " to a directory of your own"
 	if owner != user {
 		return fmt.Errorf("%s: owned by %s, not by you (%s), so another user may control what it holds: %s", dir, owner, user, fix)
 	}

@@ -1,4 +1,4 @@
-package launcher
+package dirs
 
 import (
 	"errors"
@@ -83,8 +83,8 @@ func TestDirRules(t *testing.T) {
 			}
 			state, err := tt.rules.state(e, "ws")
 			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !strings.Contains(err.Error(), envStateDir) {
-					t.Errorf("state: got %q, %v; want an error with %q that names %s", state, err, tt.wantErr, envStateDir)
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !strings.Contains(err.Error(), EnvStateDir) {
+					t.Errorf("state: got %q, %v; want an error with %q that names %s", state, err, tt.wantErr, EnvStateDir)
 				}
 				return
 			}
@@ -100,7 +100,7 @@ func TestDirRules(t *testing.T) {
 // longest (manifest.CheckWorkspaceID allows 64 characters) on Linux and
 // macOS, where macOS's $TMPDIR would not; on Windows, the profile's path
 // leaves about 59 characters for the user's name and the id together, so a
-// long id there needs MCPGEN_RUNTIME_DIR (which socketPath's error says).
+// long id there needs MCPGEN_RUNTIME_DIR (which SocketPath's error says).
 func TestDirRulesSocketFits(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -132,9 +132,9 @@ func TestDirRulesSocketFits(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := path.Join(append([]string{base}, append(managed, controlSocket+".sock")...)...)
+		p := path.Join(append([]string{base}, append(managed, ControlSocket+".sock")...)...)
 		if strings.Contains(base, `\`) {
-			p = joinWindows(append([]string{base}, append(managed, controlSocket+".sock")...)...)
+			p = joinWindows(append([]string{base}, append(managed, ControlSocket+".sock")...)...)
 		}
 		if fits := len(p) <= tt.rules.maxSocketPath; fits != tt.fits {
 			t.Errorf("%s: %s is %d bytes, limit %d: fits is %v, want %v", tt.name, p, len(p), tt.rules.maxSocketPath, fits, tt.fits)

@@ -1,6 +1,6 @@
 //go:build unix
 
-package launcher
+package dirs
 
 import (
 	"errors"
@@ -13,13 +13,13 @@ import (
 // makePrivateDir makes dir private to this user, or checks that it is.
 func makePrivateDir(dir string) error { return privateDir(dir, os.Getuid()) }
 
-// privateSocket makes a socket that the launcher bound private: mode 0600,
+// PrivateSocket makes a socket that the launcher bound private: mode 0600,
 // besides its private directory.
-func privateSocket(path string) error { return os.Chmod(path, 0o600) }
+func PrivateSocket(path string) error { return os.Chmod(path, 0o600) }
 
-// checkPrivateDir checks that dir is private to this user; an error that
+// CheckPrivateDir checks that dir is private to this user; an error that
 // wraps fs.ErrNotExist when it does not exist.
-func checkPrivateDir(dir string) error { return checkPrivate(dir, os.Getuid()) }
+func CheckPrivateDir(dir string) error { return checkPrivate(dir, os.Getuid()) }
 
 // privateDir makes dir (mode 0700) unless it exists, then checks that it is
 // a directory that only uid can enter. uid is a parameter so that a test
@@ -38,7 +38,7 @@ func checkPrivate(dir string, uid int) error {
 	if err != nil {
 		return fmt.Errorf("runtime dir: %w", err)
 	}
-	const fix = "set " + envRuntimeDir + " to a directory of your own"
+	const fix = "set " + EnvRuntimeDir + " to a directory of your own"
 	switch st, _ := fi.Sys().(*syscall.Stat_t); {
 	case fi.Mode()&fs.ModeSymlink != 0:
 		return fmt.Errorf("%s: a symbolic link, not a directory, which another user may have planted: remove it, or %s", dir, fix)

@@ -1,4 +1,4 @@
-package launcher
+package dirs
 
 import (
 	"net"
@@ -11,14 +11,14 @@ import (
 // clearDirEnv unsets every variable that moves mcpgen's directories, so
 // that a test sees only what it sets.
 func clearDirEnv(t *testing.T) {
-	for _, v := range []string{envRuntimeDir, "XDG_RUNTIME_DIR", envStateDir, "XDG_STATE_HOME"} {
+	for _, v := range []string{EnvRuntimeDir, "XDG_RUNTIME_DIR", EnvStateDir, "XDG_STATE_HOME"} {
 		t.Setenv(v, "")
 	}
 }
 
 func TestRuntimeDirRelativeOverride(t *testing.T) {
 	clearDirEnv(t)
-	t.Setenv(envRuntimeDir, "run")
+	t.Setenv(EnvRuntimeDir, "run")
 	_, err := RuntimeDir("ws")
 	want := `MCPGEN_RUNTIME_DIR="run": not an absolute path: set it to one`
 	if err == nil || err.Error() != want {
@@ -29,8 +29,8 @@ func TestRuntimeDirRelativeOverride(t *testing.T) {
 func TestWorkspaceIDRefused(t *testing.T) {
 	clearDirEnv(t)
 	root := t.TempDir()
-	t.Setenv(envRuntimeDir, root)
-	t.Setenv(envStateDir, root)
+	t.Setenv(EnvRuntimeDir, root)
+	t.Setenv(EnvStateDir, root)
 	for _, id := range []string{"", ".", "..", "a/b", "../up", "a..b", "/abs", "nul\x00"} {
 		if got, err := RuntimeDir(id); err == nil {
 			t.Errorf("RuntimeDir(%q) = %q, want an error", id, got)
@@ -49,7 +49,7 @@ func TestWorkspaceIDRefused(t *testing.T) {
 }
 
 // TestSocketPath binds sockets at the limit to show that it is the
-// kernel's: the longest path socketPath allows binds, and one byte more
+// kernel's: the longest path SocketPath allows binds, and one byte more
 // would not.
 func TestSocketPath(t *testing.T) {
 	base := t.TempDir()
@@ -66,7 +66,7 @@ func TestSocketPath(t *testing.T) {
 		return d
 	}
 
-	p, err := socketPath(dirFor(hostDirs.maxSocketPath), "s")
+	p, err := SocketPath(dirFor(hostDirs.maxSocketPath), "s")
 	if err != nil {
 		t.Fatalf("socketPath at %d bytes: %v", hostDirs.maxSocketPath, err)
 	}
@@ -80,7 +80,7 @@ func TestSocketPath(t *testing.T) {
 	l.Close()
 
 	long := dirFor(hostDirs.maxSocketPath + 1)
-	if p, err := socketPath(long, "s"); err == nil {
+	if p, err := SocketPath(long, "s"); err == nil {
 		t.Errorf("socketPath at %d bytes = %q, want an error", hostDirs.maxSocketPath+1, p)
 	} else if want := "set MCPGEN_RUNTIME_DIR to a shorter directory"; !strings.HasSuffix(err.Error(), want) {
 		t.Errorf("error %q, want it to end with %q", err, want)
@@ -91,7 +91,7 @@ func TestSocketPath(t *testing.T) {
 	}
 
 	for _, name := range []string{"", ".", "..", "a/b"} {
-		if p, err := socketPath(base, name); err == nil {
+		if p, err := SocketPath(base, name); err == nil {
 			t.Errorf("socketPath(%q) = %q, want an error", name, p)
 		}
 	}

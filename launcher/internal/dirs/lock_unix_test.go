@@ -1,6 +1,6 @@
 //go:build unix
 
-package launcher
+package dirs
 
 import (
 	"bufio"
@@ -69,8 +69,8 @@ func TestLockDiesWithHolder(t *testing.T) {
 	if pid, running := Holder(dir); pid != helper || !running {
 		t.Errorf("Holder = %d, %v; want %d, true", pid, running, helper)
 	}
-	l, err := lock(dir)
-	var held *lockedError
+	l, err := Lock(dir)
+	var held *LockedError
 	if !errors.As(err, &held) || held.Pid != helper {
 		l.Unlock()
 		t.Fatalf("Lock while the helper holds it: %v, want a *lockedError with pid %d", err, helper)
@@ -86,7 +86,7 @@ func TestLockDiesWithHolder(t *testing.T) {
 	if pid, running := Holder(dir); running {
 		t.Errorf("Holder after kill -9 = %d, true; want not running", pid)
 	}
-	l, err = lock(dir)
+	l, err = Lock(dir)
 	if err != nil {
 		t.Fatalf("Lock after kill -9 of the holder: %v", err)
 	}
@@ -103,7 +103,7 @@ func TestLockHelperProcess(t *testing.T) {
 	if dir == "" {
 		t.Skip("the helper process of TestLockDiesWithHolder")
 	}
-	if _, err := lock(dir); err != nil {
+	if _, err := Lock(dir); err != nil {
 		fmt.Println(err)
 		os.Exit(1)
 	}

@@ -1,8 +1,7 @@
-package launcher
+package ctl
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcpgen/mcpgen/launcher/internal/dirs"
 )
 
 // A Running is a workspace whose launcher runs: its runtime dir's lock is
@@ -25,7 +26,7 @@ type Running struct {
 // however it ended) is not listed. A directory there that is not private
 // to the user is skipped: RuntimeDir would refuse it too.
 func RunningSessions() ([]Running, error) {
-	dir, exists, err := sessionsDir()
+	dir, exists, err := dirs.SessionsDir()
 	if err != nil || !exists {
 		return nil, err
 	}
@@ -36,14 +37,14 @@ func RunningSessions() ([]Running, error) {
 	var out []Running
 	for _, e := range entries {
 		ws := e.Name()
-		if !e.IsDir() || checkDirName(ws) != nil {
+		if !e.IsDir() || dirs.CheckName(ws) != nil {
 			continue
 		}
 		wsDir := filepath.Join(dir, ws)
-		if checkPrivateDir(wsDir) != nil {
+		if dirs.CheckPrivateDir(wsDir) != nil {
 			continue
 		}
-		if pid, running := Holder(wsDir); running {
+		if pid, running := dirs.Holder(wsDir); running {
 			out = append(out, Running{Workspace: ws, Pid: pid})
 		}
 	}
@@ -54,11 +55,11 @@ func RunningSessions() ([]Running, error) {
 // IsRunning reports whether a launcher runs for the workspace, and its pid,
 // without creating anything.
 func IsRunning(workspace string) (pid int, running bool, err error) {
-	dir, exists, err := findRuntimeDir(workspace)
+	dir, exists, err := dirs.FindRuntimeDir(workspace)
 	if err != nil || !exists {
 		return 0, false, err
 	}
-	pid, running = Holder(dir)
+	pid, running = dirs.Holder(dir)
 	return pid, running, nil
 }
 
@@ -85,36 +86,13 @@ func Sessions(ctx context.Context) ([]SessionInfo, error) {
 	var wg sync.WaitGroup
 	for i, r := range running {
 		out[i].Running = r
-		wg.Go(func() { out[i].Status, out[i].Err = queryStatus(ctx, r.Workspace) })
+		wg.Go(func() { out[i].Status, out[i].Err = QueryStatus(ctx, r.Workspace) })
 	}
 	wg.Wait()
 	return out, nil
 }
 
-// Counts sums up a status for mcpgen ps: servers ready, servers in all,
-// and client connections: over every server, and to the gateway (an agent
-// of the gateway is a client of every server, and counts once).
-func (st *Status) Counts() (ready, total, clients int) {
-	for _, s := range st.Servers {
-		total++
-		if s.State == Ready {
-			ready++
-		}
-		clients += s.Clients.Count - s.Clients.Gateway
-	}
-	if st.Gateway != nil {
-		clients += st.Gateway.Clients.Count
-	}
-	return ready, total, clients
-}
-
-// AlreadyRunning reports whether err is Session.Run's failure for a
-// workspace that has a launcher already, and that launcher's pid (0 when
-// unknown).
-func AlreadyRunning(err error) (pid int, ok bool) {
-	var le *lockedError
-	if errors.As(err, &le) {
-		return le.Pid, true
-	}
-	return 0, false
-}
+// Holder reports whether a launcher holds the lock in runtimeDir, and its
+// pid (0 when it could not be read), without disturbing a launcher that
+// takes it at that instant.
+func Holder(runtimeDir string) (pid int, running bool) { return dirs.Holder(runtimeDir) }

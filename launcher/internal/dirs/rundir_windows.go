@@ -1,4 +1,4 @@
-package launcher
+package dirs
 
 import (
 	"errors"
@@ -12,7 +12,7 @@ import (
 
 // makePrivateDir makes dir private to this user unless it exists: owned by
 // the user, with a protected access control list that grants the user
-// alone (privateSDDL). Then it checks it (checkPrivateDir).
+// alone (privateSDDL). Then it checks it (CheckPrivateDir).
 func makePrivateDir(dir string) error {
 	user, err := currentUserSID()
 	if err != nil {
@@ -21,24 +21,24 @@ func makePrivateDir(dir string) error {
 	if err := createPrivateDir(dir, user); err != nil && !errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("runtime dir: %w", err)
 	}
-	return checkPrivateDir(dir)
+	return CheckPrivateDir(dir)
 }
 
-// privateSocket has nothing to do: the socket inherits its directory's
+// PrivateSocket has nothing to do: the socket inherits its directory's
 // access control list, which lets only the user in (Windows modes only
 // set or clear the read-only attribute).
-func privateSocket(string) error { return nil }
+func PrivateSocket(string) error { return nil }
 
-// checkPrivateDir checks that dir is a directory, not a link or a junction,
+// CheckPrivateDir checks that dir is a directory, not a link or a junction,
 // that only this user can enter (checkPrivateACL); an error that wraps
 // fs.ErrNotExist when it does not exist.
-func checkPrivateDir(dir string) error {
+func CheckPrivateDir(dir string) error {
 	fi, err := os.Lstat(dir)
 	if err != nil {
 		return fmt.Errorf("runtime dir: %w", err)
 	}
 	if fi.Mode().Type() != fs.ModeDir {
-		return fmt.Errorf("%s: not a plain directory (a file, a link or a junction): remove it, or set %s to a directory of your own", dir, envRuntimeDir)
+		return fmt.Errorf("%s: not a plain directory (a file, a link or a junction): remove it, or set %s to a directory of your own", dir, EnvRuntimeDir)
 	}
 	user, err := currentUserSID()
 	if err != nil {

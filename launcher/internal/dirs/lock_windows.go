@@ -1,4 +1,4 @@
-package launcher
+package dirs
 
 import (
 	"errors"
@@ -12,7 +12,7 @@ var errLocked = windows.ERROR_LOCK_VIOLATION
 
 // lockOffset is where the lock is taken: one byte far beyond the pid the
 // file holds. LockFileEx's locks are mandatory, so a lock on the pid's
-// bytes would keep Holder and lockedError from reading it; a byte past the
+// bytes would keep Holder and LockedError from reading it; a byte past the
 // end of the file can be locked, and guards nothing but itself.
 const lockOffset = 1 << 40
 

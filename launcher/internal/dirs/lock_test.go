@@ -1,4 +1,4 @@
-package launcher
+package dirs
 
 import (
 	"errors"
@@ -14,7 +14,7 @@ func TestLock(t *testing.T) {
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	lockPath := filepath.Join(dir, lockFile)
+	lockPath := filepath.Join(dir, LockFile)
 	self := os.Getpid()
 
 	if pid, running := Holder(dir); running {
@@ -24,7 +24,7 @@ func TestLock(t *testing.T) {
 	if err := os.WriteFile(lockPath, []byte("1234567890\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	l, err := lock(dir)
+	l, err := Lock(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,8 +37,8 @@ func TestLock(t *testing.T) {
 
 	// flock locks belong to open files, so a second Lock in this process
 	// meets the first as another launcher would.
-	l2, err := lock(dir)
-	var held *lockedError
+	l2, err := Lock(dir)
+	var held *LockedError
 	if !errors.As(err, &held) {
 		l2.Unlock()
 		t.Fatalf("second Lock: %v, want a *lockedError", err)
@@ -56,7 +56,7 @@ func TestLock(t *testing.T) {
 	if got := fileText(t, lockPath); got != "" {
 		t.Errorf("lock file after Unlock holds %q, want nothing", got)
 	}
-	l, err = lock(dir)
+	l, err = Lock(dir)
 	if err != nil {
 		t.Fatalf("Lock after Unlock: %v", err)
 	}
@@ -73,11 +73,11 @@ func TestLock(t *testing.T) {
 
 func TestLockedErrorMessage(t *testing.T) {
 	tests := []struct {
-		err  lockedError
+		err  LockedError
 		want string
 	}{
-		{lockedError{"acme-1", 4242}, `workspace "acme-1" already has a launcher (pid 4242); see it with mcpgen status --workspace acme-1, or stop it with mcpgen stop --workspace acme-1`},
-		{lockedError{"acme-1", 0}, `workspace "acme-1" already has a launcher (pid unknown); see it with mcpgen status --workspace acme-1, or stop it with mcpgen stop --workspace acme-1`},
+		{LockedError{"acme-1", 4242}, `workspace "acme-1" already has a launcher (pid 4242); see it with mcpgen status --workspace acme-1, or stop it with mcpgen stop --workspace acme-1`},
+		{LockedError{"acme-1", 0}, `workspace "acme-1" already has a launcher (pid unknown); see it with mcpgen status --workspace acme-1, or stop it with mcpgen stop --workspace acme-1`},
 	}
 	for _, tt := range tests {
 		if got := tt.err.Error(); got != tt.want {
@@ -104,12 +104,12 @@ func TestLockTouches(t *testing.T) {
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	l, err := lock(dir)
+	l, err := Lock(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Unlock()
-	path := filepath.Join(dir, lockFile)
+	path := filepath.Join(dir, LockFile)
 	old := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 	if err := os.Chtimes(path, old, old); err != nil {
 		t.Fatal(err)

@@ -1,3 +1,3 @@
-package launcher
+package dirs
 
 var hostDirs = linuxDirs
