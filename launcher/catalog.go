@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -260,10 +262,18 @@ func writeCatalog(stateDir, server string, data []byte) error {
 	return nil
 }
 
-// keepCatalog keeps server's catalog in the cache under key, unless it is
-// what was kept last: a server that offers the same catalog at every start
-// is written once per session.
-func (s *Session) keepCatalog(server, key string, cat *catalog) {
+// A catalogCache is a session's catalog cache, in its state dir.
+type catalogCache struct {
+	dir  string // the state dir; set by Run, before any server exists
+	log  *slog.Logger
+	mu   sync.Mutex
+	kept map[string][32]byte // a sum of each server's catalog as kept last (keep); guarded by mu
+}
+
+// keep keeps server's catalog in the cache under key, unless it is what
+// was kept last: a server that offers the same catalog at every start is
+// written once per session.
+func (cc *catalogCache) keep(server, key string, cat *catalog) {
 	h := sha256.New()
 	h.Write([]byte(key))
 	fmt.Fprintf(h, "\x00%v\x00", cat.init.Era)
@@ -284,28 +294,28 @@ func (s *Session) keepCatalog(server, key string, cat *catalog) {
 	}
 	var sum [sha256.Size]byte
 	h.Sum(sum[:0])
-	s.mu.Lock()
-	same := s.catalogs[server] == sum
-	s.mu.Unlock()
+	cc.mu.Lock()
+	same := cc.kept[server] == sum
+	cc.mu.Unlock()
 	if same {
 		return
 	}
-	if err := saveCatalog(s.stateDir, server, key, cat); err != nil {
-		s.log.Warn("keeping the server's catalog", "server", server, "error", err)
+	if err := saveCatalog(cc.dir, server, key, cat); err != nil {
+		cc.log.Warn("keeping the server's catalog", "server", server, "error", err)
 		return
 	}
-	s.mu.Lock()
-	s.catalogs[server] = sum
-	s.mu.Unlock()
+	cc.mu.Lock()
+	cc.kept[server] = sum
+	cc.mu.Unlock()
 }
 
-// cachedCatalog returns server's catalog kept under key, or nil. One that
-// cannot be read is refused, with a log line, and taken for none: the
-// server's requests start it, and its next handshake keeps a new one.
-func (s *Session) cachedCatalog(server, key string) *catalog {
-	cat, err := loadCatalog(s.stateDir, server, key)
+// cached returns server's catalog kept under key, or nil. One that cannot
+// be read is refused, with a log line, and taken for none: the server's
+// requests start it, and its next handshake keeps a new one.
+func (cc *catalogCache) cached(server, key string) *catalog {
+	cat, err := loadCatalog(cc.dir, server, key)
 	if err != nil {
-		s.log.Warn(refusedCatalog, "server", server, "error", err)
+		cc.log.Warn(refusedCatalog, "server", server, "error", err)
 		return nil
 	}
 	return cat

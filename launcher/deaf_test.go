@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/mcpgen/mcpgen/internal/proc"
+	"github.com/mcpgen/mcpgen/launcher/ctl"
+	"github.com/mcpgen/mcpgen/launcher/internal/dirs"
 	"github.com/mcpgen/mcpgen/launcher/internal/logfile"
 	"github.com/mcpgen/mcpgen/manifest"
 )
@@ -64,7 +66,7 @@ func TestSessionCatalogFIFO(t *testing.T) {
 	defer cancel()
 	// The socket answers from the start; the server is there once the
 	// first apply is done.
-	for st := statusOver(t, ctx, "ws"); server(st, "srv").State != Idle; st = statusOver(t, ctx, "ws") {
+	for st := statusOver(t, ctx, "ws"); server(st, "srv").State != ctl.Idle; st = statusOver(t, ctx, "ws") {
 		if ctx.Err() != nil {
 			t.Fatalf("srv is not idle (lazy); status:\n%s", dumpStatus(st))
 		}
@@ -81,7 +83,7 @@ func TestSessionCatalogFIFO(t *testing.T) {
 	}
 	c.Close()
 
-	if _, err := RequestStop(ctx, "ws", false); err != nil {
+	if _, err := ctl.Stop(ctx, "ws", false); err != nil {
 		t.Fatalf("stop: %v", err)
 	}
 	select {
@@ -98,11 +100,11 @@ func TestSessionCatalogFIFO(t *testing.T) {
 // statusOver asks the launcher of workspace for its status over its
 // control socket, as mcpgen status does, once the socket is there: a hang
 // guard, not a timing check.
-func statusOver(t *testing.T, ctx context.Context, workspace string) *Status {
+func statusOver(t *testing.T, ctx context.Context, workspace string) *ctl.Status {
 	t.Helper()
 	for {
-		st, err := QueryStatus(ctx, workspace)
-		var nr *NotRunningError
+		st, err := ctl.QueryStatus(ctx, workspace)
+		var nr *ctl.NotRunningError
 		switch {
 		case err == nil:
 			return st
@@ -175,7 +177,7 @@ func TestSessionStuckApply(t *testing.T) {
 		if st.Pid != os.Getpid() {
 			t.Errorf("status: got pid %d, want this process's %d", st.Pid, os.Getpid())
 		}
-		if _, err := RequestStop(ctx, "ws", false); err != nil {
+		if _, err := ctl.Stop(ctx, "ws", false); err != nil {
 			t.Fatalf("stop: %v", err)
 		}
 		ts.ended = true
@@ -230,15 +232,15 @@ func TestStateFilesFIFO(t *testing.T) {
 		open   func(dir string) error
 		silent bool // the open says nothing: it only must not block
 	}{
-		{"the session lock, taken", lockFile, func(dir string) error {
-			l, err := lock(dir)
+		{"the session lock, taken", dirs.LockFile, func(dir string) error {
+			l, err := dirs.Lock(dir)
 			if err == nil {
 				l.Unlock()
 			}
 			return err
 		}, false},
-		{"the session lock, tested (status, ps)", lockFile, func(dir string) error {
-			if _, running := Holder(dir); running {
+		{"the session lock, tested (status, ps)", dirs.LockFile, func(dir string) error {
+			if _, running := ctl.Holder(dir); running {
 				return errors.New("Holder says a launcher holds it")
 			}
 			return nil

@@ -53,7 +53,7 @@ func (v *supervisor) knownEra(cfg *serverConfig) eraKnown {
 	// A catalog that cannot be read is no era known: the session says why
 	// when it answers from catalogs (a lazy server's), and the handshake
 	// replaces it.
-	if cat, _ := loadCatalog(v.session.stateDir, v.name, cfg.catKey); cat != nil {
+	if cat, _ := loadCatalog(v.host.catalogs.dir, v.name, cfg.catKey); cat != nil {
 		k.era = cat.init.Era
 	}
 	v.mu.Lock()
@@ -79,7 +79,7 @@ func (v *supervisor) handshook(cfg *serverConfig, up *hub.Upstream, r *handshake
 		k = eraKnown{key: cfg.catKey, era: up.Era()}
 	case errors.Is(r.err, mcp.ErrProbeEnded):
 		k = eraKnown{key: cfg.catKey, era: mcp.EraLegacy, guess: true}
-		v.session.log.Info("the server ended when asked its era (server/discover): its next start opens it as legacy (initialize)", "server", v.name)
+		v.host.log.Info("the server ended when asked its era (server/discover): its next start opens it as legacy (initialize)", "server", v.name)
 	case !r.cut && k.era != mcp.EraUnknown:
 		k.probe = true
 	}

@@ -12,6 +12,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/mcpgen/mcpgen/launcher/ctl"
 	"github.com/mcpgen/mcpgen/launcher/internal/testserver"
 	"github.com/mcpgen/mcpgen/manifest"
 	"github.com/mcpgen/mcpgen/mcp"
@@ -116,7 +117,7 @@ func TestSessionModern(t *testing.T) {
 	}
 	for m := gw.Next(); m.Method != "notifications/tools/list_changed"; m = gw.Next() {
 	}
-	ts.wait("the new tool listed", func(st *Status) bool { return slices.Contains(server(st, "new").Tools, "extra") })
+	ts.wait("the new tool listed", func(st *ctl.Status) bool { return slices.Contains(server(st, "new").Tools, "extra") })
 
 	for i, n := range notes() {
 		// Only the probe's hedge may be initialize (a server slower to
@@ -146,8 +147,8 @@ func TestSessionProtocol(t *testing.T) {
 		testServerTOML(t, "modern", "dual", modernEnv)+"protocol = \"2026-07-28\"\n\n"+
 		testServerTOML(t, "wrong", "echo")+"protocol = \"2026-07-28\"\n")
 	ts := startSession(t, path, Options{Timing: Timing{FailureLimit: 1}})
-	st := ts.wait("ready, and wrong failed", func(st *Status) bool {
-		return server(st, "auto").State == Ready && server(st, "legacy").State == Ready && server(st, "modern").State == Ready && server(st, "wrong").State == Failed
+	st := ts.wait("ready, and wrong failed", func(st *ctl.Status) bool {
+		return server(st, "auto").State == ctl.Ready && server(st, "legacy").State == ctl.Ready && server(st, "modern").State == ctl.Ready && server(st, "wrong").State == ctl.Failed
 	})
 	// A legacy server pinned modern: its refusal, and what the pin has to do with it.
 	if e := server(st, "wrong").LastError; !strings.Contains(e, "server/discover: no method server/discover") || !strings.Contains(e, `the manifest pins protocol = "2026-07-28", which the server may not speak: "auto" asks it`) {
@@ -189,7 +190,7 @@ func TestSessionLazyEraKept(t *testing.T) {
 	body := lazyTOML(t, "other", true, "")
 	writeFile(t, path, body)
 	ts := startSession(t, path, Options{})
-	ts.wait("idle", serverIs("other", Idle))
+	ts.wait("idle", serverIs("other", ctl.Idle))
 
 	// Both join the manifest with the catalogs an earlier run kept, kept
 	// before the manifest names them (see TestSessionGatewayLazyFails).
@@ -226,8 +227,8 @@ func TestSessionLazyEraKept(t *testing.T) {
 	if err := os.Rename(next, path); err != nil {
 		t.Fatal(err)
 	}
-	st := ts.wait("idle", func(st *Status) bool {
-		return server(st, "new").State == Idle && server(st, "old").State == Idle
+	st := ts.wait("idle", func(st *ctl.Status) bool {
+		return server(st, "new").State == ctl.Idle && server(st, "old").State == ctl.Idle
 	})
 	if n, o := server(st, "new"), server(st, "old"); n.Era != "modern" || o.Era != "legacy" {
 		t.Errorf("idle, from the catalogs: eras %q and %q, want modern and legacy", n.Era, o.Era)
@@ -262,7 +263,7 @@ func TestSessionProbeEnded(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "mcpgen.toml")
 	writeFile(t, path, testServerTOML(t, "fragile", "fragile", env))
 	ts := startSession(t, path, Options{})
-	st := ts.wait("ready", serverIs("fragile", Ready))
+	st := ts.wait("ready", serverIs("fragile", ctl.Ready))
 	if s := server(st, "fragile"); s.Era != "legacy" || s.Restarts != 1 {
 		t.Errorf("got era %q, %d restarts; want legacy, 1", s.Era, s.Restarts)
 	}

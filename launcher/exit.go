@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/mcpgen/mcpgen/launcher/ctl"
+	"github.com/mcpgen/mcpgen/launcher/internal/wire"
 )
 
 // This file is the session's idle exit: a launcher with no client and no
@@ -37,10 +40,6 @@ type sessionExit struct {
 	kick    chan struct{} // a change for the timer to look at
 }
 
-// exitingMessage is why a launcher that exits for idleness refuses a
-// connect.
-const exitingMessage = "the launcher is exiting (idle): connect again to start a new one"
-
 // idleExitLocked is how long the launcher waits, quiet, before it exits; zero:
 // never. The caller holds s.mu.
 func (s *Session) idleExitLocked() time.Duration {
@@ -61,7 +60,7 @@ func (s *Session) quietLocked() bool {
 	}
 	for _, v := range s.servers {
 		switch v.currentState() {
-		case Idle, Failed, Stopped:
+		case ctl.Idle, ctl.Failed, ctl.Stopped:
 		default:
 			return false
 		}
@@ -80,7 +79,7 @@ func (s *Session) kickExitLocked() {
 }
 
 // openClient counts a client connection, unless the launcher exits: then
-// it reports false, and the client is to be refused (exitingMessage).
+// it reports false, and the client is to be refused (wire.ExitingMessage).
 func (s *Session) openClient() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -154,7 +153,7 @@ func (s *Session) watchIdleExit(ctx context.Context, sockPath string, stop func(
 func (s *Session) exitIfQuiet(epoch uint64) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closing || s.exit.exiting || s.exit.epoch != epoch || !s.quietLocked() {
+	if s.stop.closing || s.exit.exiting || s.exit.epoch != epoch || !s.quietLocked() {
 		return false
 	}
 	s.exit.exiting = true
@@ -162,7 +161,7 @@ func (s *Session) exitIfQuiet(epoch uint64) bool {
 }
 
 // idleExitStatus fills the session's idle exit in st.
-func (s *Session) idleExitStatus(st *Status) {
+func (s *Session) idleExitStatus(st *ctl.Status) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	after := s.idleExitLocked()
@@ -178,5 +177,5 @@ func (s *Session) idleExitStatus(st *Status) {
 
 // refuseExiting answers a connect that came as the launcher exits.
 func refuseExiting(workspace string) controlAnswer {
-	return controlAnswer{Error: fmt.Sprintf("workspace %q: %s", workspace, exitingMessage), Exiting: true}
+	return controlAnswer{Error: fmt.Sprintf("workspace %q: %s", workspace, wire.ExitingMessage), Exiting: true}
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/mcpgen/mcpgen/internal/proc"
+	"github.com/mcpgen/mcpgen/launcher/ctl"
+	"github.com/mcpgen/mcpgen/launcher/internal/dirs"
 	"github.com/mcpgen/mcpgen/launcher/internal/testserver"
 	"github.com/mcpgen/mcpgen/manifest"
 	"github.com/mcpgen/mcpgen/mcp"
@@ -37,8 +39,8 @@ func BenchmarkFirstCall(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { os.RemoveAll(rt) })
-	b.Setenv(envRuntimeDir, rt)
-	b.Setenv(envStateDir, b.TempDir())
+	b.Setenv(dirs.EnvRuntimeDir, rt)
+	b.Setenv(dirs.EnvStateDir, b.TempDir())
 	path := filepath.Join(b.TempDir(), "mcpgen.toml")
 	writeFile(b, path, lazyTOML(b, "srv", true, "5ms", "MCPGEN_TESTSERVER_TOOLS=echo,pid"))
 	s := NewSession(Options{
@@ -121,7 +123,7 @@ func benchAlone(b *testing.B, spec *proc.Spec) time.Duration {
 func benchThrough(b *testing.B, s *Session) time.Duration {
 	b.Helper()
 	c := benchConnect(b)
-	if st := s.Status(); st.Servers[0].State != Idle {
+	if st := s.Status(); st.Servers[0].State != ctl.Idle {
 		b.Fatalf("got %s, want idle", st.Servers[0].State)
 	}
 	start := time.Now()
@@ -150,7 +152,7 @@ func benchIdle(b *testing.B, s *Session) {
 	b.Helper()
 	deadline := time.Now().Add(waitLong)
 	for time.Now().Before(deadline) {
-		if st := s.Status(); len(st.Servers) == 1 && st.Servers[0].State == Idle {
+		if st := s.Status(); len(st.Servers) == 1 && st.Servers[0].State == ctl.Idle {
 			return
 		}
 		time.Sleep(time.Millisecond)

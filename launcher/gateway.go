@@ -2,16 +2,12 @@ package launcher
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"net"
-	"os"
-	"strings"
-	"text/tabwriter"
 
-	"github.com/mcpgen/mcpgen/internal/termtext"
+	"github.com/mcpgen/mcpgen/launcher/ctl"
 	"github.com/mcpgen/mcpgen/launcher/internal/gateway"
+	"github.com/mcpgen/mcpgen/launcher/internal/wire"
 	"github.com/mcpgen/mcpgen/manifest"
 )
 
@@ -22,33 +18,6 @@ const (
 	GatewayMetaServer = gateway.MetaServer
 	GatewayMetaName   = gateway.MetaName
 )
-
-// GatewayStatus is the workspace gateway's part of status: how it names
-// the servers' tools and prompts, the resource URIs that several servers
-// offer, and the agents connected to it.
-type GatewayStatus struct {
-	Prefix    string            `json:"prefix"` // conflicts or always
-	Tools     []GatewayName     `json:"tools"`
-	Prompts   []GatewayName     `json:"prompts"`
-	Conflicts []GatewayConflict `json:"conflicts"`
-	Clients   ClientsStatus     `json:"clients"`
-}
-
-// A GatewayName is one tool or prompt as the gateway exposes it.
-type GatewayName struct {
-	Name     string `json:"name"`     // as agents see it
-	Server   string `json:"server"`   // the server that has it
-	Original string `json:"original"` // the server's own name for it
-	Failed   bool   `json:"failed,omitempty"`
-}
-
-// A GatewayConflict is a resource URI (or template) that several servers
-// offer: the first of Servers serves it.
-type GatewayConflict struct {
-	URI      string   `json:"uri"`
-	Template bool     `json:"template,omitempty"`
-	Servers  []string `json:"servers"`
-}
 
 // updateGateway gives the gateway the session's servers, in manifest
 // order, after apply.
@@ -76,7 +45,7 @@ func (v *supervisor) gatewayState() gateway.State {
 }
 
 // gatewayStatus returns the gateway's part of status, nil before Run.
-func (s *Session) gatewayStatus() *GatewayStatus {
+func (s *Session) gatewayStatus() *ctl.GatewayStatus {
 	s.mu.Lock()
 	gw, m := s.gw, s.m
 	s.mu.Unlock()
@@ -84,84 +53,29 @@ func (s *Session) gatewayStatus() *GatewayStatus {
 		return nil
 	}
 	c := gw.Catalog()
-	st := &GatewayStatus{
+	st := &ctl.GatewayStatus{
 		Prefix:    m.Gateway.Prefix,
 		Tools:     gatewayNames(c.Tools),
 		Prompts:   gatewayNames(c.Prompts),
-		Conflicts: []GatewayConflict{},
+		Conflicts: []ctl.GatewayConflict{},
 	}
 	if st.Prefix == "" {
 		st.Prefix = manifest.GatewayPrefixConflicts
 	}
 	for _, cf := range c.Conflicts {
-		st.Conflicts = append(st.Conflicts, GatewayConflict(cf))
+		st.Conflicts = append(st.Conflicts, ctl.GatewayConflict(cf))
 	}
 	st.Clients.Names = gw.Clients()
 	st.Clients.Count = len(st.Clients.Names)
 	return st
 }
 
-func gatewayNames(names []gateway.Name) []GatewayName {
-	out := make([]GatewayName, len(names)) // [] in JSON when empty
+func gatewayNames(names []gateway.Name) []ctl.GatewayName {
+	out := make([]ctl.GatewayName, len(names)) // [] in JSON when empty
 	for i, n := range names {
-		out[i] = GatewayName(n)
+		out[i] = ctl.GatewayName(n)
 	}
 	return out
-}
-
-// writeGateway writes the gateway's part of the status table: the tools
-// and prompts it renames (every other keeps its name), and the URIs that
-// several servers offer.
-func (st *Status) writeGateway(w io.Writer) {
-	g := st.Gateway
-	if g == nil {
-		return
-	}
-	renamed := func(names []GatewayName) []GatewayName {
-		var out []GatewayName
-		for _, n := range names {
-			if n.Name != n.Original {
-				out = append(out, n)
-			}
-		}
-		return out
-	}
-	tools, prompts := renamed(g.Tools), renamed(g.Prompts)
-	fmt.Fprintf(w, "gateway: %d tools (%d renamed), %d prompts, %d clients; prefix = %q (%s)\n",
-		len(g.Tools), len(tools), len(g.Prompts), g.Clients.Count, g.Prefix, prefixMeaning(g.Prefix))
-	if len(tools)+len(prompts) > 0 {
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "  NAME\tSERVER\tAS THE SERVER NAMES IT")
-		for _, list := range []struct {
-			kind  string
-			names []GatewayName
-		}{{"tool", tools}, {"prompt", prompts}} {
-			for _, n := range list.names {
-				note := ""
-				if n.Failed {
-					note = " (failed: not listed)"
-				}
-				fmt.Fprintf(tw, "  %s\t%s\t%s %s%s\n", oneLine(n.Name, 64), oneLine(n.Server, 64), list.kind, oneLine(n.Original, 64), note)
-			}
-		}
-		tw.Flush()
-	}
-	for _, c := range g.Conflicts {
-		kind := "resource"
-		if c.Template {
-			kind = "resource template"
-		}
-		fmt.Fprintf(w, "  %s %s: served by %s, also offered by %s\n", kind, oneLine(c.URI, 120), termtext.Line(c.Servers[0]), termtext.Line(strings.Join(c.Servers[1:], ", ")))
-	}
-}
-
-// prefixMeaning says what the gateway's prefix setting does: the default
-// is a way of naming, not a conflict to fix.
-func prefixMeaning(prefix string) string {
-	if prefix == manifest.GatewayPrefixAlways {
-		return "SERVER__ on every name"
-	}
-	return "SERVER__ only on names that several servers share"
 }
 
 // serveGateway serves the control socket's gateway request: the agent's
@@ -171,7 +85,7 @@ func prefixMeaning(prefix string) string {
 // The agent counts as a client of the session (openClient) for as long as
 // it is connected, so that the launcher does not exit for idleness under
 // it; it keeps no server running for that (see the hub's lazy.go).
-func (s *Session) serveGateway(ctx context.Context, conn net.Conn, req controlRequest) {
+func (s *Session) serveGateway(ctx context.Context, conn net.Conn, req wire.Request) {
 	if !s.openClient() {
 		answer(conn, refuseExiting(s.opts.Workspace))
 		conn.Close()
@@ -198,7 +112,7 @@ func (s *Session) serveGateway(ctx context.Context, conn net.Conn, req controlRe
 // with serve: on the socket, or on the stdio that the client (mcpgen
 // connect) hands over, until the agent is gone or the client exits (the
 // agent is gone, or killed it). logArgs describe the request in a warning.
-func (s *Session) serveClient(conn net.Conn, req controlRequest, serve func(io.ReadWriteCloser), logArgs ...any) {
+func (s *Session) serveClient(conn net.Conn, req wire.Request, serve func(io.ReadWriteCloser), logArgs ...any) {
 	if err := answer(conn, controlAnswer{OK: true, Stdio: req.Stdio && canPassStdio}); err != nil {
 		conn.Close()
 		return
@@ -221,19 +135,3 @@ func (s *Session) serveClient(conn net.Conn, req controlRequest, serve func(io.R
 	serve(stdio)
 	conn.Close() // the client exits
 }
-
-// ConnectGateway connects to the workspace gateway of workspace: every
-// server's tools behind one MCP connection (servers limits it to some).
-// As with ConnectStdio, in and out are handed to the launcher when it
-// takes them (passed), and the connection then only says when it is done.
-func ConnectGateway(ctx context.Context, workspace string, servers []string, in, out *os.File) (conn net.Conn, passed bool, err error) {
-	conn, passed, err = connectStdio(ctx, workspace, controlRequest{Op: "gateway", Servers: servers}, in, out)
-	if err != nil && strings.Contains(err.Error(), `unknown control request "gateway"`) {
-		return nil, false, ErrNoGateway
-	}
-	return conn, passed, err
-}
-
-// ErrNoGateway is matched (errors.Is) by the error of ConnectGateway when
-// the workspace's launcher predates the gateway.
-var ErrNoGateway = errors.New("the launcher of this workspace has no gateway: restart it with this mcpgen")

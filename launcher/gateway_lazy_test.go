@@ -13,6 +13,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/mcpgen/mcpgen/launcher/ctl"
 	"github.com/mcpgen/mcpgen/launcher/internal/testserver"
 	"github.com/mcpgen/mcpgen/manifest"
 	"github.com/mcpgen/mcpgen/mcp"
@@ -42,7 +43,9 @@ func TestSessionGatewayLazy(t *testing.T) {
 		lazyTOML(t, "a", true, "100ms", "MCPGEN_TESTSERVER_TOOLS=echo,pid", "MCPGEN_TESTSERVER_CATALOG=1", "MCPGEN_TESTSERVER_NAME=a")+
 			lazyTOML(t, "b", true, "100ms", "MCPGEN_TESTSERVER_TOOLS=slow"))
 	ts := startSession(t, path, Options{IdleExit: 100 * time.Millisecond})
-	ts.wait("idle", func(st *Status) bool { return server(st, "a").State == Idle && server(st, "b").State == Idle })
+	ts.wait("idle", func(st *ctl.Status) bool {
+		return server(st, "a").State == ctl.Idle && server(st, "b").State == ctl.Idle
+	})
 
 	// No catalog yet: the first list starts both, and waits for them.
 	first := ts.gatewayClient("first")
@@ -50,7 +53,9 @@ func TestSessionGatewayLazy(t *testing.T) {
 		t.Errorf("the first list: got %q, want %q", got, want)
 	}
 	// Connected, and unused: both stop; the launcher stays.
-	ts.wait("idle again, the agent connected", func(st *Status) bool { return server(st, "a").State == Idle && server(st, "b").State == Idle })
+	ts.wait("idle again, the agent connected", func(st *ctl.Status) bool {
+		return server(st, "a").State == ctl.Idle && server(st, "b").State == ctl.Idle
+	})
 	time.Sleep(waitQuiet) // well past the idle exit: the agent holds the launcher
 	select {
 	case err := <-ts.done:
@@ -100,13 +105,13 @@ func TestSessionGatewayLazy(t *testing.T) {
 	// A call starts its server, and only it.
 	m := gatewayAnswer(t, agent, "2", "tools/call", `{"name":"pid","arguments":{}}`)
 	pid, err := strconv.Atoi(testserver.ResultText(t, m))
-	if st := server(ts.status(), "a"); err != nil || st.Pid != pid || st.State != Ready {
+	if st := server(ts.status(), "a"); err != nil || st.Pid != pid || st.State != ctl.Ready {
 		t.Errorf("the call: got pid %d (%v); a is %s with pid %d", pid, err, st.State, st.Pid)
 	}
-	if st := server(ts.status(), "b"); st.State != Idle || st.Pid != 0 {
+	if st := server(ts.status(), "b"); st.State != ctl.Idle || st.Pid != 0 {
 		t.Errorf("b, after a call to a: got %s, pid %d; want idle, no process", st.State, st.Pid)
 	}
-	ts.wait("a idle once unused", serverIs("a", Idle))
+	ts.wait("a idle once unused", serverIs("a", ctl.Idle))
 	waitGone(t, "a, stopped for idleness", pid)
 }
 
@@ -117,7 +122,7 @@ func TestSessionGatewayLazyFails(t *testing.T) {
 	body := lazyTOML(t, "a", true, "", "MCPGEN_TESTSERVER_TOOLS=echo,pid")
 	writeFile(t, path, body)
 	ts := startSession(t, path, Options{})
-	ts.wait("idle", serverIs("a", Idle))
+	ts.wait("idle", serverIs("a", ctl.Idle))
 
 	// boom joins the manifest with a catalog, as an earlier run of it
 	// that worked would have kept. The catalog is kept before the manifest
@@ -153,7 +158,7 @@ func TestSessionGatewayLazyFails(t *testing.T) {
 	if err := os.Rename(next, path); err != nil {
 		t.Fatal(err)
 	}
-	ts.wait("boom idle", serverIs("boom", Idle))
+	ts.wait("boom idle", serverIs("boom", ctl.Idle))
 
 	agent := ts.gatewayClient("agent")
 	if got := gatewayTools(t, agent, "1"); !slices.Contains(got, "explode") {
@@ -167,5 +172,5 @@ func TestSessionGatewayLazyFails(t *testing.T) {
 	if got := testserver.ResultText(t, msg); !strings.Contains(got, `server "boom" did not start`) || !strings.Contains(got, "boom: cannot start") {
 		t.Errorf("got %q, want why boom did not start, with its stderr", got)
 	}
-	ts.wait("boom idle again", serverIs("boom", Idle))
+	ts.wait("boom idle again", serverIs("boom", ctl.Idle))
 }

@@ -13,6 +13,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/mcpgen/mcpgen/launcher/ctl"
 	"github.com/mcpgen/mcpgen/launcher/internal/testserver"
 )
 
@@ -20,7 +21,7 @@ import (
 // socket, as mcpgen connect without a server does, and initializes.
 func (ts *testSession) gatewayClient(name string, servers ...string) *testserver.Client {
 	ts.t.Helper()
-	conn, _, err := ConnectGateway(context.Background(), ts.ws, servers, nil, nil)
+	conn, _, err := ctl.ConnectGateway(context.Background(), ts.ws, servers, nil, nil)
 	if err != nil {
 		ts.t.Fatal(err)
 	}
@@ -76,7 +77,12 @@ func TestSessionGateway(t *testing.T) {
 	if _, _, clients := st.Counts(); clients != 1 || server(st, "a").Clients.Gateway != 1 {
 		t.Errorf("one gateway agent over two servers: ps counts %d clients, a's gateway clients %d; want 1 and 1", clients, server(st, "a").Clients.Gateway)
 	}
-	want := []GatewayName{{"a__echo", "a", "echo", false}, {"pid", "a", "pid", false}, {"crash", "a", "crash", false}, {"b__echo", "b", "echo", false}}
+	want := []ctl.GatewayName{
+		{Name: "a__echo", Server: "a", Original: "echo"},
+		{Name: "pid", Server: "a", Original: "pid"},
+		{Name: "crash", Server: "a", Original: "crash"},
+		{Name: "b__echo", Server: "b", Original: "echo"},
+	}
 	if !slices.Equal(st.Gateway.Tools, want) {
 		t.Errorf("status tools: got %+v, want %+v", st.Gateway.Tools, want)
 	}
@@ -90,7 +96,7 @@ func TestSessionGateway(t *testing.T) {
 
 	// a crashes: restarted, its names stay.
 	c.Call("2", "crash", `{}`)
-	ts.wait("a restarted", func(st *Status) bool { s := server(st, "a"); return s.State == Ready && s.Restarts > 0 })
+	ts.wait("a restarted", func(st *ctl.Status) bool { s := server(st, "a"); return s.State == ctl.Ready && s.Restarts > 0 })
 	if got := ts.status().Gateway.Tools; !slices.Equal(got, want) {
 		t.Errorf("status tools after a restart: %+v", got)
 	}
@@ -107,7 +113,7 @@ func TestSessionGateway(t *testing.T) {
 
 	// [gateway] prefix = "always", on reload: the agent is told.
 	writeFile(t, path, "[gateway]\nprefix = \"always\"\n\n"+body)
-	if _, err := RequestReload(context.Background(), ts.ws); err != nil {
+	if _, err := ctl.Reload(context.Background(), ts.ws); err != nil {
 		t.Fatal(err)
 	}
 	for {
@@ -119,7 +125,7 @@ func TestSessionGateway(t *testing.T) {
 		t.Errorf("tools, always: got %q, want %q", got, want)
 	}
 
-	if _, _, err := ConnectGateway(context.Background(), ts.ws, []string{"a", "nope"}, nil, nil); err == nil || !strings.Contains(err.Error(), `no server "nope"`) {
+	if _, _, err := ctl.ConnectGateway(context.Background(), ts.ws, []string{"a", "nope"}, nil, nil); err == nil || !strings.Contains(err.Error(), `no server "nope"`) {
 		t.Errorf("--servers a,nope: %v", err)
 	}
 	only := ts.gatewayClient("only-b", "b")

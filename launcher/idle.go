@@ -3,6 +3,7 @@ package launcher
 import (
 	"time"
 
+	"github.com/mcpgen/mcpgen/launcher/ctl"
 	"github.com/mcpgen/mcpgen/launcher/internal/hub"
 )
 
@@ -29,7 +30,7 @@ type supervisorIdle struct {
 // sleep waits while the server is idle: until a request needs it (demand
 // is closed: it returns nil) or a command comes.
 func (v *supervisor) sleep(demand <-chan struct{}) *supervisorCmd {
-	v.setState(Idle, "")
+	v.setState(ctl.Idle, "")
 	select {
 	case <-demand:
 		return nil
@@ -45,7 +46,7 @@ func (v *supervisor) sleep(demand <-chan struct{}) *supervisorCmd {
 func (v *supervisor) restartIdle(cmd *supervisorCmd) (start bool) {
 	old := v.config()
 	if cmd.cfg.catKey != old.catKey {
-		cat := v.session.cachedCatalog(v.name, cmd.cfg.catKey)
+		cat := v.host.catalogs.cached(v.name, cmd.cfg.catKey)
 		if cat == nil {
 			cat = &catalog{}
 		}
@@ -62,7 +63,7 @@ func (v *supervisor) restartIdle(cmd *supervisorCmd) (start bool) {
 	v.cfg = cmd.cfg
 	v.mu.Unlock()
 	close(cmd.ack)
-	v.session.changed()
+	v.host.changed()
 	return false
 }
 
@@ -155,14 +156,14 @@ func (t *idleTimer) stop() {
 // idleStop stops the server for idleness if it is still quiet since since,
 // and returns the command that does; nil when a client came meanwhile.
 func (v *supervisor) idleStop(up *hub.Upstream, since time.Time) *supervisorCmd {
-	if hook := v.session.opts.hooks.idleStop; hook != nil {
+	if hook := v.host.idleStop; hook != nil {
 		hook(v.name)
 	}
 	demand, ok := v.hub.IdleIf(up, since)
 	if !ok {
 		return nil
 	}
-	v.session.log.Info("server idle: stopping it", "server", v.name, "idle_timeout", v.config().server.IdleTimeout.String())
+	v.host.log.Info("server idle: stopping it", "server", v.name, "idle_timeout", v.config().server.IdleTimeout.String())
 	return &supervisorCmd{idle: demand}
 }
 
@@ -170,7 +171,7 @@ func (v *supervisor) idleStop(up *hub.Upstream, since time.Time) *supervisorCmd 
 // comes, or nil; the caller holds v.mu.
 func (v *supervisor) idleStopAtLocked() *time.Time {
 	timeout := v.cfg.server.IdleTimeout
-	if v.state != Ready || timeout <= 0 {
+	if v.state != ctl.Ready || timeout <= 0 {
 		return nil
 	}
 	quiet, left, _ := v.hub.Quiet()

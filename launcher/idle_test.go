@@ -17,6 +17,8 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/mcpgen/mcpgen/launcher/ctl"
+	"github.com/mcpgen/mcpgen/launcher/internal/dirs"
 	"github.com/mcpgen/mcpgen/launcher/internal/hub"
 	"github.com/mcpgen/mcpgen/launcher/internal/testserver"
 	"github.com/mcpgen/mcpgen/manifest"
@@ -65,7 +67,7 @@ func listTools(t *testing.T, c *testserver.Client, id int) []string {
 // waitStates waits until the server's states, as logged, are want: a
 // state is logged just after status shows it. A hang guard, not a timing
 // check.
-func (ts *testSession) waitStates(name string, want []State) {
+func (ts *testSession) waitStates(name string, want []ctl.State) {
 	ts.t.Helper()
 	deadline := time.Now().Add(waitLong)
 	for {
@@ -85,7 +87,7 @@ func (ts *testSession) waitStates(name string, want []State) {
 func noProcess(t *testing.T, ts *testSession, name string) {
 	t.Helper()
 	st := ts.status()
-	if s := server(st, name); s.State != Idle || s.Pid != 0 {
+	if s := server(st, name); s.State != ctl.Idle || s.Pid != 0 {
 		t.Fatalf("server %s: got %s, pid %d; want idle, no process:\n%s", name, s.State, s.Pid, dumpStatus(st))
 	}
 	if procs := tokenProcs(ts.token); len(procs) > 0 {
@@ -102,7 +104,7 @@ func TestSessionLazy(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "mcpgen.toml")
 	writeFile(t, path, lazyTOML(t, "srv", true, "100ms", "MCPGEN_TESTSERVER_TOOLS=echo,pid"))
 	ts := startSession(t, path, Options{})
-	ts.wait("idle", serverIs("srv", Idle))
+	ts.wait("idle", serverIs("srv", ctl.Idle))
 	noProcess(t, ts, "srv")
 	if st := server(ts.status(), "srv"); st.Start != "lazy" || st.IdleTimeout != "100ms" || len(st.Tools) != 0 {
 		t.Errorf("got start %q, idle timeout %q, tools %q; want lazy, 100ms, none known", st.Start, st.IdleTimeout, st.Tools)
@@ -110,7 +112,7 @@ func TestSessionLazy(t *testing.T) {
 
 	// No catalog yet: initialize starts it.
 	c := ts.connect("srv", "a")
-	st := ts.wait("ready", serverIs("srv", Ready))
+	st := ts.wait("ready", serverIs("srv", ctl.Ready))
 	pid := server(st, "srv").Pid
 	if got := c.CallPid("1"); got != pid {
 		t.Errorf("the call was answered by pid %d, want %d", got, pid)
@@ -128,7 +130,7 @@ func TestSessionLazy(t *testing.T) {
 
 	// The client leaves: stopped once idle.
 	c.Close()
-	ts.wait("idle again", serverIs("srv", Idle))
+	ts.wait("idle again", serverIs("srv", ctl.Idle))
 	waitGone(t, "stopped for idleness", pid)
 	noProcess(t, ts, "srv")
 
@@ -142,10 +144,10 @@ func TestSessionLazy(t *testing.T) {
 	if pid2 == pid || pid2 == 0 {
 		t.Errorf("the call after the idle stop was answered by pid %d, want a new process (not %d)", pid2, pid)
 	}
-	ts.wait("ready", serverIs("srv", Ready))
-	ts.waitStates("srv", []State{Idle, Starting, Ready, Idle, Starting, Ready})
+	ts.wait("ready", serverIs("srv", ctl.Ready))
+	ts.waitStates("srv", []ctl.State{ctl.Idle, ctl.Starting, ctl.Ready, ctl.Idle, ctl.Starting, ctl.Ready})
 	c.Close()
-	ts.wait("idle at last", serverIs("srv", Idle))
+	ts.wait("idle at last", serverIs("srv", ctl.Idle))
 }
 
 // TestSessionEagerIdle: an eager server with an idle_timeout starts at
@@ -155,17 +157,17 @@ func TestSessionEagerIdle(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "mcpgen.toml")
 	writeFile(t, path, lazyTOML(t, "srv", false, "150ms"))
 	ts := startSession(t, path, Options{})
-	st := ts.wait("ready", serverIs("srv", Ready))
+	st := ts.wait("ready", serverIs("srv", ctl.Ready))
 	if s := server(st, "srv"); s.Start != "eager" {
 		t.Errorf("got start %q, want eager", s.Start)
 	}
-	ts.wait("idle", serverIs("srv", Idle))
+	ts.wait("idle", serverIs("srv", ctl.Idle))
 	noProcess(t, ts, "srv")
 	c := ts.connect("srv", "a") // from the catalog of its run
 	noProcess(t, ts, "srv")
 	c.CallPid("1")
-	ts.wait("ready after a call", serverIs("srv", Ready))
-	ts.waitStates("srv", []State{Starting, Ready, Idle, Starting, Ready})
+	ts.wait("ready after a call", serverIs("srv", ctl.Ready))
+	ts.waitStates("srv", []ctl.State{ctl.Starting, ctl.Ready, ctl.Idle, ctl.Starting, ctl.Ready})
 }
 
 // TestSessionIdleStopCancelled: a client that connects as the idle timer
@@ -184,7 +186,7 @@ func TestSessionIdleStopCancelled(t *testing.T) {
 		}
 	}
 	ts := startSession(t, path, opts)
-	pid := server(ts.wait("ready", serverIs("srv", Ready)), "srv").Pid
+	pid := server(ts.wait("ready", serverIs("srv", ctl.Ready)), "srv").Pid
 	select {
 	case <-fired:
 	case <-time.After(waitLong):
@@ -196,14 +198,14 @@ func TestSessionIdleStopCancelled(t *testing.T) {
 		t.Errorf("the call was answered by pid %d, want the process that ran, %d", got, pid)
 	}
 	time.Sleep(waitQuiet) // well past the idle timeout: the client holds it
-	if s := server(ts.status(), "srv"); s.State != Ready || s.Pid != pid {
+	if s := server(ts.status(), "srv"); s.State != ctl.Ready || s.Pid != pid {
 		t.Errorf("with a client connected: got %s, pid %d; want ready, pid %d", s.State, s.Pid, pid)
 	}
-	if got := ts.events.states("srv"); slices.Contains(got, Idle) {
+	if got := ts.events.states("srv"); slices.Contains(got, ctl.Idle) {
 		t.Errorf("got states %v, want no idle", got)
 	}
 	c.Close()
-	ts.wait("idle once the client left", serverIs("srv", Idle))
+	ts.wait("idle once the client left", serverIs("srv", ctl.Idle))
 }
 
 // TestSessionIdleStopRace: a client that comes while the process is being
@@ -224,7 +226,7 @@ func TestSessionIdleStopRace(t *testing.T) {
 	path := filepath.Join(dir, "mcpgen.toml")
 	writeFile(t, path, lazyTOML(t, "srv", false, "50ms", "MCPGEN_TESTSERVER_EOF_NOTE="+fifo, "MCPGEN_TESTSERVER_EXIT_AFTER="+release))
 	ts := startSession(t, path, Options{Timing: Timing{StdinGrace: waitLong}})
-	pid := server(ts.wait("ready", serverIs("srv", Ready)), "srv").Pid
+	pid := server(ts.wait("ready", serverIs("srv", ctl.Ready)), "srv").Pid
 
 	// Stopped for idleness: its stdin is closed, and it waits.
 	_ = notes.SetReadDeadline(time.Now().Add(waitLong))
@@ -239,8 +241,8 @@ func TestSessionIdleStopRace(t *testing.T) {
 	if err != nil || got == pid {
 		t.Errorf("the call: got pid %d (%v), want a new process, not %d", got, err, pid)
 	}
-	ts.wait("ready", serverIs("srv", Ready))
-	ts.waitStates("srv", []State{Starting, Ready, Idle, Starting, Ready})
+	ts.wait("ready", serverIs("srv", ctl.Ready))
+	ts.waitStates("srv", []ctl.State{ctl.Starting, ctl.Ready, ctl.Idle, ctl.Starting, ctl.Ready})
 }
 
 // TestSessionLazyStartFails: a lazy server that fails to start answers
@@ -251,7 +253,7 @@ func TestSessionLazyStartFails(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "mcpgen.toml")
 	writeFile(t, path, testServerTOML(t, "srv", "exit")+"start = \"lazy\"\n")
 	ts := startSession(t, path, Options{Timing: Timing{FailureLimit: 3}})
-	ts.wait("idle", serverIs("srv", Idle))
+	ts.wait("idle", serverIs("srv", ctl.Idle))
 	conn, err := connect(ts.ws, "srv")
 	if err != nil {
 		t.Fatal(err)
@@ -269,7 +271,7 @@ func TestSessionLazyStartFails(t *testing.T) {
 		if m.Error == nil || !strings.Contains(m.Error.Message, `server "srv" did not start: `) || !strings.Contains(m.Error.Message, "boom: cannot start") {
 			t.Errorf("start %d: got %s, want why the start failed, with its stderr", i+1, m.AppendJSON(nil))
 		}
-		ts.wait("idle again", serverIs("srv", Idle))
+		ts.wait("idle again", serverIs("srv", ctl.Idle))
 	}
 	if s := server(ts.status(), "srv"); !strings.Contains(s.LastError, "exited with status 1") {
 		t.Errorf("got last error %q, want the exit", s.LastError)
@@ -280,13 +282,13 @@ func TestSessionLazyStartFails(t *testing.T) {
 	if m, err := r.Read(); err != nil || m.Error == nil {
 		t.Fatalf("the third start: got %v, %v; want an error", m, err)
 	}
-	ts.wait("failed", serverIs("srv", Failed))
+	ts.wait("failed", serverIs("srv", ctl.Failed))
 	_ = w.WriteLine([]byte(`{"jsonrpc":"2.0","id":4,"method":"tools/list"}`))
 	if m, err := r.Read(); err != nil || m.Error == nil || !strings.Contains(m.Error.Message, "giving up") {
 		t.Errorf("once failed: got %v, %v; want the failure", m, err)
 	}
 	ts.s.Reload()
-	ts.wait("idle after a reload", serverIs("srv", Idle))
+	ts.wait("idle after a reload", serverIs("srv", ctl.Idle))
 	noProcess(t, ts, "srv")
 }
 
@@ -304,9 +306,9 @@ func TestSessionCatalogCache(t *testing.T) {
 	table := lazyTOML(t, "srv", true, "", "MCPGEN_TESTSERVER_TOOLS=echo,pid")
 	mm.set(table)
 	ts := startSession(t, "", Options{Load: mm.load})
-	ts.wait("idle", serverIs("srv", Idle))
+	ts.wait("idle", serverIs("srv", ctl.Idle))
 	c := ts.connect("srv", "a") // no catalog: starts it
-	ts.wait("ready", serverIs("srv", Ready))
+	ts.wait("ready", serverIs("srv", ctl.Ready))
 	c.Close()
 
 	// Removed, then back: a new supervisor, idle, with the kept catalog.
@@ -314,7 +316,7 @@ func TestSessionCatalogCache(t *testing.T) {
 	ts.s.reloadNow(false, nil)
 	mm.set(table)
 	ts.s.reloadNow(false, nil)
-	ts.wait("idle", serverIs("srv", Idle))
+	ts.wait("idle", serverIs("srv", ctl.Idle))
 	c = ts.connect("srv", "b")
 	if got := listTools(t, c, 1); !slices.Equal(got, []string{"echo", "pid"}) {
 		t.Errorf("tools/list from the kept catalog: got %q, want [echo pid]", got)
@@ -331,7 +333,7 @@ func TestSessionCatalogCache(t *testing.T) {
 	if m := c.Next(); m.Method != "notifications/tools/list_changed" {
 		t.Errorf("the command changed: got %s, want tools/list_changed", m.AppendJSON(nil))
 	}
-	if s := server(ts.status(), "srv"); s.State != Idle || len(s.Tools) != 0 {
+	if s := server(ts.status(), "srv"); s.State != ctl.Idle || len(s.Tools) != 0 {
 		t.Errorf("the command changed: got %s with tools %q, want idle with none known", s.State, s.Tools)
 	}
 	if got := listTools(t, c, 2); !slices.Equal(got, []string{"echo", "pid"}) {
@@ -340,7 +342,7 @@ func TestSessionCatalogCache(t *testing.T) {
 	if s := server(ts.status(), "srv"); s.Pid == 0 {
 		t.Errorf("tools/list with no catalog for the new command: got %s, pid %d; want it started", s.State, s.Pid)
 	}
-	ts.wait("ready", serverIs("srv", Ready))
+	ts.wait("ready", serverIs("srv", ctl.Ready))
 }
 
 // TestCatalogKey: what changes a server's process changes its catalog's
@@ -482,11 +484,11 @@ func TestSessionIdleExit(t *testing.T) {
 		}
 	}
 	opts.hooks.exiting = func() {
-		_, _, err := ConnectStdio(context.Background(), "ws", "srv", nil, nil)
+		_, _, err := ctl.Connect(context.Background(), "ws", "srv", nil, nil)
 		decided <- err
 	}
 	ts := startSession(t, path, opts)
-	ts.wait("idle", serverIs("srv", Idle))
+	ts.wait("idle", serverIs("srv", ctl.Idle))
 	if st := ts.status(); st.IdleExit != "100ms" {
 		t.Errorf("got idle exit %q, want 100ms", st.IdleExit)
 	}
@@ -519,15 +521,15 @@ func TestSessionIdleExit(t *testing.T) {
 	case <-time.After(waitLong):
 		t.Fatalf("the launcher did not exit once idle:\n%s", dumpStatus(ts.status()))
 	}
-	var nr *NotRunningError
+	var nr *ctl.NotRunningError
 	if err := <-decided; !errors.As(err, &nr) || !nr.Exiting {
 		t.Errorf("a connect once the exit was decided: got %v, want a launcher that is exiting", err)
 	}
-	if _, running, err := IsRunning("ws"); running || err != nil {
+	if _, running, err := ctl.IsRunning("ws"); running || err != nil {
 		t.Errorf("after the idle exit: got running %v, %v; want the lock released", running, err)
 	}
 	rt, _ := RuntimeDir("ws")
-	if sock, err := socketPath(rt, controlSocket); err == nil {
+	if sock, err := dirs.SocketPath(rt, dirs.ControlSocket); err == nil {
 		if _, err := os.Stat(sock); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("after the idle exit: the socket is there: %v", err)
 		}

@@ -1,46 +1,60 @@
 package launcher
 
 import (
-	"os"
+	"io"
 	"path/filepath"
-	"slices"
-	"strings"
-	"time"
+	"sync"
 
 	"github.com/mcpgen/mcpgen/launcher/internal/logfile"
 )
 
-// Logs of the launcher's own in a workspace's state dir, beside the
-// servers' NAME.log: not a server's.
-var ownLogs = []string{"launcher", "autostart"}
+// This file is the session's logs in the state dir: each server's stderr
+// (NAME.log), and the launcher's own (launcher.log).
 
-// ServerLogs returns the servers' logs in a workspace's state dir, by
-// server name, without creating anything; a workspace that was never
-// launched is a *NeverLaunchedError.
-func ServerLogs(workspace string) (map[string]string, error) {
-	dir, err := FindStateDir(workspace)
-	if err != nil {
-		return nil, err
-	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	logs := map[string]string{}
-	for _, e := range entries {
-		name, ok := strings.CutSuffix(e.Name(), ".log")
-		if !ok || !e.Type().IsRegular() || name == "" || strings.Contains(name, ".") || slices.Contains(ownLogs, name) {
-			continue
-		}
-		logs[name] = filepath.Join(dir, e.Name())
-	}
-	return logs, nil
+// serverLogs are the servers' stderr logs in the state dir, each opened
+// once per session.
+type serverLogs struct {
+	dir   string // the state dir; set by Run, before any server exists
+	mu    sync.Mutex
+	files map[string]*logfile.File // guarded by mu
 }
 
-// LogLineTime returns the time a line of a server's log was stamped with
-// (see logfile.Stream and logfile.File.Mark); ok is false for a line
-// without one.
-func LogLineTime(line []byte) (t time.Time, ok bool) { return logfile.LineTime(line) }
+// file returns the server's stderr log, opened once per session.
+func (l *serverLogs) file(name string) (*logfile.File, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if f := l.files[name]; f != nil {
+		return f, nil
+	}
+	f, err := logfile.Open(l.path(name), logfile.DefaultMaxBytes, logfile.DefaultKeep)
+	if err != nil {
+		return nil, err
+	}
+	l.files[name] = f
+	return f, nil
+}
 
-// MaxLogLine is the longest line the launcher writes into a server's log.
-const MaxLogLine = logfile.MaxLine
+// close closes the logs, once every server has stopped.
+func (l *serverLogs) close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, f := range l.files {
+		f.Close()
+	}
+}
+
+// SessionLog opens the launcher's own log in the workspace's state dir,
+// launcher.log, capped and rotated as the servers' logs are: where a launch
+// writes its events when its terminal belongs to a live table or an agent.
+func SessionLog(workspace string) (io.WriteCloser, error) {
+	dir, err := StateDir(workspace)
+	if err != nil {
+		return nil, err
+	}
+	return logfile.Open(filepath.Join(dir, "launcher.log"), logfile.DefaultMaxBytes, logfile.DefaultKeep)
+}
+
+// path is where a server's stderr goes.
+func (l *serverLogs) path(name string) string {
+	return filepath.Join(l.dir, name+".log")
+}

@@ -10,6 +10,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/mcpgen/mcpgen/launcher/ctl"
 	"github.com/mcpgen/mcpgen/manifest"
 	"github.com/mcpgen/mcpgen/mcp"
 )
@@ -48,7 +49,7 @@ func TestSessionKeepsDeclaredServer(t *testing.T) {
 		ts.s.reloadNow(false, nil) // returns once changed servers have stopped
 		st := ts.status()
 		for name, pid := range pids {
-			if s := server(st, name); s.Pid != pid || s.Restarts != 0 || s.State != Ready {
+			if s := server(st, name); s.Pid != pid || s.Restarts != 0 || s.State != ctl.Ready {
 				t.Errorf("%s: %s: got pid %d, %d restarts, %s; want pid %d, ready", edit.name, name, s.Pid, s.Restarts, s.State, pid)
 			}
 		}

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgen/mcpgen/launcher/ctl"
+	"github.com/mcpgen/mcpgen/launcher/internal/dirs"
 	"github.com/mcpgen/mcpgen/manifest"
 )
 
@@ -49,8 +51,8 @@ func BenchmarkReload(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.Cleanup(func() { os.RemoveAll(rt) })
-			b.Setenv(envRuntimeDir, rt)
-			b.Setenv(envStateDir, b.TempDir())
+			b.Setenv(dirs.EnvRuntimeDir, rt)
+			b.Setenv(dirs.EnvStateDir, b.TempDir())
 
 			// The servers note the end of their stdin here; opened for
 			// reading and writing, so that neither side's open waits.
@@ -125,7 +127,7 @@ func benchReadyPid(b *testing.B, s *Session, old int) int {
 	for time.Now().Before(deadline) {
 		select {
 		case <-s.Up():
-			if st := s.Status(); len(st.Servers) == 1 && st.Servers[0].State == Ready && st.Servers[0].Pid != old {
+			if st := s.Status(); len(st.Servers) == 1 && st.Servers[0].State == ctl.Ready && st.Servers[0].Pid != old {
 				return st.Servers[0].Pid
 			}
 		default:

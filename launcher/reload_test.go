@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/mcpgen/mcpgen/launcher/ctl"
 )
 
 // TestSessionReloadAtOnce: a manifest replaced whole by content that
@@ -55,9 +57,9 @@ func TestSessionReloadAtOnce(t *testing.T) {
 			// process, and the valid content after it is applied at once.
 			tt.save(t, path, "[servers.srv\n", 1)
 			tt.save(t, path, gen(2), 2)
-			st := ts.wait("a new process", func(st *Status) bool {
+			st := ts.wait("a new process", func(st *ctl.Status) bool {
 				s := server(st, "srv")
-				return s.State == Ready && s.Pid != pid
+				return s.State == ctl.Ready && s.Pid != pid
 			})
 			if !st.Reload.OK {
 				t.Errorf("got reload %+v, want the valid content applied", st.Reload)

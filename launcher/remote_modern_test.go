@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mcpgen/mcpgen/launcher/ctl"
 	"github.com/mcpgen/mcpgen/launcher/internal/testserver"
 	"github.com/mcpgen/mcpgen/mcp"
 )
@@ -83,7 +84,7 @@ func testRemoteModern(t *testing.T, protocol string) {
 	}
 	writeFile(t, path, text)
 	ts := startSession(t, path, Options{})
-	st := ts.wait("web ready", func(st *Status) bool { return server(st, "web").State == Ready })
+	st := ts.wait("web ready", func(st *ctl.Status) bool { return server(st, "web").State == ctl.Ready })
 	web := server(st, "web")
 	if web.Era != "modern" || !slices.Equal(web.Tools, []string{"echo"}) {
 		t.Errorf("web: %+v", web)

@@ -17,6 +17,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/mcpgen/mcpgen/launcher/ctl"
 	"github.com/mcpgen/mcpgen/launcher/internal/testserver"
 	"github.com/mcpgen/mcpgen/mcp"
 )
@@ -179,8 +180,8 @@ url = %s
 bearer_token_env = "NO_SUCH_TOKEN"
 `, tomlString(f.url()), tomlString(f.url())))
 	ts := startSession(t, path, Options{Env: append(os.Environ(), "WEB_TOKEN="+token)})
-	st := ts.wait("web ready, nokey failed", func(st *Status) bool {
-		return server(st, "web").State == Ready && server(st, "nokey").State == Failed
+	st := ts.wait("web ready, nokey failed", func(st *ctl.Status) bool {
+		return server(st, "web").State == ctl.Ready && server(st, "nokey").State == ctl.Failed
 	})
 	web := server(st, "web")
 	if web.Kind != "remote" || web.Pid != 0 || web.StartedAt == nil || !slices.Equal(web.Tools, []string{"echo"}) {
@@ -214,15 +215,15 @@ bearer_token_env = "NO_SUCH_TOKEN"
 	if m := c.Next(); m.Error == nil {
 		t.Errorf("a call to an expired session: got %s, want an error", m.AppendJSON(nil))
 	}
-	ts.wait("web reconnected", func(st *Status) bool {
+	ts.wait("web reconnected", func(st *ctl.Status) bool {
 		s := server(st, "web")
-		return s.State == Ready && s.Restarts >= 1
+		return s.State == ctl.Ready && s.Restarts >= 1
 	})
 	c.Call("4", "echo", `{"text":"again"}`)
 	if got := testserver.ResultText(t, c.Next()); got != "session-2: again" {
 		t.Errorf("echo after the reconnection: got %q", got)
 	}
-	if !slices.Contains(ts.events.states("web"), Backoff) {
+	if !slices.Contains(ts.events.states("web"), ctl.Backoff) {
 		t.Errorf("web's states: %v, want backoff among them", ts.events.states("web"))
 	}
 
@@ -251,7 +252,7 @@ func TestSessionRemoteLazy(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "mcpgen.toml")
 	writeFile(t, path, fmt.Sprintf("[servers.web]\nurl = %s\nstart = \"lazy\"\nidle_timeout = \"100ms\"\n", tomlString(f.url())))
 	ts := startSession(t, path, Options{})
-	ts.wait("idle", serverIs("web", Idle))
+	ts.wait("idle", serverIs("web", ctl.Idle))
 	sessions := func() (started int, deleted []string) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
@@ -267,7 +268,7 @@ func TestSessionRemoteLazy(t *testing.T) {
 		t.Errorf("echo: got %q", got)
 	}
 	c.Close()
-	ts.wait("idle once unused", serverIs("web", Idle))
+	ts.wait("idle once unused", serverIs("web", ctl.Idle))
 	if started, deleted := sessions(); started != 1 || !slices.Equal(deleted, []string{"session-1"}) {
 		t.Errorf("after the idle stop: got %d sessions opened, %q deleted; want 1, session-1", started, deleted)
 	}
@@ -284,7 +285,7 @@ func TestSessionRemoteLazy(t *testing.T) {
 	if got := testserver.ResultText(t, c.Next()); got != "session-2: again" {
 		t.Errorf("echo after the idle stop: got %q, want it on a new session", got)
 	}
-	ts.waitStates("web", []State{Idle, Starting, Ready, Idle, Starting, Ready})
+	ts.waitStates("web", []ctl.State{ctl.Idle, ctl.Starting, ctl.Ready, ctl.Idle, ctl.Starting, ctl.Ready})
 }
 
 // TestSessionRemoteStreamGivenUp (hardening issue: "retry: 1" on the GET
@@ -298,9 +299,9 @@ func TestSessionRemoteStreamGivenUp(t *testing.T) {
 	writeFile(t, path, fmt.Sprintf("[servers.web]\nurl = %s\n", tomlString(f.url())))
 	// One reconnection: the floor makes it a second after the first stream.
 	ts := startSession(t, path, Options{Timing: Timing{RemoteReconnects: 1}})
-	st := ts.wait("the GET stream given up", func(st *Status) bool { return server(st, "web").Notice != "" })
+	st := ts.wait("the GET stream given up", func(st *ctl.Status) bool { return server(st, "web").Notice != "" })
 	web := server(st, "web")
-	if web.State != Ready || !strings.Contains(web.Notice, "the GET stream was given up after 2 connections in a row that failed or brought no message") {
+	if web.State != ctl.Ready || !strings.Contains(web.Notice, "the GET stream was given up after 2 connections in a row that failed or brought no message") {
 		t.Errorf("web: got %+v, want ready, with the GET stream given up", web)
 	}
 	var table strings.Builder

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/mcpgen/mcpgen/internal/proc"
+	"github.com/mcpgen/mcpgen/launcher/ctl"
+	"github.com/mcpgen/mcpgen/launcher/internal/dirs"
 	"github.com/mcpgen/mcpgen/manifest"
 )
 
@@ -31,8 +33,8 @@ func BenchmarkSessionServers(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.Cleanup(func() { os.RemoveAll(rt) })
-			b.Setenv(envRuntimeDir, rt)
-			b.Setenv(envStateDir, b.TempDir())
+			b.Setenv(dirs.EnvRuntimeDir, rt)
+			b.Setenv(dirs.EnvStateDir, b.TempDir())
 			var m strings.Builder
 			for i := range n {
 				m.WriteString(testServerTOML(b, "s"+string(rune('a'+i)), "echo"))
@@ -55,7 +57,7 @@ func BenchmarkSessionServers(b *testing.B) {
 				for deadline := time.Now().Add(waitLong); ; time.Sleep(time.Millisecond) {
 					ready := 0
 					for _, srv := range s.Status().Servers {
-						if srv.State == Ready {
+						if srv.State == ctl.Ready {
 							ready++
 						}
 					}

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/mcpgen/mcpgen/internal/proc"
+	"github.com/mcpgen/mcpgen/launcher/ctl"
+	"github.com/mcpgen/mcpgen/launcher/internal/dirs"
 )
 
 // The attacks of issue 8 item 2 on a session: servers whose child calls
@@ -134,7 +136,7 @@ func testContainsEscapes(t *testing.T, mode proc.Mode) {
 	if st.Containment.Mode != mode {
 		t.Errorf("status: containment %s, want %s", st.Containment, mode)
 	}
-	record := filepath.Join(os.Getenv(envRuntimeDir), "ws", "contained")
+	record := filepath.Join(os.Getenv(dirs.EnvRuntimeDir), "ws", "contained")
 	switch mode {
 	case proc.ModeCgroup:
 		if fi, err := os.Stat(st.Containment.Cgroup); err != nil || !fi.IsDir() {
@@ -159,9 +161,9 @@ func testContainsEscapes(t *testing.T, mode proc.Mode) {
 	if err := syscall.Kill(crashed, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	ts.wait("the crashed server back", func(st *Status) bool {
+	ts.wait("the crashed server back", func(st *ctl.Status) bool {
 		s := server(st, "crash")
-		return s.State == Ready && s.Pid != crashed
+		return s.State == ctl.Ready && s.Pid != crashed
 	})
 	ts.waitFor("what the crashed server left ends", func() bool {
 		return !running(ids["crash"]["setsid"]) && !running(ids["crash"]["daemon"])
@@ -227,12 +229,12 @@ func TestSessionLimits(t *testing.T) {
 				return fmt.Sprintf(":%d:%d: ", strings.Count(content[:i], "\n")+1, len(key+" = ")+1)
 			}
 			ts := startSession(t, path, Options{Containment: mode})
-			st := ts.wait("plain ready, the limited ones ready or failed", func(st *Status) bool {
+			st := ts.wait("plain ready, the limited ones ready or failed", func(st *ctl.Status) bool {
 				done := func(name string) bool {
 					s := server(st, name).State
-					return s == Ready || s == Failed
+					return s == ctl.Ready || s == ctl.Failed
 				}
-				return server(st, "plain").State == Ready && done("mem") && done("cpu")
+				return server(st, "plain").State == ctl.Ready && done("mem") && done("cpu")
 			})
 			for _, tt := range []struct {
 				name string
@@ -245,13 +247,13 @@ func TestSessionLimits(t *testing.T) {
 				s := server(st, tt.name)
 				err := ts.s.contain.Check(tt.lim)
 				if err == nil {
-					if s.State != Ready {
+					if s.State != ctl.Ready {
 						t.Errorf("%s: got %s (%s), want ready: the system enforces the limit", tt.name, s.State, s.LastError)
 					}
 					continue
 				}
 				want := path + tt.at + fmt.Sprintf("server %q: ", tt.name) + err.Error()
-				if s.State != Failed || s.LastError != want {
+				if s.State != ctl.Failed || s.LastError != want {
 					t.Errorf("%s: got %s, %q\nwant failed, %q", tt.name, s.State, s.LastError, want)
 				}
 				if !strings.Contains(err.Error(), "run the launcher under systemd-run --user --scope -p Delegate=yes, or remove") {
@@ -272,7 +274,7 @@ func TestSessionUnrecordedStart(t *testing.T) {
 	mm.set(testServerTOML(t, "first", "echo"))
 	ts := startSession(t, "", Options{Load: mm.load, Containment: proc.ModeSubreaper})
 	ts.wait("ready", allReady("first"))
-	record := filepath.Join(os.Getenv(envRuntimeDir), "ws", "contained")
+	record := filepath.Join(os.Getenv(dirs.EnvRuntimeDir), "ws", "contained")
 	if err := os.Remove(record); err != nil {
 		t.Fatal(err)
 	}
@@ -281,16 +283,16 @@ func TestSessionUnrecordedStart(t *testing.T) {
 	}
 	mm.set(testServerTOML(t, "first", "echo") + testServerTOML(t, "late", "echo"))
 	ts.s.reloadNow(false, nil)
-	st := ts.wait("late fails to start", func(st *Status) bool {
+	st := ts.wait("late fails to start", func(st *ctl.Status) bool {
 		return strings.Contains(server(st, "late").LastError, "could not be recorded")
 	})
-	if s := server(st, "late"); s.State == Ready || s.Pid != 0 {
+	if s := server(st, "late"); s.State == ctl.Ready || s.Pid != 0 {
 		t.Errorf("late: got %+v, want no process", s)
 	}
-	if s := server(st, "first"); s.State != Ready {
+	if s := server(st, "first"); s.State != ctl.Ready {
 		t.Errorf("first: got %+v, want it untouched", s)
 	}
-	if len(ts.events.states("late")) == 0 || slices.Contains(ts.events.states("late"), Ready) {
+	if len(ts.events.states("late")) == 0 || slices.Contains(ts.events.states("late"), ctl.Ready) {
 		t.Errorf("late went through %v, want never ready", ts.events.states("late"))
 	}
 }

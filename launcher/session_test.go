@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,6 +25,8 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/mcpgen/mcpgen/internal/proc"
+	"github.com/mcpgen/mcpgen/launcher/ctl"
+	"github.com/mcpgen/mcpgen/launcher/internal/dirs"
 	"github.com/mcpgen/mcpgen/launcher/internal/testserver"
 	"github.com/mcpgen/mcpgen/manifest"
 )
@@ -46,8 +49,8 @@ func testEnv(t *testing.T) (token string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(rt) })
-	t.Setenv(envRuntimeDir, rt)
-	t.Setenv(envStateDir, t.TempDir())
+	t.Setenv(dirs.EnvRuntimeDir, rt)
+	t.Setenv(dirs.EnvStateDir, t.TempDir())
 	return fmt.Sprintf("%s-%d-%d", t.Name(), os.Getpid(), rand.Int64())
 }
 
@@ -161,7 +164,7 @@ func (ts *testSession) end() error {
 
 // wait polls the session's status until cond holds; a hang guard, not a
 // timing check.
-func (ts *testSession) wait(what string, cond func(*Status) bool) *Status {
+func (ts *testSession) wait(what string, cond func(*ctl.Status) bool) *ctl.Status {
 	ts.t.Helper()
 	deadline := time.Now().Add(waitLong)
 	for {
@@ -183,7 +186,7 @@ func (ts *testSession) wait(what string, cond func(*Status) bool) *Status {
 }
 
 // status returns the session's status, noting the pids it shows.
-func (ts *testSession) status() *Status {
+func (ts *testSession) status() *ctl.Status {
 	st := ts.s.Status()
 	ts.mu.Lock()
 	for _, srv := range st.Servers {
@@ -196,28 +199,28 @@ func (ts *testSession) status() *Status {
 }
 
 // server returns the status of one server; its zero value if there is none.
-func server(st *Status, name string) ServerStatus {
+func server(st *ctl.Status, name string) ctl.ServerStatus {
 	for _, s := range st.Servers {
 		if s.Name == name {
 			return s
 		}
 	}
-	return ServerStatus{}
+	return ctl.ServerStatus{}
 }
 
 // serverIs is a wait condition: the server is in state.
-func serverIs(name string, state State) func(*Status) bool {
-	return func(st *Status) bool { return server(st, name).State == state }
+func serverIs(name string, state ctl.State) func(*ctl.Status) bool {
+	return func(st *ctl.Status) bool { return server(st, name).State == state }
 }
 
 // allReady is a wait condition: exactly these servers, every one ready.
-func allReady(names ...string) func(*Status) bool {
-	return func(st *Status) bool {
+func allReady(names ...string) func(*ctl.Status) bool {
+	return func(st *ctl.Status) bool {
 		if len(st.Servers) != len(names) {
 			return false
 		}
 		for _, s := range st.Servers {
-			if !slices.Contains(names, s.Name) || s.State != Ready {
+			if !slices.Contains(names, s.Name) || s.State != ctl.Ready {
 				return false
 			}
 		}
@@ -225,9 +228,16 @@ func allReady(names ...string) func(*Status) bool {
 	}
 }
 
-func dumpStatus(st *Status) string {
+func dumpStatus(st *ctl.Status) string {
 	b, _ := json.MarshalIndent(st, "", "  ")
 	return string(b)
+}
+
+// connect opens an MCP connection to a server of workspace, through its
+// launcher's hub.
+func connect(workspace, server string) (net.Conn, error) {
+	conn, _, err := ctl.Connect(context.Background(), workspace, server, nil, nil)
+	return conn, err
 }
 
 // connect opens an MCP connection to a server through the session's
@@ -279,13 +289,13 @@ func (l *eventLog) Handle(_ context.Context, r slog.Record) error {
 }
 
 // states returns the states a server went through, in order.
-func (l *eventLog) states(server string) []State {
+func (l *eventLog) states(server string) []ctl.State {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var out []State
+	var out []ctl.State
 	for _, r := range l.records {
 		if r.attrs["server"] == server && r.attrs["state"] != "" {
-			out = append(out, State(r.attrs["state"]))
+			out = append(out, ctl.State(r.attrs["state"]))
 		}
 	}
 	return out
@@ -449,12 +459,12 @@ func TestSessionReady(t *testing.T) {
 		if got := fmt.Sprint(ts.events.states(want.name)); got != "[starting ready]" {
 			t.Errorf("%s: states %s, want [starting ready]", want.name, got)
 		}
-		if s.Log != filepath.Join(os.Getenv(envStateDir), "ws", want.name+".log") {
+		if s.Log != filepath.Join(os.Getenv(dirs.EnvStateDir), "ws", want.name+".log") {
 			t.Errorf("%s: log %s", want.name, s.Log)
 		}
 	}
 	// Status over the control socket says the same.
-	q, err := QueryStatus(context.Background(), "ws")
+	q, err := ctl.QueryStatus(context.Background(), "ws")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -476,11 +486,11 @@ func TestSessionReady(t *testing.T) {
 	waitGone(t, "after the session", pids...)
 	disconnected(t, c)
 	for _, name := range []string{"a", "b", "c"} {
-		if got := ts.events.states(name); got[len(got)-1] != Stopped {
+		if got := ts.events.states(name); got[len(got)-1] != ctl.Stopped {
 			t.Errorf("%s: states %v, want the last stopped", name, got)
 		}
 	}
-	if _, err := QueryStatus(context.Background(), "ws"); !errors.As(err, new(*NotRunningError)) {
+	if _, err := ctl.QueryStatus(context.Background(), "ws"); !errors.As(err, new(*ctl.NotRunningError)) {
 		t.Errorf("status after the session: got %v, want NotRunningError", err)
 	}
 }
@@ -501,7 +511,7 @@ func TestSessionLocked(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // were it to run, it should end at once
 	err := second.Run(ctx)
-	var le *lockedError
+	var le *dirs.LockedError
 	if !errors.As(err, &le) || le.Pid != os.Getpid() || le.Workspace != "ws" {
 		t.Fatalf("second session: got %v, want a lockedError with pid %d", err, os.Getpid())
 	}
@@ -511,7 +521,7 @@ func TestSessionLocked(t *testing.T) {
 	if loaded {
 		t.Error("the second session read the manifest")
 	}
-	if got := server(ts.status(), "a"); got.Pid != server(st, "a").Pid || got.State != Ready {
+	if got := server(ts.status(), "a"); got.Pid != server(st, "a").Pid || got.State != ctl.Ready {
 		t.Errorf("first session after the second: got %+v", got)
 	}
 }
@@ -558,7 +568,7 @@ func TestSessionReload(t *testing.T) {
 	// Invalid: nothing changes, and status says why (the control socket's
 	// reload answers with the error too).
 	mm.set("[servers.keep]\ncomand = \"x\"\n")
-	st, err := RequestReload(context.Background(), "ws")
+	st, err := ctl.Reload(context.Background(), "ws")
 	if err == nil || !strings.Contains(err.Error(), `mcpgen.toml:2:1: server "keep": unknown key "comand"`) {
 		t.Errorf("reload of an invalid manifest: got %v", err)
 	}
@@ -571,7 +581,7 @@ func TestSessionReload(t *testing.T) {
 		t.Errorf("the table does not show the failed reload:\n%s", table.String())
 	}
 	for _, s := range st.Servers {
-		if s.Pid != pids[s.Name] || s.State != Ready || s.Restarts != 0 {
+		if s.Pid != pids[s.Name] || s.State != ctl.Ready || s.Restarts != 0 {
 			t.Errorf("after an invalid reload: %+v, want pid %d, ready", s, pids[s.Name])
 		}
 	}
@@ -619,7 +629,7 @@ func TestSessionReloadRetriesFailed(t *testing.T) {
 	path, script := filepath.Join(dir, "mcpgen.toml"), filepath.Join(dir, "late.sh")
 	writeFile(t, path, "[servers.late]\ncommand = \"./late.sh\"\n")
 	ts := startSession(t, path, Options{})
-	ts.wait("failed", serverIs("late", Failed))
+	ts.wait("failed", serverIs("late", ctl.Failed))
 
 	// The server can start now, but the manifest says the same.
 	writeFile(t, script, "#!/bin/sh\nMCPGEN_TESTSERVER=echo exec '"+self(t)+"' -test.run='^$'\n")
@@ -627,7 +637,7 @@ func TestSessionReloadRetriesFailed(t *testing.T) {
 		t.Fatal(err)
 	}
 	ts.s.reloadNow(false, nil)
-	if s := server(ts.status(), "late"); s.State != Failed {
+	if s := server(ts.status(), "late"); s.State != ctl.Failed {
 		t.Errorf("after a reload without changes: got %+v, want failed", s)
 	}
 	if got := fmt.Sprint(ts.events.states("late")); got != "[starting failed]" {
@@ -727,9 +737,9 @@ func testHotReload(t *testing.T, how string) {
 	data, _ := generation(0, true)
 	write(0, data)
 	ts := startSession(t, path, Options{})
-	ts.wait("the first generation", func(st *Status) bool {
+	ts.wait("the first generation", func(st *ctl.Status) bool {
 		for _, s := range st.Servers {
-			if s.State != Ready {
+			if s.State != ctl.Ready {
 				return false
 			}
 		}
@@ -765,7 +775,7 @@ func testHotReload(t *testing.T, how string) {
 	for _, s := range final {
 		names = append(names, s.name)
 	}
-	st := ts.wait("the last generation: "+fmt.Sprint(final), func(st *Status) bool {
+	st := ts.wait("the last generation: "+fmt.Sprint(final), func(st *ctl.Status) bool {
 		if !allReady(names...)(st) || !st.Reload.OK {
 			return false
 		}
@@ -812,7 +822,7 @@ func testHotReload(t *testing.T, how string) {
 	time.Sleep(waitQuiet)
 	st = ts.status()
 	for _, s := range st.Servers {
-		if !finalPids[s.Pid] || s.State != Ready {
+		if !finalPids[s.Pid] || s.State != ctl.Ready {
 			t.Errorf("after the last generation settled: %+v", s)
 		}
 	}
@@ -841,11 +851,11 @@ mv bin/srv.tmp bin/srv
 	tools := filepath.Join(dir, "src", "tools.txt")
 	writeFile(t, tools, "echo,v1")
 	ts := startSession(t, path, Options{})
-	ready := func(what, tools string, not int) ServerStatus {
+	ready := func(what, tools string, not int) ctl.ServerStatus {
 		t.Helper()
-		return server(ts.wait(what, func(st *Status) bool {
+		return server(ts.wait(what, func(st *ctl.Status) bool {
 			s := server(st, "srv")
-			return s.State == Ready && s.Pid != not && strings.Join(s.Tools, ",") == tools
+			return s.State == ctl.Ready && s.Pid != not && strings.Join(s.Tools, ",") == tools
 		}), "srv")
 	}
 	first := ready("the first build", "echo,v1", 0)
@@ -860,11 +870,11 @@ mv bin/srv.tmp bin/srv
 
 	// A failed build: the process stays, the error shows.
 	writeFile(t, filepath.Join(dir, "src", "broken.txt"), "oops")
-	st := ts.wait("the failed build", func(st *Status) bool {
+	st := ts.wait("the failed build", func(st *ctl.Status) bool {
 		return strings.Contains(server(st, "srv").LastError, "build failed")
 	})
 	s := server(st, "srv")
-	if s.Pid != second.Pid || s.State != Ready || !strings.Contains(s.LastError, "src/broken.txt:1: syntax error") {
+	if s.Pid != second.Pid || s.State != ctl.Ready || !strings.Contains(s.LastError, "src/broken.txt:1: syntax error") {
 		t.Errorf("after a failed build: got %+v, want pid %d, ready, and the build's output", s, second.Pid)
 	}
 	if err := os.Remove(filepath.Join(dir, "src", "broken.txt")); err != nil {
@@ -986,11 +996,11 @@ func TestSessionKilledLauncher(t *testing.T) {
 		}
 		return nil
 	}
-	waitReady := func(out *syncBuffer) *Status {
+	waitReady := func(out *syncBuffer) *ctl.Status {
 		t.Helper()
 		deadline := time.Now().Add(waitLong)
 		for {
-			st, err := QueryStatus(context.Background(), "ws")
+			st, err := ctl.QueryStatus(context.Background(), "ws")
 			if err == nil && allReady("stubborn", "parent", "plain")(st) {
 				return st
 			}
@@ -1015,7 +1025,7 @@ func TestSessionKilledLauncher(t *testing.T) {
 	if err := wait(first); signalOf(err) != syscall.SIGKILL {
 		t.Fatalf("the first launcher: got %v, want killed", err)
 	}
-	if _, err := QueryStatus(context.Background(), "ws"); !errors.As(err, new(*NotRunningError)) {
+	if _, err := ctl.QueryStatus(context.Background(), "ws"); !errors.As(err, new(*ctl.NotRunningError)) {
 		t.Errorf("status with the launcher dead: got %v, want NotRunningError", err)
 	}
 	// What it left: the stubborn server, and the parent's grandchild (the
@@ -1138,7 +1148,7 @@ startup_timeout = "60s"
 	}
 	waitGone(t, "the third-party servers", pids...)
 	for _, name := range []string{"everything", "filesystem", "memory"} {
-		if got := ts.events.states(name); got[len(got)-1] != Stopped {
+		if got := ts.events.states(name); got[len(got)-1] != ctl.Stopped {
 			t.Errorf("%s: states %v", name, got)
 		}
 	}

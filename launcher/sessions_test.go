@@ -14,6 +14,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpgen/mcpgen/launcher/ctl"
+	"github.com/mcpgen/mcpgen/launcher/internal/dirs"
 )
 
 // The tests of what mcpgen ps, stop, restart and the session commands'
@@ -28,12 +31,12 @@ func TestRunningSessions(t *testing.T) {
 	writeFile(t, path, testServerTOML(t, "a", "echo"))
 	ts := startSession(t, path, Options{Workspace: "live"})
 	ts.wait("ready", allReady("a"))
-	rt := os.Getenv(envRuntimeDir)
+	rt := os.Getenv(dirs.EnvRuntimeDir)
 
 	// A stale dir: a lock file whose launcher is gone (the pid of this
 	// test, which holds no lock).
 	mkdirMode(t, filepath.Join(rt, "stale"), 0o700)
-	writeFile(t, filepath.Join(rt, "stale", lockFile), fmt.Sprintf("%d\n", os.Getpid()))
+	writeFile(t, filepath.Join(rt, "stale", dirs.LockFile), fmt.Sprintf("%d\n", os.Getpid()))
 	// A dir that never had a lock.
 	mkdirMode(t, filepath.Join(rt, "empty"), 0o700)
 	// A dir other users may enter: RuntimeDir refuses it, and so is it
@@ -42,16 +45,16 @@ func TestRunningSessions(t *testing.T) {
 	// A file.
 	writeFile(t, filepath.Join(rt, "file"), "")
 
-	running, err := RunningSessions()
+	running, err := ctl.RunningSessions()
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Running{{Workspace: "live", Pid: os.Getpid()}}
+	want := []ctl.Running{{Workspace: "live", Pid: os.Getpid()}}
 	if !slices.Equal(running, want) {
 		t.Errorf("RunningSessions = %+v, want %+v", running, want)
 	}
 	for ws, want := range map[string]bool{"live": true, "stale": false, "empty": false, "never": false} {
-		if pid, got, err := IsRunning(ws); got != want || err != nil || (got && pid != os.Getpid()) {
+		if pid, got, err := ctl.IsRunning(ws); got != want || err != nil || (got && pid != os.Getpid()) {
 			t.Errorf("IsRunning(%s) = %d, %v, %v; want running %v", ws, pid, got, err, want)
 		}
 	}
@@ -59,7 +62,7 @@ func TestRunningSessions(t *testing.T) {
 		t.Errorf("IsRunning made the runtime dir of a workspace never launched: %v", err)
 	}
 
-	sessions, err := Sessions(context.Background())
+	sessions, err := ctl.Sessions(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +77,7 @@ func TestRunningSessions(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Its dir stays (the lock file is never removed), stale now.
-	if running, err := RunningSessions(); err != nil || len(running) != 0 {
+	if running, err := ctl.RunningSessions(); err != nil || len(running) != 0 {
 		t.Errorf("after the session: RunningSessions = %+v, %v; want none", running, err)
 	}
 }
@@ -88,7 +91,7 @@ func TestFindCreatesNothing(t *testing.T) {
 		env  map[string]string
 		gone []string // must not exist afterwards, relative to root
 	}{
-		{"MCPGEN_RUNTIME_DIR", map[string]string{envRuntimeDir: "@/run", envStateDir: "@/state"}, []string{"run", "state"}},
+		{"MCPGEN_RUNTIME_DIR", map[string]string{dirs.EnvRuntimeDir: "@/run", dirs.EnvStateDir: "@/state"}, []string{"run", "state"}},
 		{"XDG dirs", map[string]string{"XDG_RUNTIME_DIR": "@/xdg", "XDG_STATE_HOME": "@/xstate"}, []string{"xdg/mcpgen", "xstate"}},
 		{"temp dir and home", map[string]string{"TMPDIR": "@/tmp", "HOME": "@/home"}, []string{fmt.Sprintf("tmp/mcpgen-%d", os.Getuid()), "home/.local"}},
 	}
@@ -105,29 +108,29 @@ func TestFindCreatesNothing(t *testing.T) {
 			ctx := context.Background()
 			notRunning := func(what string, err error) {
 				t.Helper()
-				if !errors.As(err, new(*NotRunningError)) {
+				if !errors.As(err, new(*ctl.NotRunningError)) {
 					t.Errorf("%s: %v, want a NotRunningError", what, err)
 				}
 			}
-			_, err := QueryStatus(ctx, "never")
+			_, err := ctl.QueryStatus(ctx, "never")
 			notRunning("QueryStatus", err)
-			_, err = RequestReload(ctx, "never")
-			notRunning("RequestReload", err)
-			_, _, err = RequestRestart(ctx, "never", "a")
-			notRunning("RequestRestart", err)
-			_, err = RequestStop(ctx, "never", false)
-			notRunning("RequestStop", err)
-			_, _, err = WaitSettled(ctx, "never")
+			_, err = ctl.Reload(ctx, "never")
+			notRunning("Reload", err)
+			_, _, err = ctl.Restart(ctx, "never", "a")
+			notRunning("Restart", err)
+			_, err = ctl.Stop(ctx, "never", false)
+			notRunning("Stop", err)
+			_, _, err = ctl.WaitSettled(ctx, "never")
 			notRunning("WaitSettled", err)
-			_, _, err = ConnectStdio(ctx, "never", "a", nil, nil)
-			notRunning("ConnectStdio", err)
-			if _, err := FindStateDir("never"); !errors.As(err, new(*NeverLaunchedError)) {
+			_, _, err = ctl.Connect(ctx, "never", "a", nil, nil)
+			notRunning("Connect", err)
+			if _, err := ctl.FindStateDir("never"); !errors.As(err, new(*ctl.NeverLaunchedError)) {
 				t.Errorf("FindStateDir: %v, want a NeverLaunchedError", err)
 			}
-			if _, err := ServerLogs("never"); !errors.As(err, new(*NeverLaunchedError)) {
+			if _, err := ctl.ServerLogs("never"); !errors.As(err, new(*ctl.NeverLaunchedError)) {
 				t.Errorf("ServerLogs: %v, want a NeverLaunchedError", err)
 			}
-			if running, err := RunningSessions(); len(running) != 0 || err != nil {
+			if running, err := ctl.RunningSessions(); len(running) != 0 || err != nil {
 				t.Errorf("RunningSessions = %v, %v; want none", running, err)
 			}
 			for _, d := range tt.gone {
@@ -148,7 +151,7 @@ func TestSessionStopRequest(t *testing.T) {
 	ts := startSession(t, path, Options{})
 	st := ts.wait("ready", allReady("a", "b"))
 
-	got, err := RequestStop(context.Background(), "ws", false)
+	got, err := ctl.Stop(context.Background(), "ws", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +174,7 @@ func TestSessionStopRequest(t *testing.T) {
 			t.Errorf("server %s (pid %d) still runs after the stop returned", s.Name, s.Pid)
 		}
 	}
-	if _, running, _ := IsRunning("ws"); running {
+	if _, running, _ := ctl.IsRunning("ws"); running {
 		t.Error("the lock is still held after the stop returned")
 	}
 	if !ts.events.has("stop requested (mcpgen stop)", "skip_graces", "false") {
@@ -194,9 +197,9 @@ func TestSessionStopForce(t *testing.T) {
 				// The first waits out its bound: the server sits in its
 				// hour of grace.
 				ctx, cancel := context.WithTimeout(context.Background(), waitQuiet)
-				_, err := RequestStop(ctx, "ws", false)
+				_, err := ctl.Stop(ctx, "ws", false)
 				cancel()
-				var still *StillStoppingError
+				var still *ctl.StillStoppingError
 				if !errors.As(err, &still) || still.Pid != os.Getpid() {
 					t.Fatalf("first request: %v, want a StillStoppingError", err)
 				}
@@ -206,7 +209,7 @@ func TestSessionStopForce(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), waitLong)
 			defer cancel()
-			if _, err := RequestStop(ctx, "ws", how == "force"); err != nil {
+			if _, err := ctl.Stop(ctx, "ws", how == "force"); err != nil {
 				t.Fatalf("the stop that skips the graces: %v", err)
 			}
 			waitGone(t, "after the stop", pid)
@@ -228,9 +231,9 @@ func TestSessionStopCallback(t *testing.T) {
 
 	for i, want := range []bool{false, true} {
 		ctx, cancel := context.WithTimeout(context.Background(), waitQuiet)
-		_, err := RequestStop(ctx, "ws", false)
+		_, err := ctl.Stop(ctx, "ws", false)
 		cancel()
-		if !errors.As(err, new(*StillStoppingError)) {
+		if !errors.As(err, new(*ctl.StillStoppingError)) {
 			t.Errorf("request %d: %v, want a StillStoppingError (the owner did not stop)", i+1, err)
 		}
 		select {
@@ -242,7 +245,7 @@ func TestSessionStopCallback(t *testing.T) {
 			t.Fatalf("request %d: Stop was not called", i+1)
 		}
 	}
-	if st := ts.status(); server(st, "a").State != Ready {
+	if st := ts.status(); server(st, "a").State != ctl.Ready {
 		t.Errorf("the session stopped its servers itself: %s", dumpStatus(st))
 	}
 }
@@ -258,11 +261,11 @@ func TestSessionRestart(t *testing.T) {
 		writeFile(t, path, testServerTOML(t, "a", "echo"))
 		ts := startSession(t, path, Options{})
 		first := server(ts.wait("ready", allReady("a")), "a").Pid
-		st, starting, err := RequestRestart(ctx, "ws", "a")
+		st, starting, err := ctl.Restart(ctx, "ws", "a")
 		if err != nil || starting {
 			t.Fatalf("restart: %v (starting %v)", err, starting)
 		}
-		if a := server(st, "a"); a.State != Ready || a.Pid == first || a.Pid == 0 || a.Restarts != 1 {
+		if a := server(st, "a"); a.State != ctl.Ready || a.Pid == first || a.Pid == 0 || a.Restarts != 1 {
 			t.Errorf("after the restart: got %+v, want ready, a new pid, 1 restart", a)
 		}
 		waitGone(t, "the first process", first)
@@ -272,7 +275,7 @@ func TestSessionRestart(t *testing.T) {
 		if !ts.events.has("restart requested (mcpgen restart)", "server", "a") {
 			t.Errorf("the request is not logged:\n%s", ts.events)
 		}
-		if _, _, err := RequestRestart(ctx, "ws", "nope"); err == nil || err.Error() != `workspace "ws" has no server "nope"; it has: a` {
+		if _, _, err := ctl.Restart(ctx, "ws", "nope"); err == nil || err.Error() != `workspace "ws" has no server "nope"; it has: a` {
 			t.Errorf("restart nope: %v", err)
 		}
 	})
@@ -280,12 +283,12 @@ func TestSessionRestart(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "mcpgen.toml")
 		writeFile(t, path, testServerTOML(t, "boom", "exit"))
 		ts := startSession(t, path, Options{Timing: Timing{FailureLimit: 1}})
-		ts.wait("failed", serverIs("boom", Failed))
-		st, _, err := RequestRestart(ctx, "ws", "boom")
+		ts.wait("failed", serverIs("boom", ctl.Failed))
+		st, _, err := ctl.Restart(ctx, "ws", "boom")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if b := server(st, "boom"); b.State != Failed || b.Restarts != 1 || !strings.Contains(b.LastError, "boom: cannot start") {
+		if b := server(st, "boom"); b.State != ctl.Failed || b.Restarts != 1 || !strings.Contains(b.LastError, "boom: cannot start") {
 			t.Errorf("after the restart: got %+v, want failed again, 1 restart", b)
 		}
 		if got := fmt.Sprint(ts.events.states("boom")); got != "[starting failed starting failed]" {
@@ -300,14 +303,14 @@ func TestSessionRestart(t *testing.T) {
 		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
-		if a := server(ts.wait("backoff", serverIs("a", Backoff)), "a"); a.Restarts != 1 {
+		if a := server(ts.wait("backoff", serverIs("a", ctl.Backoff)), "a"); a.Restarts != 1 {
 			t.Errorf("in backoff: %d restarts, want 1", a.Restarts)
 		}
-		st, _, err := RequestRestart(ctx, "ws", "a")
+		st, _, err := ctl.Restart(ctx, "ws", "a")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if a := server(st, "a"); a.State != Ready || a.Restarts != 1 {
+		if a := server(st, "a"); a.State != ctl.Ready || a.Restarts != 1 {
 			t.Errorf("restarted in backoff: got %+v, want ready, still 1 restart", a)
 		}
 	})
@@ -326,11 +329,11 @@ func TestSessionWaitSettled(t *testing.T) {
 		<-ts.s.Up()
 		ctx, cancel := context.WithTimeout(context.Background(), waitLong)
 		defer cancel()
-		st, starting, err := WaitSettled(ctx, "ws")
+		st, starting, err := ctl.WaitSettled(ctx, "ws")
 		if err != nil || len(starting) != 0 {
 			t.Fatalf("WaitSettled: %v, starting %v", err, starting)
 		}
-		if a, slow := server(st, "a"), server(st, "slow"); a.State != Ready || slow.State != Backoff {
+		if a, slow := server(st, "a"), server(st, "slow"); a.State != ctl.Ready || slow.State != ctl.Backoff {
 			t.Errorf("settled: a %s, slow %s; want ready, backoff", a.State, slow.State)
 		}
 	})
@@ -340,7 +343,7 @@ func TestSessionWaitSettled(t *testing.T) {
 			testServerTOML(t, "stuck", "hang")+"startup_timeout = \"1h\"\n\n")
 		ts := startSession(t, path, Options{})
 		<-ts.s.Up()
-		ts.wait("a ready", serverIs("a", Ready))
+		ts.wait("a ready", serverIs("a", ctl.Ready))
 		ctx, cancel := context.WithTimeout(context.Background(), waitQuiet)
 		defer cancel()
 		if got := ts.s.WaitSettled(ctx); !slices.Equal(got, []string{"stuck"}) {
@@ -361,11 +364,11 @@ func TestServerLogMarks(t *testing.T) {
 	if err := syscall.Kill(first.Pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	second := server(ts.wait("restarted", func(st *Status) bool {
+	second := server(ts.wait("restarted", func(st *ctl.Status) bool {
 		s := server(st, "a")
-		return s.State == Ready && s.Pid != first.Pid && s.Pid != 0
+		return s.State == ctl.Ready && s.Pid != first.Pid && s.Pid != 0
 	}), "a")
-	if _, _, err := RequestRestart(context.Background(), "ws", "a"); err != nil {
+	if _, _, err := ctl.Restart(context.Background(), "ws", "a"); err != nil {
 		t.Fatal(err)
 	}
 	third := server(ts.status(), "a")
@@ -435,14 +438,14 @@ func TestSupervisorLastError(t *testing.T) {
 			// before the server answers: written while it started.
 			env := append([]string{
 				"MCPGEN_TESTSERVER_BANNER=Server running on stdio",
-				"MCPGEN_TESTSERVER_BANNER_LOG=${" + envStateDir + "}/ws/a.log",
+				"MCPGEN_TESTSERVER_BANNER_LOG=${" + dirs.EnvStateDir + "}/ws/a.log",
 			}, tt.env...)
 			writeFile(t, path, testServerTOML(t, "a", "echo", env...))
 			// An hour's backoff keeps the error in view.
 			ts := startSession(t, path, Options{Timing: Timing{BackoffBase: time.Hour, BackoffMax: time.Hour}})
 			pid := server(ts.wait("ready", allReady("a")), "a").Pid
 			tt.crash(t, ts, pid)
-			s := server(ts.wait("backoff", serverIs("a", Backoff)), "a")
+			s := server(ts.wait("backoff", serverIs("a", ctl.Backoff)), "a")
 			if s.LastError != tt.want {
 				t.Errorf("last error: got %q, want %q", s.LastError, tt.want)
 			}
@@ -454,4 +457,22 @@ func TestSupervisorLastError(t *testing.T) {
 func crashCall(t *testing.T, ts *testSession, _ int) {
 	c := ts.connect("a", "crasher")
 	c.Call("1", "crash", `{}`)
+}
+
+// clearDirEnv unsets every variable that moves mcpgen's directories, so
+// that a test sees only what it sets.
+func clearDirEnv(t *testing.T) {
+	for _, v := range []string{dirs.EnvRuntimeDir, "XDG_RUNTIME_DIR", dirs.EnvStateDir, "XDG_STATE_HOME"} {
+		t.Setenv(v, "")
+	}
+}
+
+func mkdirMode(t *testing.T, dir string, mode os.FileMode) {
+	t.Helper()
+	if err := os.Mkdir(dir, mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, mode); err != nil { // past the umask
+		t.Fatal(err)
+	}
 }

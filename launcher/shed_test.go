@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgen/mcpgen/launcher/ctl"
 	"github.com/mcpgen/mcpgen/mcp"
 )
 
@@ -35,7 +36,7 @@ func TestSessionShedStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	// It reads nothing until status shows the losses.
-	st := ts.wait("the losses counted", func(st *Status) bool { return server(st, "noisy").Shed != nil })
+	st := ts.wait("the losses counted", func(st *ctl.Status) bool { return server(st, "noisy").Shed != nil })
 	var table strings.Builder
 	st.WriteTable(&table, time.Now(), false)
 	if !strings.Contains(table.String(), "\nnoisy: clients that read too slowly lost ") {

@@ -5,29 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/mcpgen/mcpgen/internal/proc"
+	"github.com/mcpgen/mcpgen/launcher/ctl"
 	"github.com/mcpgen/mcpgen/launcher/internal/hub"
 	"github.com/mcpgen/mcpgen/manifest"
 	"github.com/mcpgen/mcpgen/mcp"
 	"github.com/mcpgen/mcpgen/mcp/streamable"
-)
-
-// A State is where a server is in its life under the launcher.
-type State string
-
-const (
-	Idle     State = "idle"     // no process: starts when a request needs it (lazy, or stopped for idleness)
-	Starting State = "starting" // spawned, not ready yet
-	Ready    State = "ready"    // initialized and listed its tools
-	Backoff  State = "backoff"  // crashed; waiting before the next start
-	Failed   State = "failed"   // given up: a reload (or SIGHUP) tries again
-	Stopped  State = "stopped"
 )
 
 // Timing holds the supervisor's delays and limits. The zero value of a
@@ -100,19 +91,19 @@ type serverConfig struct {
 // ready through its hub, pings it, restarts it after a crash with backoff,
 // and gives up after too many crashes. Its goroutine (run) ends after stop.
 type supervisor struct {
-	name    string
-	hub     *hub.Hub
-	session *Session
-	timing  Timing
-	cmds    chan supervisorCmd
-	done    chan struct{}
+	name   string
+	hub    *hub.Hub
+	host   *supervisorHost
+	timing Timing
+	cmds   chan supervisorCmd
+	done   chan struct{}
 	// stopping is cancelled by stop, to cut a build or a handshake short.
 	stopping context.Context
 	cancel   context.CancelFunc
 
 	mu        sync.Mutex
 	cfg       *serverConfig
-	state     State
+	state     ctl.State
 	pid       int
 	restarts  int
 	startedAt time.Time
@@ -136,19 +127,38 @@ type supervisorCmd struct {
 	idle <-chan struct{}
 }
 
-func newSupervisor(s *Session, cfg *serverConfig, h *hub.Hub) *supervisor {
+// A supervisorHost is what a supervisor has of its session, given at its
+// creation; it reaches nothing else of it. Each part belongs to one concern
+// of the session (contain.go, logs.go, catalog.go); changed is the
+// session's, told of every event.
+type supervisorHost struct {
+	log      *slog.Logger
+	timing   Timing
+	env      []string     // the environment servers inherit: a build's too
+	contain  *containment // starts the server's processes, each contained
+	logs     *serverLogs
+	catalogs *catalogCache
+	// changed is called after every event (a server's state changed): the
+	// session wakes what waits for the servers, its idle exit, and its
+	// owner (Options.Changed).
+	changed func()
+	// idleStop is a test's hook (testHooks.idleStop); nil outside tests.
+	idleStop func(server string)
+}
+
+func newSupervisor(host *supervisorHost, cfg *serverConfig, h *hub.Hub) *supervisor {
 	stopping, cancel := context.WithCancel(context.Background())
 	v := &supervisor{
 		stopping: stopping,
 		cancel:   cancel,
 		name:     cfg.server.Name,
 		hub:      h,
-		session:  s,
-		timing:   s.timing,
+		host:     host,
+		timing:   host.timing,
 		cmds:     make(chan supervisorCmd),
 		done:     make(chan struct{}),
 		cfg:      cfg,
-		state:    Starting,
+		state:    ctl.Starting,
 		idle:     supervisorIdle{pokes: make(chan struct{}, 1)},
 	}
 	h.SetFilter(toolFilter(cfg.server))
@@ -199,7 +209,7 @@ func (v *supervisor) run(begin <-chan struct{}) {
 	case <-v.stopping.Done():
 	}
 	if v.stopping.Err() != nil {
-		v.setState(Stopped, "")
+		v.setState(ctl.Stopped, "")
 		return
 	}
 	var crashes []time.Time
@@ -214,7 +224,7 @@ func (v *supervisor) run(begin <-chan struct{}) {
 			cmd := v.sleep(demand)
 			switch {
 			case cmd != nil && cmd.stop:
-				v.setState(Stopped, "")
+				v.setState(ctl.Stopped, "")
 				return
 			case cmd != nil:
 				attempt, crashes = 0, nil
@@ -227,7 +237,7 @@ func (v *supervisor) run(begin <-chan struct{}) {
 		cmd, crash := v.runOnce()
 		switch {
 		case cmd != nil && cmd.stop:
-			v.setState(Stopped, "")
+			v.setState(ctl.Stopped, "")
 			return
 		case cmd != nil && cmd.idle != nil:
 			attempt, crashes = 0, nil
@@ -279,9 +289,9 @@ func (v *supervisor) run(begin <-chan struct{}) {
 		attempt++
 		v.mu.Lock()
 		v.restarts++
-		v.state, v.pid, v.lastError, v.retryAt = Backoff, 0, crash.err.Error(), now.Add(delay)
+		v.state, v.pid, v.lastError, v.retryAt = ctl.Backoff, 0, crash.err.Error(), now.Add(delay)
 		v.mu.Unlock()
-		v.session.event(v.name, Backoff, "restarting in "+delay.Round(time.Millisecond).String(), crash.err)
+		v.event(ctl.Backoff, "restarting in "+delay.Round(time.Millisecond).String(), crash.err)
 		if stop := v.waitOrCommand(delay); stop {
 			return
 		}
@@ -309,7 +319,7 @@ func (v *supervisor) waitOrCommand(d time.Duration) (stopped bool) {
 		return false
 	case cmd := <-v.cmds:
 		if cmd.stop {
-			v.setState(Stopped, "")
+			v.setState(ctl.Stopped, "")
 			return true
 		}
 		// The restart that the backoff counted, only sooner.
@@ -322,16 +332,16 @@ func (v *supervisor) waitOrCommand(d time.Duration) (stopped bool) {
 // reload) or a stop. It reports whether the supervisor was stopped; a lazy
 // server that a reload retries is idle then (idle is what it sleeps on).
 func (v *supervisor) failUntilCommand(reason string) (stopped bool, idle <-chan struct{}) {
-	v.setState(Failed, reason)
+	v.setState(ctl.Failed, reason)
 	v.hub.Fail(fmt.Errorf("server %q failed: %s", v.name, reason))
 	if v.stopping.Err() != nil {
 		<-v.cmds // the stop that cancelled it
-		v.setState(Stopped, "")
+		v.setState(ctl.Stopped, "")
 		return true, nil
 	}
 	cmd := <-v.cmds
 	if cmd.stop {
-		v.setState(Stopped, "")
+		v.setState(ctl.Stopped, "")
 		return true, nil
 	}
 	return false, v.retryFailed(&cmd)
@@ -347,7 +357,7 @@ func (v *supervisor) restartFor(cmd *supervisorCmd, counted bool) {
 	if counted {
 		v.restarts++
 	}
-	v.state, v.pid, v.retryAt = Starting, 0, time.Time{}
+	v.state, v.pid, v.retryAt = ctl.Starting, 0, time.Time{}
 	v.mu.Unlock()
 	close(cmd.ack)
 }
@@ -381,13 +391,13 @@ func (v *supervisor) runOnce() (*supervisorCmd, crashInfo) {
 	if cfg.remote != nil {
 		return v.runRemote(cfg)
 	}
-	v.setState(Starting, "")
-	if err := v.session.build(v.stopping, cfg); err != nil {
+	v.setState(ctl.Starting, "")
+	if err := v.build(v.stopping, cfg); err != nil {
 		return v.commandOr(crashInfo{err: &proc.PermanentError{Err: err}})
 	}
 
 	spec := *cfg.spec
-	log, err := v.session.serverLog(v.name)
+	log, err := v.host.logs.file(v.name)
 	if err != nil {
 		return nil, crashInfo{err: err}
 	}
@@ -398,13 +408,13 @@ func (v *supervisor) runOnce() (*supervisorCmd, crashInfo) {
 	spec.StdinGrace, spec.TermGrace = v.timing.StdinGrace, v.timing.TermGrace
 	// A container of its own, recorded before the start returns; a
 	// process whose container cannot be recorded does not start.
-	spec.Containment, spec.Name, spec.Limits = v.session.contain, v.name, cfg.limits
-	child, err := v.session.start(v.stopping, &spec)
+	spec.Name, spec.Limits = v.name, cfg.limits
+	child, err := v.host.contain.start(v.stopping, &spec)
 	if err != nil {
 		log.Mark("failed to start: %v", err)
 		return v.commandOr(crashInfo{err: err})
 	}
-	defer v.session.contained(v.name, child)
+	defer v.host.contain.contained(v.name, child)
 	v.mu.Lock()
 	v.pid, v.startedAt = child.Pid, child.Started
 	restarts := v.restarts
@@ -461,9 +471,9 @@ func (v *supervisor) runOnce() (*supervisorCmd, crashInfo) {
 	// what it writes from here on can say why it ends.
 	tail.Reset()
 	v.mu.Lock()
-	v.state, v.lastError = Ready, ""
+	v.state, v.lastError = ctl.Ready, ""
 	v.mu.Unlock()
-	v.session.event(v.name, Ready, fmt.Sprintf("pid %d, %d tools", child.Pid, len(names)), nil)
+	v.event(ctl.Ready, fmt.Sprintf("pid %d, %d tools", child.Pid, len(names)), nil)
 
 	cmd, err = v.watch(child, up, keep)
 	// Detached before its stdin closes (end, Kill): a request that took
@@ -520,7 +530,7 @@ type catalogKeep struct {
 // prompts, resources and templates that the gateway lists are kept too.
 func (v *supervisor) keepCatalog(cfg *serverConfig, up *hub.Upstream, init *mcp.InitializeResult, tools []*mcp.Tool) *catalogKeep {
 	k := &catalogKeep{listed: v.hub.Listed(up), keep: func() {
-		v.session.keepCatalog(v.name, cfg.catKey, &catalog{init, tools, v.hub.Catalog().Lists})
+		v.host.catalogs.keep(v.name, cfg.catKey, &catalog{init, tools, v.hub.Catalog().Lists})
 	}}
 	select {
 	case <-k.listed:
@@ -685,10 +695,33 @@ func withStderr(err error, child *proc.Process, tail *proc.Tail) error {
 	return fmt.Errorf("%w; stderr: %s", err, last)
 }
 
-func (v *supervisor) setState(state State, lastError string) {
+// lastLine returns the last non-empty line of b.
+func lastLine(b []byte) string {
+	lines := strings.Split(strings.TrimRight(string(b), "\n \t\r"), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
+}
+
+// event logs a server's state change.
+func (v *supervisor) event(state ctl.State, detail string, err error) {
+	attrs := []any{"server", v.name, "state", string(state)}
+	if detail != "" {
+		attrs = append(attrs, "detail", detail)
+	}
+	level := slog.LevelInfo
+	if err != nil {
+		attrs = append(attrs, "error", err.Error())
+		if state == ctl.Failed || state == ctl.Backoff {
+			level = slog.LevelWarn
+		}
+	}
+	v.host.log.Log(context.Background(), level, "server "+string(state), attrs...)
+	v.host.changed()
+}
+
+func (v *supervisor) setState(state ctl.State, lastError string) {
 	v.mu.Lock()
 	v.state = state
-	if state != Ready && state != Starting {
+	if state != ctl.Ready && state != ctl.Starting {
 		v.pid = 0
 	}
 	if lastError != "" {
@@ -699,14 +732,14 @@ func (v *supervisor) setState(state State, lastError string) {
 	if lastError != "" {
 		err = errors.New(lastError)
 	}
-	v.session.event(v.name, state, "", err)
+	v.event(state, "", err)
 }
 
 // status returns the supervisor's part of mcpgen status.
-func (v *supervisor) status() ServerStatus {
+func (v *supervisor) status() ctl.ServerStatus {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	st := ServerStatus{
+	st := ctl.ServerStatus{
 		Name:      v.name,
 		Kind:      v.cfg.server.Kind.String(),
 		Era:       v.eraStatusLocked().String(),
@@ -715,13 +748,13 @@ func (v *supervisor) status() ServerStatus {
 		Restarts:  v.restarts,
 		LastError: v.lastError,
 		Tools:     v.hub.Tools(),
-		Log:       v.session.logPath(v.name),
+		Log:       v.host.logs.path(v.name),
 	}
 	if v.remote != nil {
 		st.Notice = v.remote.Notice()
 	}
 	if shed := v.hub.Shed(); shed != (hub.Shed{}) {
-		st.Shed = &ShedStatus{Dropped: shed.Dropped, Coalesced: shed.Coalesced}
+		st.Shed = &ctl.ShedStatus{Dropped: shed.Dropped, Coalesced: shed.Coalesced}
 	}
 	st.Clients.Names = v.hub.Clients()
 	st.Clients.Count = len(st.Clients.Names)
@@ -729,11 +762,11 @@ func (v *supervisor) status() ServerStatus {
 	if st.Clients.Names == nil {
 		st.Clients.Names = []string{} // [] in JSON, as tools are
 	}
-	if !v.startedAt.IsZero() && (v.pid != 0 || v.cfg.remote != nil && v.state == Ready) {
+	if !v.startedAt.IsZero() && (v.pid != 0 || v.cfg.remote != nil && v.state == ctl.Ready) {
 		t := v.startedAt.UTC()
 		st.StartedAt = &t
 	}
-	if v.state == Backoff {
+	if v.state == ctl.Backoff {
 		t := v.retryAt.UTC()
 		st.RetryAt = &t
 	}
@@ -746,4 +779,16 @@ func (v *supervisor) status() ServerStatus {
 	}
 	st.IdleStopAt = v.idleStopAtLocked()
 	return st
+}
+
+func (v *supervisor) config() *serverConfig {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.cfg
+}
+
+func (v *supervisor) currentState() ctl.State {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.state
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpgen/mcpgen/internal/proc"
+	"github.com/mcpgen/mcpgen/launcher/ctl"
 	"github.com/mcpgen/mcpgen/launcher/internal/hub"
 	"github.com/mcpgen/mcpgen/manifest"
 	"github.com/mcpgen/mcpgen/mcp"
@@ -27,7 +28,7 @@ import (
 // holds no session, and connects again when a request needs it, as a
 // stdio server starts.
 func (v *supervisor) runRemote(cfg *serverConfig) (*supervisorCmd, crashInfo) {
-	v.setState(Starting, "")
+	v.setState(ctl.Starting, "")
 	r := cfg.remote
 	header := http.Header{}
 	for _, h := range r.Headers {
@@ -35,7 +36,7 @@ func (v *supervisor) runRemote(cfg *serverConfig) (*supervisorCmd, crashInfo) {
 	}
 	// The transport never logs the token, a header or the URL's query.
 	t, err := streamable.New(r.URL, streamable.Options{Header: header, BearerToken: r.BearerToken, Protocol: cfg.server.Protocol,
-		MaxReconnects: v.timing.RemoteReconnects, Logger: v.session.log.With("server", v.name)})
+		MaxReconnects: v.timing.RemoteReconnects, Logger: v.host.log.With("server", v.name)})
 	if err != nil {
 		return v.commandOr(crashInfo{err: &proc.PermanentError{Err: fmt.Errorf("url: %w", err)}})
 	}
@@ -72,9 +73,9 @@ func (v *supervisor) runRemote(cfg *serverConfig) (*supervisorCmd, crashInfo) {
 	v.hub.Attach(up, res.init, res.tools)
 	keep := v.keepCatalog(cfg, up, res.init, res.tools)
 	v.mu.Lock()
-	v.state, v.lastError = Ready, ""
+	v.state, v.lastError = ctl.Ready, ""
 	v.mu.Unlock()
-	v.session.event(v.name, Ready, fmt.Sprintf("remote, %d tools", len(v.hub.Tools())), nil)
+	v.event(ctl.Ready, fmt.Sprintf("remote, %d tools", len(v.hub.Tools())), nil)
 
 	cmd, err = v.watch(nil, up, keep)
 	v.hub.Detach(up)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgen/mcpgen/launcher/ctl"
 	"github.com/mcpgen/mcpgen/launcher/internal/hub"
 	"github.com/mcpgen/mcpgen/launcher/internal/testserver"
 )
@@ -27,7 +28,7 @@ func TestSupervisorCrashLoop(t *testing.T) {
 	// A backoff long enough that polling cannot miss it.
 	ts := startSession(t, path, Options{Timing: Timing{BackoffBase: 300 * time.Millisecond, BackoffMax: time.Second, FailureLimit: 3, FailureWindow: time.Minute}})
 
-	st := ts.wait("backoff", serverIs("boom", Backoff))
+	st := ts.wait("backoff", serverIs("boom", ctl.Backoff))
 	s := server(st, "boom")
 	if s.RetryAt == nil || s.Pid != 0 || !strings.Contains(s.LastError, "exited with status 1 before it was ready; stderr: boom: cannot start") {
 		t.Errorf("in backoff: got %+v", s)
@@ -38,7 +39,7 @@ func TestSupervisorCrashLoop(t *testing.T) {
 		t.Errorf("the table does not show the backoff:\n%s", table.String())
 	}
 
-	st = ts.wait("failed", serverIs("boom", Failed))
+	st = ts.wait("failed", serverIs("boom", ctl.Failed))
 	s = server(st, "boom")
 	if s.Restarts != 2 {
 		t.Errorf("restarts: got %d, want 2 (3 starts)", s.Restarts)
@@ -80,8 +81,8 @@ command = "echo"
 args = ["${`+unset+`}"]
 `)
 	ts := startSession(t, path, Options{})
-	st := ts.wait("all failed", func(st *Status) bool {
-		return serverIs("nopath", Failed)(st) && serverIs("nofile", Failed)(st) && serverIs("unset", Failed)(st)
+	st := ts.wait("all failed", func(st *ctl.Status) bool {
+		return serverIs("nopath", ctl.Failed)(st) && serverIs("nofile", ctl.Failed)(st) && serverIs("unset", ctl.Failed)(st)
 	})
 	for _, want := range []struct {
 		name, err, states string
@@ -110,9 +111,9 @@ func TestSupervisorHandshakeTimeout(t *testing.T) {
 	writeFile(t, path, testServerTOML(t, "mute", "hang")+"startup_timeout = \"300ms\"\n")
 	ts := startSession(t, path, Options{Timing: Timing{FailureLimit: 2}})
 
-	st := ts.wait("spawned", func(st *Status) bool { return server(st, "mute").Pid != 0 })
+	st := ts.wait("spawned", func(st *ctl.Status) bool { return server(st, "mute").Pid != 0 })
 	first := server(st, "mute").Pid
-	st = ts.wait("failed", serverIs("mute", Failed))
+	st = ts.wait("failed", serverIs("mute", ctl.Failed))
 	s := server(st, "mute")
 	if !strings.Contains(s.LastError, "handshake: initialize: not ready within 300ms (startup_timeout)") {
 		t.Errorf("last error: got %q", s.LastError)
@@ -144,7 +145,7 @@ func TestSupervisorStopStubborn(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitGone(t, "after the session", pid)
-	if got := ts.events.states("stubborn"); got[len(got)-1] != Stopped {
+	if got := ts.events.states("stubborn"); got[len(got)-1] != ctl.Stopped {
 		t.Errorf("states: got %v", got)
 	}
 }
@@ -238,9 +239,9 @@ func TestSupervisorGrandchild(t *testing.T) {
 			t.Errorf("%s: crash: got %s", name, m.AppendJSON(nil))
 		}
 		waitGone(t, name+": the crashed server's sleep", sleeper)
-		st = ts.wait(name+" restarted", func(st *Status) bool {
+		st = ts.wait(name+" restarted", func(st *ctl.Status) bool {
 			s := server(st, name)
-			return s.State == Ready && s.Pid != before
+			return s.State == ctl.Ready && s.Pid != before
 		})
 		if next := readPidFile(t, file); next == sleeper || exited(next) {
 			t.Errorf("%s: after the restart, sleep %d (before: %d)", name, next, sleeper)
@@ -279,7 +280,7 @@ func TestSupervisorCrashRestart(t *testing.T) {
 	}
 	waitGone(t, "the crashed server", first)
 
-	st := ts.wait("restarted", func(st *Status) bool { s := server(st, "a"); return s.State == Ready && s.Pid != first })
+	st := ts.wait("restarted", func(st *ctl.Status) bool { s := server(st, "a"); return s.State == ctl.Ready && s.Pid != first })
 	s := server(st, "a")
 	if s.Restarts != 1 || s.LastError != "" {
 		t.Errorf("after the restart: got %+v", s)
@@ -311,7 +312,7 @@ func TestSupervisorPings(t *testing.T) {
 	if err := syscall.Kill(first, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	ts.wait("restarted", func(st *Status) bool { s := server(st, "a"); return s.State == Ready && s.Pid != first })
+	ts.wait("restarted", func(st *ctl.Status) bool { s := server(st, "a"); return s.State == ctl.Ready && s.Pid != first })
 	waitGone(t, "the silent server", first)
 	if !ts.events.has("server backoff", "server", "a", "error", "no answer to 2 pings in a row") {
 		t.Errorf("no backoff for the pings:\n%s", ts.events)

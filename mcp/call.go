@@ -50,6 +50,24 @@ type AsyncCall struct {
 // may send it elsewhere (the Conn ends then, unless sending had stopped, and
 // the other pending calls get that error).
 func (c *Conn) Go(ctx context.Context, method string, params any, then func(result json.RawMessage, err error)) (*AsyncCall, error) {
+	return c.goCall(ctx, method, params, then, false)
+}
+
+// ErrWouldBlock is wrapped by the error of a TryGo that sent nothing,
+// since the request could not be written without waiting.
+var ErrWouldBlock = errors.New("the request would wait to be written")
+
+// TryGo is Go, except that it sends the request only if it can without
+// waiting (see Writer.TryWrite): no other write is under way, and the
+// peer's input takes it now. When it cannot, it fails with an error that
+// wraps ErrWouldBlock (and ErrNotSent), having sent and delivered nothing:
+// the caller may wait for the peer elsewhere (Go, on a goroutine of its
+// own). A writer that cannot be written without blocking never takes it.
+func (c *Conn) TryGo(ctx context.Context, method string, params any, then func(result json.RawMessage, err error)) (*AsyncCall, error) {
+	return c.goCall(ctx, method, params, then, true)
+}
+
+func (c *Conn) goCall(ctx context.Context, method string, params any, then func(result json.RawMessage, err error), try bool) (*AsyncCall, error) {
 	raw, err := marshalParams(params)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", method, err)
@@ -74,7 +92,17 @@ func (c *Conn) Go(ctx context.Context, method string, params any, then func(resu
 	c.calls[a.id] = a
 	c.mu.Unlock()
 
-	if werr := c.w.Write(&Message{ID: a.id, Method: method, Params: raw}); werr != nil {
+	msg := &Message{ID: a.id, Method: method, Params: raw}
+	var werr error
+	if try {
+		var wrote bool
+		if wrote, werr = c.w.TryWrite(msg); !wrote {
+			werr = fmt.Errorf("%w: %w", ErrNotSent, ErrWouldBlock)
+		}
+	} else {
+		werr = c.w.Write(msg)
+	}
+	if werr != nil {
 		// Take the call back before the Conn ends and fails the pending
 		// ones, unless the end got to it first: then it has its outcome.
 		c.mu.Lock()
@@ -83,6 +111,12 @@ func (c *Conn) Go(ctx context.Context, method string, params any, then func(resu
 			delete(c.calls, a.id)
 		}
 		c.mu.Unlock()
+		if errors.Is(werr, ErrWouldBlock) {
+			if !mine {
+				return a, nil
+			}
+			return nil, fmt.Errorf("%s: %w", method, werr)
+		}
 		err := c.writeFailed(werr)
 		if !mine {
 			return a, nil
@@ -119,7 +153,15 @@ func (a *AsyncCall) Await(ctx context.Context) (json.RawMessage, error) {
 // that comes anyway is dropped, and the call's outcome is cause (or
 // context.Canceled when cause is nil). It reports whether the call was
 // still pending.
-func (a *AsyncCall) Cancel(cause error) bool {
+func (a *AsyncCall) Cancel(cause error) bool { return a.cancel(cause, true) }
+
+// CancelNoWait is Cancel, except that it does not wait for the peer to
+// take the notification: it is written at once if it can be (see
+// Writer.TryWrite), else by a goroutine of its own, which ends when its
+// write does (the peer reads it, or its input closes).
+func (a *AsyncCall) CancelNoWait(cause error) bool { return a.cancel(cause, false) }
+
+func (a *AsyncCall) cancel(cause error, wait bool) bool {
 	c := a.conn
 	c.mu.Lock()
 	pending := c.calls[a.id] == a
@@ -137,8 +179,23 @@ func (a *AsyncCall) Cancel(cause error) bool {
 	params = append(params, `,"reason":`...)
 	params = jsonwire.AppendString(params, cause.Error())
 	params = append(params, '}')
-	if err := c.write(&Message{Method: "notifications/cancelled", Params: params}); err != nil {
-		c.log.Debug("mcp: cannot send notifications/cancelled", "id", a.id, "error", err)
+	msg := &Message{Method: "notifications/cancelled", Params: params}
+	write := func() {
+		if err := c.write(msg); err != nil {
+			c.log.Debug("mcp: cannot send notifications/cancelled", "id", a.id, "error", err)
+		}
+	}
+	switch {
+	case wait:
+		write()
+	case c.sendStopped.Load():
+		// Nothing is sent any more (see StopSending).
+	default:
+		if wrote, err := c.w.TryWrite(msg); !wrote {
+			go write()
+		} else if err != nil {
+			_ = c.writeFailed(err)
+		}
 	}
 	a.complete(nil, cause)
 	return true

@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"syscall"
+
+	"github.com/mcpgen/mcpgen/internal/trywrite"
 )
 
 // MaxLineSize is the longest line a Reader accepts, not counting its line
@@ -159,11 +162,12 @@ func (r *Reader) tooLong(id ID, isRequest bool) *DecodeError {
 type Writer struct {
 	mu  sync.Mutex
 	w   io.Writer
+	raw syscall.RawConn // w's descriptor, if it can be written without blocking (TryWrite)
 	err error
 }
 
 // NewWriter returns a Writer that writes lines to w.
-func NewWriter(w io.Writer) *Writer { return &Writer{w: w} }
+func NewWriter(w io.Writer) *Writer { return &Writer{w: w, raw: trywrite.Raw(w)} }
 
 // Buffers for encoding, so that a busy connection does not allocate one per
 // message. Large ones are dropped rather than kept alive by the pool.
@@ -195,11 +199,61 @@ func (w *Writer) WriteLine(line []byte) error {
 	return err
 }
 
-// writeLine writes b, which it may modify, and a newline.
-func (w *Writer) writeLine(b []byte) error {
-	// In valid JSON a raw newline can only be white space between tokens
-	// (strings cannot hold one), so a blank keeps the meaning and the
-	// framing. It happens when a caller hands us indented raw JSON.
+// TryWrite writes m as Write does, if it can without waiting: no other
+// write is under way, and the peer's input takes at least the start of the
+// line now (then the rest, if any, is written by a goroutine of the
+// Writer's, which holds every other write back until it is done, and ends
+// when its write does). It reports whether it wrote, and Write's error if
+// it did; it writes nothing, and reports false, when it would have to wait,
+// or when w cannot be written without blocking (it has no descriptor in
+// non-blocking mode: see trywrite.Raw).
+func (w *Writer) TryWrite(m *Message) (wrote bool, err error) {
+	if w.raw == nil || !w.mu.TryLock() {
+		return false, nil
+	}
+	if w.err != nil {
+		defer w.mu.Unlock()
+		return true, w.err
+	}
+	bp := bufPool.Get().(*[]byte)
+	b := line(m.AppendJSON((*bp)[:0]))
+	defer func() {
+		if cap(b) <= maxPooledBuf {
+			*bp = b[:0]
+			bufPool.Put(bp)
+		}
+	}()
+	n, err := trywrite.Write(w.raw, b)
+	switch {
+	case err != nil:
+		w.err = err
+		w.mu.Unlock()
+		return true, err
+	case n == 0:
+		w.mu.Unlock()
+		return false, nil
+	case n < len(b):
+		// The line is begun: it must end before any other. The goroutine
+		// ends when the peer has read it, or its input is closed.
+		rest := bytes.Clone(b[n:])
+		go func() {
+			defer w.mu.Unlock()
+			if _, err := w.w.Write(rest); err != nil {
+				w.err = err
+			}
+		}()
+		return true, nil
+	}
+	w.mu.Unlock()
+	return true, nil
+}
+
+// line makes b, one JSON message, a line: its raw newlines blanks (in
+// valid JSON a raw newline can only be white space between tokens, since
+// strings cannot hold one, so a blank keeps the meaning and the framing:
+// it happens when a caller hands us indented raw JSON), and a newline at
+// its end.
+func line(b []byte) []byte {
 	if bytes.IndexByte(b, '\n') >= 0 {
 		for i, c := range b {
 			if c == '\n' {
@@ -207,8 +261,12 @@ func (w *Writer) writeLine(b []byte) error {
 			}
 		}
 	}
-	b = append(b, '\n')
+	return append(b, '\n')
+}
 
+// writeLine writes b, which it may modify, and a newline.
+func (w *Writer) writeLine(b []byte) error {
+	b = line(b)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.err != nil {

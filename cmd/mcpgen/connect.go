@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpgen/mcpgen/internal/statefile"
 	"github.com/mcpgen/mcpgen/launcher"
+	"github.com/mcpgen/mcpgen/launcher/ctl"
 	"github.com/mcpgen/mcpgen/manifest"
 )
 
@@ -81,7 +82,7 @@ func (a *app) connect(ctx context.Context, o connectOptions, server string) erro
 		return usageError("%v", err)
 	}
 	conn, passed, err := a.dial(ctx, o, server)
-	var notRunning *launcher.NotRunningError
+	var notRunning *ctl.NotRunningError
 	if errors.As(err, &notRunning) && !o.noStart {
 		conn, passed, err = a.autostart(ctx, o, server)
 	}
@@ -124,13 +125,13 @@ func bridge(conn net.Conn, in io.Reader, out io.Writer) error {
 func (a *app) dial(ctx context.Context, o connectOptions, server string) (net.Conn, bool, error) {
 	in, _ := a.stdin.(*os.File)
 	out, _ := a.stdout.(*os.File)
-	if in == nil || out == nil || !launcher.PassableStdio(in) || !launcher.PassableStdio(out) {
+	if in == nil || out == nil || !ctl.PassableStdio(in) || !ctl.PassableStdio(out) {
 		in, out = nil, nil
 	}
 	if server == "" {
-		return launcher.ConnectGateway(ctx, o.workspace, o.servers, in, out)
+		return ctl.ConnectGateway(ctx, o.workspace, o.servers, in, out)
 	}
-	return launcher.ConnectStdio(ctx, o.workspace, server, in, out)
+	return ctl.Connect(ctx, o.workspace, server, in, out)
 }
 
 // autostartWait bounds how long connect waits for a launcher it started.
@@ -178,7 +179,7 @@ func (a *app) autostart(ctx context.Context, o connectOptions, server string) (n
 		if time.Now().After(deadline) {
 			return nil, false, fmt.Errorf("workspace %q: no launcher answered within %s (see %s): %w", o.workspace, autostartWait, autostartLog(o.workspace), err)
 		}
-		_, held := launcher.Holder(dir)
+		_, held := ctl.Holder(dir)
 		if !held && (started == nil || started.exited()) {
 			if starts == autostartStarts {
 				return nil, false, fmt.Errorf("workspace %q: %d launchers started and exited (see %s): %w", o.workspace, starts, autostartLog(o.workspace), err)
@@ -197,7 +198,7 @@ func (a *app) autostart(ctx context.Context, o connectOptions, server string) (n
 }
 
 func isNotRunning(err error) bool {
-	var nr *launcher.NotRunningError
+	var nr *ctl.NotRunningError
 	return errors.As(err, &nr)
 }
 

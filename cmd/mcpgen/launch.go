@@ -21,6 +21,7 @@ import (
 	"github.com/mcpgen/mcpgen/internal/proc"
 	"github.com/mcpgen/mcpgen/internal/termtext"
 	"github.com/mcpgen/mcpgen/launcher"
+	"github.com/mcpgen/mcpgen/launcher/ctl"
 	"github.com/mcpgen/mcpgen/manifest"
 )
 
@@ -123,7 +124,7 @@ func (a *app) launch(o launchOptions, agent []string) error {
 
 	// An agent for a workspace that has a launcher runs with that one.
 	if len(agent) > 0 {
-		if pid, running, err := launcher.IsRunning(o.workspace); err == nil && running {
+		if pid, running, err := ctl.IsRunning(o.workspace); err == nil && running {
 			return a.attach(ctx, o, agent, pid, sigs)
 		}
 	}
@@ -321,13 +322,13 @@ func (a *app) attach(ctx context.Context, o launchOptions, agent []string, pid i
 	waitCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type settledResult struct {
-		st       *launcher.Status
+		st       *ctl.Status
 		starting []string
 		err      error
 	}
 	settled := make(chan settledResult, 1)
 	go func() { // bounded by the launcher; ends with waitCtx too
-		st, starting, err := launcher.WaitSettled(waitCtx, o.workspace)
+		st, starting, err := ctl.WaitSettled(waitCtx, o.workspace)
 		settled <- settledResult{st, starting, err}
 	}()
 	var r settledResult
@@ -360,7 +361,7 @@ func (a *app) attach(ctx context.Context, o launchOptions, agent []string, pid i
 		case sig := <-sigs:
 			switch {
 			case isReloadSignal(sig):
-				if _, err := launcher.RequestReload(ctx, o.workspace); err != nil {
+				if _, err := ctl.Reload(ctx, o.workspace); err != nil {
 					fmt.Fprintf(a.stderr, "mcpgen: reload: %s\n", termtext.Text(err.Error()))
 				}
 			case sig == syscall.SIGTERM:
@@ -374,7 +375,7 @@ func (a *app) attach(ctx context.Context, o launchOptions, agent []string, pid i
 // warnContext says which of launch's settings the running launcher does
 // not share: its servers keep the context they have, and the agent gets
 // the same.
-func (a *app) warnContext(o launchOptions, st *launcher.Status) {
+func (a *app) warnContext(o launchOptions, st *ctl.Status) {
 	if o.user != "" && o.user != st.User {
 		fmt.Fprintf(a.stderr, "mcpgen: --user %q not used: the launcher gives its servers USER_ID %q, and so does the agent get\n", o.user, st.User)
 	}
@@ -401,7 +402,7 @@ func exitCode(status int) error {
 // in its environment, as its servers have it (st is the session's status),
 // started by start (the session's container, when this process runs the
 // session); agentDone receives its exit status.
-func (a *app) startAgent(workspace string, st *launcher.Status, argv []string, start func(*exec.Cmd) error, done chan int) (*os.Process, error) {
+func (a *app) startAgent(workspace string, st *ctl.Status, argv []string, start func(*exec.Cmd) error, done chan int) (*os.Process, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.Env = append(os.Environ(),

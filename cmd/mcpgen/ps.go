@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpgen/mcpgen/internal/termtext"
-	"github.com/mcpgen/mcpgen/launcher"
+	"github.com/mcpgen/mcpgen/launcher/ctl"
 )
 
 func (a *app) psCommand() *cobra.Command {
@@ -32,7 +32,7 @@ listed with why.`,
   mcpgen ps --json | jq -r '.[].workspace'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			sessions, err := launcher.Sessions(ctxOf(cmd))
+			sessions, err := ctl.Sessions(ctxOf(cmd))
 			if err != nil {
 				return err
 			}
@@ -79,7 +79,7 @@ type psServers struct {
 	Total int               `json:"total"`
 }
 
-func psRows(sessions []launcher.SessionInfo, now time.Time) []psRow {
+func psRows(sessions []ctl.SessionInfo, now time.Time) []psRow {
 	rows := []psRow{} // [] in JSON when none runs
 	for _, s := range sessions {
 		r := psRow{Workspace: s.Workspace, Pid: s.Pid}
@@ -90,12 +90,12 @@ func psRows(sessions []launcher.SessionInfo, now time.Time) []psRow {
 		}
 		st := s.Status
 		started := st.StartedAt
-		r.Pid, r.StartedAt, r.Uptime = st.Pid, &started, launcher.Since(now, started)
+		r.Pid, r.StartedAt, r.Uptime = st.Pid, &started, ctl.Since(now, started)
 		r.Manifest, r.Dir = st.Manifest, st.Dir
 		r.Servers.Ready, r.Servers.Total, r.Clients = st.Counts()
 		r.Servers.Eras = map[string]string{}
 		for _, srv := range st.Servers {
-			if srv.State == launcher.Idle {
+			if srv.State == ctl.Idle {
 				r.Servers.Idle++
 			}
 			r.Servers.Eras[srv.Name] = cmp.Or(srv.Era, "unknown")
@@ -127,7 +127,7 @@ func writePS(w io.Writer, rows []psRow, now time.Time) {
 		exit := "-"
 		switch {
 		case r.IdleExitAt != nil:
-			exit = "in " + launcher.Since(*r.IdleExitAt, now)
+			exit = "in " + ctl.Since(*r.IdleExitAt, now)
 		case r.IdleExit != "":
 			exit = "after " + r.IdleExit
 		}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/mcpgen/mcpgen/launcher"
+	"github.com/mcpgen/mcpgen/launcher/ctl"
 )
 
 func (a *app) reloadCommand() *cobra.Command {
@@ -34,7 +34,7 @@ session.`,
 			if err != nil {
 				return err
 			}
-			st, err := launcher.RequestReload(ctxOf(cmd), ws)
+			st, err := ctl.Reload(ctxOf(cmd), ws)
 			if err != nil {
 				if st == nil {
 					return err // no launcher, or no answer

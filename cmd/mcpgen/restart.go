@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/mcpgen/mcpgen/launcher"
+	"github.com/mcpgen/mcpgen/launcher/ctl"
 )
 
 func (a *app) restartCommand() *cobra.Command {
@@ -33,11 +33,11 @@ session.`,
 				return err
 			}
 			name := args[0]
-			st, starting, err := launcher.RequestRestart(ctxOf(cmd), ws, name)
+			st, starting, err := ctl.Restart(ctxOf(cmd), ws, name)
 			if err != nil {
 				return err
 			}
-			var s *launcher.ServerStatus
+			var s *ctl.ServerStatus
 			for i := range st.Servers {
 				if st.Servers[i].Name == name {
 					s = &st.Servers[i]
@@ -48,7 +48,7 @@ session.`,
 				return fmt.Errorf("server %q of workspace %q was removed meanwhile", name, ws)
 			case starting:
 				return fmt.Errorf("server %q of workspace %q is still starting after its startup timeout: see mcpgen status --workspace %s", name, ws, ws)
-			case s.State != launcher.Ready:
+			case s.State != ctl.Ready:
 				return fmt.Errorf("server %q of workspace %q %s after the restart: %s", name, ws, stateVerb(s.State), s.LastError)
 			}
 			fmt.Fprintf(a.stdout, "restarted server %q of workspace %q: ready, pid %d, %d tool%s, restart %d\n",
@@ -63,11 +63,11 @@ session.`,
 
 // stateVerb says what a server in the state is, after its name: "is in
 // backoff", "failed", "is idle".
-func stateVerb(s launcher.State) string {
+func stateVerb(s ctl.State) string {
 	switch s {
-	case launcher.Backoff:
+	case ctl.Backoff:
 		return "is in backoff"
-	case launcher.Failed:
+	case ctl.Failed:
 		return "failed"
 	}
 	return "is " + string(s)

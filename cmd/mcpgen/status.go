@@ -7,7 +7,7 @@ import (
 	json "github.com/goccy/go-json"
 	"github.com/spf13/cobra"
 
-	"github.com/mcpgen/mcpgen/launcher"
+	"github.com/mcpgen/mcpgen/launcher/ctl"
 )
 
 func (a *app) statusCommand() *cobra.Command {
@@ -37,7 +37,7 @@ session (mcpgen ps lists them).`,
 			if err != nil {
 				return err
 			}
-			st, err := launcher.QueryStatus(ctxOf(cmd), ws)
+			st, err := ctl.QueryStatus(ctxOf(cmd), ws)
 			if err != nil {
 				return err
 			}
@@ -97,11 +97,11 @@ session.`,
 			if err != nil {
 				return err
 			}
-			dir, err := launcher.FindStateDir(ws)
+			dir, err := ctl.FindStateDir(ws)
 			if err != nil {
 				return err
 			}
-			logs, err := launcher.ServerLogs(ws)
+			logs, err := ctl.ServerLogs(ws)
 			if err != nil {
 				return err
 			}
@@ -115,7 +115,7 @@ session.`,
 			if len(logs) == 0 && !follow {
 				return fmt.Errorf("no server logs in %s: has the workspace been launched?", dir)
 			}
-			list := func() (map[string]string, error) { return launcher.ServerLogs(ws) }
+			list := func() (map[string]string, error) { return ctl.ServerLogs(ws) }
 			return mergeLogs(ctxOf(cmd), a.stdout, logs, list, follow, raw)
 		},
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/mcpgen/mcpgen/launcher"
+	"github.com/mcpgen/mcpgen/launcher/ctl"
 )
 
 type stopOptions struct {
@@ -57,7 +57,7 @@ func (a *app) stop(ctx context.Context, o stopOptions) error {
 	}
 	var workspaces []string
 	if o.all {
-		running, err := launcher.RunningSessions()
+		running, err := ctl.RunningSessions()
 		if err != nil {
 			return err
 		}
@@ -84,9 +84,9 @@ func (a *app) stop(ctx context.Context, o stopOptions) error {
 	for i, ws := range workspaces {
 		wg.Go(func() {
 			started := time.Now()
-			st, err := launcher.RequestStop(ctx, ws, o.force)
+			st, err := ctl.Stop(ctx, ws, o.force)
 			if err != nil {
-				var nr *launcher.NotRunningError
+				var nr *ctl.NotRunningError
 				if errors.As(err, &nr) {
 					err = fmt.Errorf("no launcher is running for workspace %q: nothing to stop", ws)
 				}

@@ -17,7 +17,7 @@ import (
 
 	"github.com/mcpgen/mcpgen/internal/statefile"
 	"github.com/mcpgen/mcpgen/internal/termtext"
-	"github.com/mcpgen/mcpgen/launcher"
+	"github.com/mcpgen/mcpgen/launcher/ctl"
 )
 
 // serverLogPath returns the log of server among a workspace's logs, or an
@@ -128,8 +128,8 @@ type logSource struct {
 }
 
 // maxLogRead bounds a line read from a log: the launcher writes none
-// longer than launcher.MaxLogLine, but a log may be older, or edited.
-const maxLogRead = 4 * launcher.MaxLogLine
+// longer than ctl.MaxLogLine, but a log may be older, or edited.
+const maxLogRead = 4 * ctl.MaxLogLine
 
 func openLogSource(name, path string) (*logSource, error) {
 	f, err := statefile.Open(path)
@@ -161,7 +161,7 @@ func (s *logSource) peek() bool {
 
 // take makes line the head, with its time.
 func (s *logSource) take(line []byte) {
-	if t, ok := launcher.LogLineTime(line); ok {
+	if t, ok := ctl.LogLineTime(line); ok {
 		s.last = t
 	}
 	s.head, s.headAt, s.hasHead = line, s.last, true

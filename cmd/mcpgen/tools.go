@@ -26,6 +26,7 @@ import (
 
 	"github.com/mcpgen/mcpgen/internal/termtext"
 	"github.com/mcpgen/mcpgen/launcher"
+	"github.com/mcpgen/mcpgen/launcher/ctl"
 	"github.com/mcpgen/mcpgen/mcp"
 	"github.com/mcpgen/mcpgen/mcp/streamable"
 )
@@ -249,7 +250,7 @@ func (a *app) dialGateway(ctx context.Context, o *toolsTarget) (*mcp.Client, err
 	if err != nil {
 		return nil, err
 	}
-	conn, _, err := launcher.ConnectGateway(ctx, workspace, o.servers, nil, nil)
+	conn, _, err := ctl.ConnectGateway(ctx, workspace, o.servers, nil, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/mcpgen/mcpgen/launcher"
+	"github.com/mcpgen/mcpgen/launcher/ctl"
 	"github.com/mcpgen/mcpgen/manifest"
 )
 
@@ -40,7 +40,7 @@ func sessionWorkspace(given, hint string) (string, error) {
 		}
 		return given, nil
 	}
-	running, err := launcher.RunningSessions()
+	running, err := ctl.RunningSessions()
 	if err != nil {
 		return "", err
 	}
@@ -63,7 +63,7 @@ func sessionWorkspace(given, hint string) (string, error) {
 
 // completeWorkspaces completes --workspace with the running sessions.
 func completeWorkspaces(_ *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
-	running, err := launcher.RunningSessions()
+	running, err := ctl.RunningSessions()
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
@@ -84,7 +84,7 @@ func (a *app) completeSessionServers(workspace *string, withLogs bool) cobra.Com
 		}
 		ws, err := sessionWorkspace(*workspace, "")
 		if err == nil {
-			if st, err := launcher.QueryStatus(ctxOf(cmd), ws); err == nil {
+			if st, err := ctl.QueryStatus(ctxOf(cmd), ws); err == nil {
 				var out []string
 				for _, s := range st.Servers {
 					out = append(out, s.Name+"\t"+string(s.State))
@@ -92,7 +92,7 @@ func (a *app) completeSessionServers(workspace *string, withLogs bool) cobra.Com
 				return out, cobra.ShellCompDirectiveNoFileComp
 			}
 			if withLogs {
-				if logs, err := launcher.ServerLogs(ws); err == nil && len(logs) > 0 {
+				if logs, err := ctl.ServerLogs(ws); err == nil && len(logs) > 0 {
 					return slices.Sorted(maps.Keys(logs)), cobra.ShellCompDirectiveNoFileComp
 				}
 			}

@@ -26,7 +26,7 @@ type KindError struct {
 }
 
 func (e *KindError) Error() string {
-	return fmt.Sprintf("%s: %s, not a regular file: mcpgen keeps only regular files there; remove it", e.Path, kindOf(e.Mode))
+	return fmt.Sprintf("%s: %s, not a regular file: mcpgen keeps only regular files there; remove it", e.Path, Kind(e.Mode))
 }
 
 // Open opens the regular file at path for reading.
@@ -77,13 +77,16 @@ func ReadFile(path string, max int64) ([]byte, error) {
 	return data, nil
 }
 
-// kindOf names a file's type, with its article, for messages.
-func kindOf(m fs.FileMode) string {
+// Kind names a file's type, with its article, for messages: "a file",
+// "a directory", "a symlink", "a named pipe"...
+func Kind(m fs.FileMode) string {
 	switch m.Type() {
+	case 0:
+		return "a file"
 	case fs.ModeDir:
 		return "a directory"
 	case fs.ModeSymlink:
-		return "a symbolic link"
+		return "a symlink"
 	case fs.ModeNamedPipe:
 		return "a named pipe"
 	case fs.ModeSocket:

@@ -60,7 +60,7 @@ func TestOpenRefused(t *testing.T) {
 	tests := []struct {
 		name, path, kind string
 	}{
-		{"a link to a regular file", link, "a symbolic link"},
+		{"a link to a regular file", link, "a symlink"},
 		{"a directory", dir, "a directory"},
 	}
 	for _, tt := range tests {

@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mcpgen/mcpgen/internal/statefile"
 	"github.com/mcpgen/mcpgen/manifest"
 )
 
@@ -384,34 +385,13 @@ func checked(p string) {
 func wantKind(name string, fi fs.FileInfo, dir bool) error {
 	switch {
 	case dir && !fi.IsDir():
-		return fmt.Errorf("path %s is %s, not a directory (read_file or file_info tell more)", shown(name), kindOf(fi.Mode()))
+		return fmt.Errorf("path %s is %s, not a directory (read_file or file_info tell more)", shown(name), statefile.Kind(fi.Mode()))
 	case !dir && fi.IsDir():
 		return fmt.Errorf("path %s is a directory, not a file (list_directory shows what it holds)", shown(name))
 	case !dir && !fi.Mode().IsRegular():
-		return fmt.Errorf("path %s is %s, not a regular file", shown(name), kindOf(fi.Mode()))
+		return fmt.Errorf("path %s is %s, not a regular file", shown(name), statefile.Kind(fi.Mode()))
 	}
 	return nil
-}
-
-// kindOf names a file's type, with its article, for messages.
-func kindOf(m fs.FileMode) string {
-	switch m.Type() {
-	case 0:
-		return "a file"
-	case fs.ModeDir:
-		return "a directory"
-	case fs.ModeSymlink:
-		return "a symlink"
-	case fs.ModeNamedPipe:
-		return "a named pipe"
-	case fs.ModeSocket:
-		return "a socket"
-	case fs.ModeDevice:
-		return "a device"
-	case fs.ModeDevice | fs.ModeCharDevice:
-		return "a character device"
-	}
-	return "a special file"
 }
 
 // shown quotes a path argument for a message, cutting a very long one.

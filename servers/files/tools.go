@@ -10,6 +10,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/mcpgen/mcpgen/internal/statefile"
 	"github.com/mcpgen/mcpgen/mcp"
 )
 
@@ -324,7 +325,7 @@ func entryLine(e entry) string {
 		}
 		return s + "  (symlink)"
 	default:
-		return name + "  (" + kindOf(e.mode) + ")"
+		return name + "  (" + statefile.Kind(e.mode) + ")"
 	}
 }
 
@@ -441,11 +442,11 @@ func formatInfo(in *info) string {
 		if in.dest == nil {
 			line("leads to", quote(in.resolved)+", which does not exist")
 		} else {
-			line("leads to", quote(in.resolved)+", "+kindOf(in.dest.Mode()))
+			line("leads to", quote(in.resolved)+", "+statefile.Kind(in.dest.Mode()))
 			details = in.dest
 		}
 	} else {
-		line("type", strings.TrimPrefix(strings.TrimPrefix(kindOf(in.stat.Mode()), "a "), "an "))
+		line("type", strings.TrimPrefix(strings.TrimPrefix(statefile.Kind(in.stat.Mode()), "a "), "an "))
 	}
 	if details.Mode().IsRegular() {
 		line("size", fmt.Sprintf("%d bytes", details.Size()))

@@ -12,6 +12,8 @@ import (
 	"os"
 	"path"
 	"strings"
+
+	"github.com/mcpgen/mcpgen/internal/statefile"
 )
 
 // write creates or replaces the file name leads to with data, creating its
@@ -61,7 +63,7 @@ func (w *workspace) existing(name, p string) (perm fs.FileMode, exists bool, err
 	case fi.IsDir():
 		return 0, false, fmt.Errorf("path %s is a directory; name a file", shown(name))
 	case !fi.Mode().IsRegular():
-		return 0, false, fmt.Errorf("path %s is %s; only regular files can be written", shown(name), kindOf(fi.Mode()))
+		return 0, false, fmt.Errorf("path %s is %s; only regular files can be written", shown(name), statefile.Kind(fi.Mode()))
 	}
 	return keptMode(fi.Mode()), true, nil
 }

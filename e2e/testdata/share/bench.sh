@@ -13,8 +13,9 @@
 # server next to this script, on the wire, fast) or "everything" (the
 # reference server-everything). MCPGEN=path uses a built mcpgen instead of
 # building one. BASE=REVISION (main, say) adds the same configurations
-# through the mcpgen of that revision, built from `git archive`, with a
-# launcher of its own, in the same rounds: before and after, side by side.
+# through the mcpgen of that revision (its hub and its gateway), built from
+# `git archive`, with a launcher of its own, in the same rounds: before and
+# after, side by side.
 #
 # Configurations: one client (--concurrency 1); one client with eight calls
 # in flight (--concurrency 8); eight clients at once (eight bench.mjs
@@ -86,6 +87,7 @@ gateway=("$mcpgen" connect --workspace bench)
 if [ -n "$base" ]; then
   launch "$tmp/mcpgen-base" bench-base; baselauncher=$started
   based=("$tmp/mcpgen-base" connect --workspace bench-base "$server")
+  basegw=("$tmp/mcpgen-base" connect --workspace bench-base)
 fi
 
 # cpu PID: the nanoseconds that process has run, all its threads (Linux).
@@ -106,7 +108,7 @@ one() {
   local pid=""
   case "$label" in
     shared-* | gateway-*) pid=$launcher ;;
-    base-*) pid=$baselauncher ;;
+    base-* | basegw-*) pid=$baselauncher ;;
   esac
   local before=0
   [ -z "$pid" ] || before=$(cpu "$pid")
@@ -127,11 +129,11 @@ eight() {
 
 for r in $(seq "$rounds"); do
   one direct-c1 1 "${direct[@]}";   one shared-c1 1 "${shared[@]}";   one gateway-c1 1 "${gateway[@]}"
-  [ -z "$base" ] || one base-c1 1 "${based[@]}"
+  [ -z "$base" ] || { one base-c1 1 "${based[@]}"; one basegw-c1 1 "${basegw[@]}"; }
   one direct-c8 8 "${direct[@]}";   one shared-c8 8 "${shared[@]}";   one gateway-c8 8 "${gateway[@]}"
-  [ -z "$base" ] || one base-c8 8 "${based[@]}"
+  [ -z "$base" ] || { one base-c8 8 "${based[@]}"; one basegw-c8 8 "${basegw[@]}"; }
   eight direct-8x "${direct[@]}";   eight shared-8x "${shared[@]}";   eight gateway-8x "${gateway[@]}"
-  [ -z "$base" ] || eight base-8x "${based[@]}"
+  [ -z "$base" ] || { eight base-8x "${based[@]}"; eight basegw-8x "${basegw[@]}"; }
 done
 
 python3 - "$tmp" "$calls" "$rounds" "$server" "$base" <<'PY'
@@ -155,7 +157,9 @@ configs = [("direct-c1", "straight, 1 client"), ("shared-c1", "mcpgen connect, 1
            ("gateway-8x", "gateway, 8 clients (1 server)")]
 if base:
     configs += [("base-c1", f"{base}: connect, 1 client"), ("base-c8", f"{base}: connect, 8 in flight"),
-                ("base-8x", f"{base}: connect, 8 clients")]
+                ("base-8x", f"{base}: connect, 8 clients"),
+                ("basegw-c1", f"{base}: gateway, 1 client"), ("basegw-c8", f"{base}: gateway, 8 in flight"),
+                ("basegw-8x", f"{base}: gateway, 8 clients")]
 for label, name in configs:
     runs = load(label)
     p50 = med([med([c["latencyMs"]["p50"] for c in run]) for run in runs])
@@ -166,7 +170,7 @@ for label, name in configs:
 def cpu(label):
     xs = [int(open(f).read()) for f in glob.glob(os.path.join(tmp, label + ".*.cpu"))]
     return med(xs) / 1000 / (int(calls) + 50) if xs and med(xs) > 0 else None
-for label, name in [("shared-c1", "this"), ("gateway-c1", "this, gateway"), ("base-c1", base)]:
+for label, name in [("shared-c1", "this"), ("gateway-c1", "this, gateway"), ("base-c1", base), ("basegw-c1", f"{base}, gateway")]:
     if cpu(label) is not None:
         print(f"launcher CPU per call, 1 client, {name}: {cpu(label):.1f} us (its threads' run time, warm-up included)")
 d, s = rows["direct-c1"], rows["shared-c1"]
@@ -177,8 +181,9 @@ g = rows["gateway-c1"]
 print(f"gateway p50 vs hub p50, 1 client: {g[0] / s[0]:.0%} (target <= 120%); added p50 by the gateway: {g[0] - d[0]:+.3f} ms, by the hub: {s[0] - d[0]:+.3f} ms")
 print(f"8 gateway clients vs 8 hub clients, aggregate calls/s: {rows['gateway-8x'][2] / rows['shared-8x'][2]:.0%}")
 if base:
-    b = rows["base-c1"]
+    b, bg = rows["base-c1"], rows["basegw-c1"]
     print(f"added p50, 1 client, {base}: {b[0] - d[0]:+.3f} ms")
+    print(f"gateway p50 vs hub p50, 1 client, {base}: {bg[0] / b[0]:.0%}; added p50 by the gateway: {bg[0] - d[0]:+.3f} ms")
 PY
 for l in "$launcher" "$baselauncher"; do
   [ -z "$l" ] || { kill -TERM "$l"; wait "$l"; }

@@ -1,178 +1,245 @@
 package hub
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"strings"
+	"sync"
 	"time"
 
 	json "github.com/goccy/go-json"
 
+	"github.com/mcpgen/mcpgen/launcher/internal/agent"
 	"github.com/mcpgen/mcpgen/mcp"
 )
 
-// This file is what a client's messages mean to the hub: its requests
-// (answered by the hub, or forwarded to the server under ids of the
-// upstream's), its notifications, and the answers the hub sends it. How
-// they are read and written, and how many may be under way, is in
-// clientconn.go.
+// This file is what an agent's requests mean to the hub: answered by the
+// hub, or forwarded to the server under ids of the upstream's. How they
+// are read, admitted and answered on the agent's connection is the
+// agent.Conn's.
 
-// A forward is one client request on its way to the server.
-type forward struct {
-	clientID mcp.ID
-	// Guarded by the client's mu.
-	call      *mcp.AsyncCall // once sent
-	token     string         // the hub's progress token, if the client asked for progress
-	cancelled bool
-	tools     bool        // a tools/list, whose result the tool filter applies to
-	bound     *time.Timer // ends it at the server's tool_timeout, once sent (see limit)
+// A client is one agent connection as the hub sees it: an agent's own
+// (connect NAME), whose Handler it is, or a session of the workspace
+// gateway, a Member, whose requests the gateway hands it. It holds what
+// the hub forwarded for it.
+type client struct {
+	hub  *Hub
+	conn *agent.Conn
+
+	// A Member's (see MemberOptions); member is false for a connection.
+	member bool
+	tag    string
+	notify func(*mcp.Message) *mcp.Message
+	closed func()
+
+	// ctx is done when the client has gone (or was dropped, or left):
+	// what waits for the server on its behalf stops.
+	ctx        context.Context
+	cancelCtx  context.CancelFunc
+	goroutines sync.WaitGroup
+
+	mu       sync.Mutex
+	forwards map[*forward]struct{} // under way
+	ended    bool                  // it is going: no more goroutines
+	gone     bool                  // a Member that left, or was dropped: nothing more is delivered
+
+	// A member's use of the server, as the hub counts it (see lazy.go):
+	// inUse while it has requests under way. useMu orders the changes,
+	// so that the hub hears them in the order they happened.
+	useMu    sync.Mutex
+	inUse    bool
+	departed bool // it left: it uses nothing any more
 }
 
-// start handles a request that has a slot (see request): the hub answers
-// ping and initialize itself, and forwards everything else.
-func (c *client) start(msg *mcp.Message) {
-	switch msg.Method {
+// newClient returns a client, a member's if m is not nil; attach gives it
+// its agent's Conn.
+func (h *Hub) newClient(m *MemberOptions) *client {
+	c := &client{hub: h, forwards: make(map[*forward]struct{})}
+	if m != nil {
+		c.member, c.tag, c.notify, c.closed = true, m.Tag, m.Notify, m.Closed
+	}
+	return c
+}
+
+func (c *client) attach(conn *agent.Conn) {
+	c.conn = conn
+	c.ctx, c.cancelCtx = context.WithCancel(conn.Context())
+}
+
+// A forward is one agent request on its way to the server.
+type forward struct {
+	call  *agent.Call
+	tools bool // a tools/list, whose result the tool filter applies to
+	// Guarded by the client's mu.
+	up    *mcp.AsyncCall // once sent
+	token string         // the hub's progress token, if the agent asked for progress
+	bound *time.Timer    // ends it at the server's tool_timeout, once sent (see limit)
+	done  bool           // answered, or stopped
+}
+
+// Request handles one of the agent's requests (see agent.Handler): the hub
+// answers initialize itself, and the lists of an idle server from its
+// catalog, and forwards everything else.
+func (c *client) Request(call *agent.Call) {
+	switch call.Method() {
 	case "initialize":
-		held := c.hold(msg)
-		if !c.spawn(func() { defer c.unhold(held); c.initialize(held) }) { // it may wait for the server
-			c.unhold(held)
-		}
-		return
-	case "ping":
-		c.answer(msg.ID, emptyResult, nil)
+		call.Hold()
+		c.spawn(func() { c.initialize(call) }) // it may wait for the server
 		return
 	case "tools/call":
-		if name, hidden := c.hub.hiddenTool(msg.Params); hidden {
-			c.answer(msg.ID, nil, mcp.NewError(mcp.CodeInvalidParams, "unknown tool: %q", name))
+		if name, hidden := c.hub.hiddenTool(call.Params()); hidden {
+			call.Answer(nil, mcp.NewError(mcp.CodeInvalidParams, "unknown tool: %q", name))
 			return
 		}
 	}
-	if result, ok := c.hub.fromCatalog(msg.Method); ok {
-		c.answer(msg.ID, result, nil) // an idle server stays so
+	if result, ok := c.hub.fromCatalog(call.Method()); ok {
+		call.Answer(result, nil) // an idle server stays so
 		return
 	}
-	f := &forward{clientID: msg.ID, tools: msg.Method == "tools/list"}
-	c.mu.Lock()
-	if _, dup := c.inflight[msg.ID]; dup {
-		c.mu.Unlock()
-		c.answer(msg.ID, nil, mcp.NewError(mcp.CodeInvalidRequest, "request id %s is already in flight", msg.ID))
+	f := &forward{call: call, tools: call.Method() == "tools/list"}
+	if !c.begin(f) {
 		return
 	}
-	c.inflight[msg.ID] = f
-	c.mu.Unlock()
-
 	if up := c.hub.current(); up != nil {
-		c.forward(up, f, msg)
+		if c.hub.forwarding != nil {
+			c.hub.forwarding(up)
+		}
+		c.forward(up, f, false)
 		return
 	}
-	c.forwardLater(f, msg)
+	c.forwardLater(f)
+}
+
+// begin counts a forward under way, and stops it when its call ends
+// without an answer; it reports false when the call has ended already.
+func (c *client) begin(f *forward) bool {
+	c.mu.Lock()
+	c.forwards[f] = struct{}{}
+	c.mu.Unlock()
+	c.noteUse() // before the request reaches the server: see IdleIf
+	if !f.call.OnCancel(func(why error) { c.stop(f, why) }) {
+		c.stop(f, errCancelled)
+		return false
+	}
+	return true
 }
 
 // forwardLater forwards a request once the server is ready, on a goroutine
 // of the client's that holds it meanwhile.
-func (c *client) forwardLater(f *forward, msg *mcp.Message) {
-	held := c.hold(msg)
-	if !c.spawn(func() { defer c.unhold(held); c.forwardWhenReady(f, held) }) {
-		c.unhold(held) // the client is going: abandon cancels f
-	}
+func (c *client) forwardLater(f *forward) {
+	f.call.Hold()
+	c.spawn(func() { c.forwardWhenReady(f) }) // else the client is going: its end stops f
 }
 
 var emptyResult = json.RawMessage(`{}`)
 
 // forwardWhenReady waits for the server (starting, or restarting) without
-// holding up the client's other messages, then forwards the request.
-func (c *client) forwardWhenReady(f *forward, msg *mcp.Message) {
+// holding up the agent's other messages, then forwards the request.
+func (c *client) forwardWhenReady(f *forward) {
 	up, _, err := c.hub.ready(c.ctx)
 	if err != nil {
 		c.finish(f, nil, asWireError(err))
 		return
 	}
-	c.forward(up, f, msg)
+	c.forward(up, f, true)
 }
 
-func (c *client) initialize(msg *mcp.Message) {
-	var p struct {
-		ProtocolVersion string             `json:"protocolVersion"`
-		ClientInfo      mcp.Implementation `json:"clientInfo"`
-		Capabilities    map[string]any     `json:"capabilities"`
-	}
-	if err := json.Unmarshal(msg.Params, &p); err != nil {
-		c.answer(msg.ID, nil, mcp.NewError(mcp.CodeInvalidParams, "initialize: %v", err))
-		return
-	}
+func (c *client) initialize(call *agent.Call) {
 	init, err := c.hub.initResult(c.ctx)
 	if err != nil {
-		c.answer(msg.ID, nil, asWireError(err))
+		call.Answer(nil, asWireError(err))
 		return
 	}
-	result, err := initializeResult(init, p.ProtocolVersion)
+	result, err := initializeResult(init, c.conn.Identity().ProtocolVersion)
 	if err != nil {
-		c.answer(msg.ID, nil, mcp.NewError(mcp.CodeInternalError, "initialize: %v", err))
+		call.Answer(nil, mcp.NewError(mcp.CodeInternalError, "initialize: %v", err))
 		return
 	}
-	c.mu.Lock()
-	c.info, c.agent = p.ClientInfo, agentOf(msg.Params)
-	_, c.sampling = p.Capabilities["sampling"]
-	_, c.elicitation = p.Capabilities["elicitation"]
-	c.mu.Unlock()
-	c.answer(msg.ID, result, nil)
+	call.Answer(result, nil)
 }
 
 // forward sends a request to the server under an id of the upstream's, its
-// progress token replaced by one of the hub's. A request that the upstream
-// refuses as not sent (its process is ending) goes to the next process.
-func (c *client) forward(up *Upstream, f *forward, msg *mcp.Message) {
-	params, token := c.hub.remapProgress(c, msg.Params)
+// progress token replaced by one of the hub's. Unless wait, it does not
+// wait for the server to take it: a request that cannot be written at once
+// (another write to the server is under way, or its input is full) waits
+// on a goroutine of the client's, so that the agent's other requests (to
+// the gateway's other servers too) and its cancellations are not held up.
+// What waits so is bounded by the agent's requests under way (see
+// agent.MaxInFlight) and, each, by the server's tool_timeout, which counts
+// from then. A request that the upstream refuses as not sent (its process
+// is ending) goes to the next process.
+func (c *client) forward(up *Upstream, f *forward, wait bool) {
+	method := f.call.Method()
+	params, token := c.hub.remapProgress(c, f.call.Params())
 	c.mu.Lock()
 	f.token = token
-	cancelled := f.cancelled
+	done := f.done
 	c.mu.Unlock()
-	if cancelled {
+	if done {
 		c.hub.dropToken(token)
 		return
 	}
-	call, err := up.forward(c, msg.Method, params, func(result json.RawMessage, err *mcp.Error) {
+	call, err := up.forward(c, method, params, func(result json.RawMessage, err *mcp.Error) {
 		c.finish(f, result, err)
-	})
-	if errors.Is(err, mcp.ErrNotSent) {
+	}, wait)
+	switch {
+	case errors.Is(err, mcp.ErrWouldBlock):
+		c.mu.Lock()
+		f.token = ""
+		c.mu.Unlock()
 		c.hub.dropToken(token)
-		c.forwardLater(f, msg)
+		// The bound counts from now: a server that never takes the
+		// request does not hold it for ever.
+		c.limit(f, method)
+		f.call.Hold()
+		// The goroutine ends when its write does: the server reads, or its
+		// process ends (its stdin closes). The client's end does not wait
+		// for it: it stops f, which the goroutine then cancels.
+		go c.forward(up, f, true)
 		return
-	}
-	if err != nil {
+	case errors.Is(err, mcp.ErrNotSent):
+		c.mu.Lock()
+		f.token = ""
+		c.mu.Unlock()
+		c.hub.dropToken(token)
+		c.forwardLater(f)
+		return
+	case err != nil:
 		c.finish(f, nil, asWireError(err))
 		return
 	}
+	f.call.Release() // it is sent: its params are needed no more
 	c.mu.Lock()
-	f.call = call
-	cancelled = f.cancelled
+	f.up = call
+	done = f.done
 	c.mu.Unlock()
-	if cancelled { // the cancel came while we were sending
-		call.Cancel(errCancelled)
+	if done { // it was stopped while we were sending
+		call.CancelNoWait(errCancelled)
 		return
 	}
-	c.limit(f, call, msg.Method)
+	c.limit(f, method)
 }
 
 // limit ends a request forwarded to the server when the server has not
-// answered it within its tool_timeout: the client gets an answer that
+// answered it within its tool_timeout: the agent gets an answer that
 // says so, and the server a cancellation. It is the one place where the
 // launcher enforces tool_timeout, for a hub's clients and the gateway's
 // sessions (its members) alike: whatever the server does (it never
 // answers, it streams progress without end, its answer could not be read
-// and had no id to fail its call with), the request ends. Progress does
-// not extend the bound.
-func (c *client) limit(f *forward, call *mcp.AsyncCall, method string) {
+// and had no id to fail its call with, it never reads the request), the
+// request ends. Progress does not extend the bound; a request bound
+// already keeps its bound.
+func (c *client) limit(f *forward, method string) {
 	d := c.hub.callTimeout()
-	t := time.AfterFunc(d, func() { c.timedOut(f, call, method, d) })
+	t := time.AfterFunc(d, func() { c.timedOut(f, method, d) })
 	c.mu.Lock()
-	if c.inflight[f.clientID] == f && !f.cancelled {
+	if !f.done && f.bound == nil {
 		f.bound = t
 		t = nil
 	}
 	c.mu.Unlock()
 	if t != nil {
-		t.Stop() // answered or cancelled already
+		t.Stop() // answered, stopped or bound already
 	}
 }
 
@@ -180,17 +247,23 @@ func (c *client) limit(f *forward, call *mcp.AsyncCall, method string) {
 // result, which the model reads (a tool that takes too long is the tool's
 // failure, as the spec has tool errors reported, and the model may call
 // it again with less to do); any other request with a JSON-RPC error,
-// CodeTimeout. The client is answered first, then the server told: the
-// cancellation may wait for a server that does not read its input.
-func (c *client) timedOut(f *forward, call *mcp.AsyncCall, method string, d time.Duration) {
+// CodeTimeout. The agent is answered first, then the server told: the
+// cancellation may wait for a server that does not read its input (this
+// runs on the timer's goroutine).
+func (c *client) timedOut(f *forward, method string, d time.Duration) {
 	why := fmt.Sprintf("server %q did not answer %s within its tool_timeout (%s): the request was cancelled; try again with less to do, or raise tool_timeout in the server's table of mcpgen.toml", c.hub.name, method, d)
+	c.mu.Lock()
+	up := f.up
+	c.mu.Unlock()
 	if method == "tools/call" {
 		res, _ := mcp.ErrorResult("%s", why).MarshalJSON()
 		c.finish(f, res, nil)
 	} else {
 		c.finish(f, nil, mcp.NewError(CodeTimeout, "%s", why))
 	}
-	call.Cancel(fmt.Errorf("the request took longer than the server's tool_timeout (%s)", d))
+	if up != nil {
+		up.Cancel(fmt.Errorf("the request took longer than the server's tool_timeout (%s)", d))
+	}
 }
 
 var (
@@ -198,14 +271,16 @@ var (
 	errClientGone = errors.New("client disconnected")
 )
 
-// finish gives the client the server's answer to a forwarded request,
-// under its own id, unless the client cancelled it.
+// finish gives the agent the server's answer to a forwarded request, under
+// its own id, unless the forward was stopped.
 func (c *client) finish(f *forward, result json.RawMessage, err *mcp.Error) {
 	c.mu.Lock()
-	current := c.inflight[f.clientID] == f && !f.cancelled
-	if current {
-		delete(c.inflight, f.clientID)
+	if f.done {
+		c.mu.Unlock()
+		return
 	}
+	f.done = true
+	delete(c.forwards, f)
 	token, bound := f.token, f.bound
 	f.bound = nil
 	c.mu.Unlock()
@@ -213,149 +288,166 @@ func (c *client) finish(f *forward, result json.RawMessage, err *mcp.Error) {
 		bound.Stop()
 	}
 	c.hub.dropToken(token)
-	if current {
-		if f.tools && result != nil {
-			result = c.hub.filterTools(result)
-		}
-		c.answer(f.clientID, result, err)
+	if f.tools && result != nil {
+		result = c.hub.filterTools(result)
 	}
+	f.call.Answer(result, err)
+	c.noteUse()
 }
 
-// notification handles a notification from the client.
-func (c *client) notification(msg *mcp.Message) {
-	switch msg.Method {
-	case "notifications/initialized":
-		c.mu.Lock()
-		c.initialized = true
-		c.mu.Unlock()
-	case "notifications/cancelled":
-		var p struct {
-			RequestID mcp.ID `json:"requestId"`
-		}
-		if json.Unmarshal(msg.Params, &p) == nil {
-			c.cancel(p.RequestID, errCancelled)
-		}
-	case "notifications/roots/list_changed":
-		// The hub answers roots/list itself.
-	default:
-		if up := c.hub.current(); up != nil {
-			_ = up.sendRaw(msg)
-		}
-	}
-}
-
-// cancel stops a request of the client's: one that waits for a slot is
-// dropped; one forwarded is cancelled under the upstream's id (the server
-// is told, and a late response is dropped). Either way the client gets no
-// response, as the spec says.
-func (c *client) cancel(id mcp.ID, why error) {
+// stop ends a forward without an answer: the agent cancelled its request,
+// or went, or the member left. The server is told (under its id), and its
+// late answer is dropped.
+func (c *client) stop(f *forward, why error) {
 	c.mu.Lock()
-	f := c.inflight[id]
-	if f == nil {
-		dropped := c.unwaitLocked(id)
+	if f.done {
 		c.mu.Unlock()
-		if dropped {
-			c.roomMade()
-		}
 		return
 	}
-	delete(c.inflight, id)
-	f.cancelled = true
-	call, token, bound := f.call, f.token, f.bound
+	f.done = true
+	delete(c.forwards, f)
+	up, token, bound := f.up, f.token, f.bound
 	f.bound = nil
 	c.mu.Unlock()
 	if bound != nil {
 		bound.Stop()
 	}
-	c.release(1) // no answer will take its slot
 	c.hub.dropToken(token)
-	if call != nil {
-		call.Cancel(why)
-	}
-}
-
-// abandon cancels what a departed client left: its answers have nowhere
-// to go, and the server may stop working on them.
-func (c *client) abandon() {
-	c.mu.Lock()
-	ids := make([]mcp.ID, 0, len(c.inflight))
-	for id := range c.inflight {
-		ids = append(ids, id)
-	}
-	for _, m := range c.waiting {
-		c.heldBytes -= len(m.Params)
-	}
-	c.waiting = nil
-	c.mu.Unlock()
-	for _, id := range ids {
-		c.cancel(id, errClientGone)
+	if up != nil {
+		up.CancelNoWait(why) // it may run on the agent's read loop
 	}
 	c.noteUse()
 }
 
-// answer sends the answer to one of the client's requests, which frees
-// the request's slot once written.
-func (c *client) answer(id mcp.ID, result json.RawMessage, err *mcp.Error) {
-	m := mcp.Message{ID: id, Result: result}
-	if err != nil {
-		m = mcp.Message{ID: id, Error: err}
+// Notification takes a notification of the agent's (see agent.Handler):
+// the server gets it as it is. (The hub answers roots/list itself.)
+func (c *client) Notification(msg *mcp.Message) {
+	if msg.Method == "notifications/roots/list_changed" {
+		return
 	}
-	c.put(outLine{b: encodeLine(&m), answer: true})
+	if up := c.hub.current(); up != nil {
+		_ = up.sendRaw(msg)
+	}
 }
 
-// send gives the client a message of the server's or the hub's own: a
-// notification, or a request that the server asks it.
-func (c *client) send(msg *mcp.Message) { c.put(outLine{b: encodeLine(msg)}) }
-
-// encodeLine encodes a message as one line. Its raw parts come from lines
-// that were read, so they hold no newline; one would be replaced, as
-// mcp.Writer does.
-func encodeLine(msg *mcp.Message) []byte {
-	b := msg.AppendJSON(make([]byte, 0, 64+len(msg.Params)+len(msg.Result)))
-	for i, ch := range b {
-		if ch == '\n' {
-			b[i] = ' '
-		}
+// abandon stops what the client left under way: its answers have nowhere
+// to go, and the server may stop working on them.
+func (c *client) abandon() {
+	c.mu.Lock()
+	fs := make([]*forward, 0, len(c.forwards))
+	for f := range c.forwards {
+		fs = append(fs, f)
 	}
-	return append(b, '\n')
+	c.mu.Unlock()
+	for _, f := range fs {
+		c.stop(f, errClientGone)
+	}
 }
 
-func (c *client) isInitialized() bool {
+// spawn runs f on a goroutine of the client's, which its end waits for.
+// Once it is ending it starts nothing, and reports false.
+func (c *client) spawn(f func()) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.initialized
+	if c.ended {
+		return false
+	}
+	c.goroutines.Go(f)
+	return true
 }
+
+// end ends what the client does on its own: its goroutines (which ctx
+// ends) and what they forwarded as it went.
+func (c *client) end() {
+	c.cancelCtx()
+	c.abandon()
+	c.mu.Lock()
+	c.ended = true
+	c.mu.Unlock()
+	c.goroutines.Wait()
+	c.abandon() // what those goroutines forwarded as the client went
+}
+
+// deliver gives the agent a server's notification, as line (encoded, "\n"
+// included): a notification that may be lost (lossy: a log message, or
+// progress under the key of its token) is shed for an agent that is
+// behind. A member's are first rewritten as its MemberOptions say.
+func (c *client) deliver(msg *mcp.Message, line []byte, lossy bool, key string) {
+	if c.member {
+		c.mu.Lock()
+		gone := c.gone
+		c.mu.Unlock()
+		if gone {
+			return
+		}
+		if c.notify != nil {
+			if lossy && key == "" && c.conn.Shed(c.hub) {
+				return // before the work of rewriting it
+			}
+			out := c.notify(msg)
+			if out == nil {
+				return
+			}
+			if out != msg {
+				line = agent.EncodeLine(out)
+			}
+		}
+	}
+	c.conn.Notify(line, lossy, key, c.hub)
+}
+
+// close disconnects the client: the server left the workspace, or the
+// session is ending. A connection is flushed first; a member is told
+// (MemberOptions.Closed), and gets nothing more.
+func (c *client) close() {
+	if !c.member {
+		c.conn.Close()
+		return
+	}
+	c.mu.Lock()
+	was := c.gone
+	c.gone = true
+	c.mu.Unlock()
+	if !was && c.closed != nil {
+		c.closed()
+	}
+}
+
+func (c *client) isInitialized() bool { return c.member || c.conn.Initialized() }
 
 func (c *client) busy() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.inflight) > 0
+	return len(c.forwards) > 0
 }
 
-// can reports whether the client declared the capability that a server
-// request needs.
-func (c *client) can(method string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	switch {
-	case strings.HasPrefix(method, "sampling/"):
-		return c.sampling
-	case strings.HasPrefix(method, "elicitation/"):
-		return c.elicitation
+// info is who the client is, as the server's clients show it: the agent's
+// identity, a member's tagged (MemberOptions.Tag).
+func (c *client) info() mcp.Implementation {
+	info := c.conn.Identity().Info
+	if c.tag == "" {
+		return info
 	}
-	return false
+	switch {
+	case info.Name == "":
+		info.Name = "(initializing) (" + c.tag + ")"
+	case info.Version == "":
+		info.Name += " (" + c.tag + ")"
+	default:
+		info.Version += " (" + c.tag + ")"
+	}
+	return info
 }
 
 func (c *client) displayName() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.info.Name == "" {
+	info := c.info()
+	if info.Name == "" {
 		return "(initializing)"
 	}
-	if c.info.Version == "" {
-		return c.info.Name
+	if info.Version == "" {
+		return info.Name
 	}
-	return c.info.Name + " " + c.info.Version
+	return info.Name + " " + info.Version
 }
 
 // asWireError turns an error into the JSON-RPC error a client receives.

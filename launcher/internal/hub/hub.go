@@ -21,6 +21,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/mcpgen/mcpgen/internal/jsonwire"
+	"github.com/mcpgen/mcpgen/launcher/internal/agent"
 	"github.com/mcpgen/mcpgen/mcp"
 )
 
@@ -51,19 +52,23 @@ type Hub struct {
 	failure   error         // why the server is not ready, when it will not be soon
 	closed    bool
 	clients   map[*client]struct{}
-	routed    map[mcp.ID]*routedRequest // server requests handed to a client, by the id the client sees
-	progress  map[string]*progressRoute // by the token the server sees (see tokenKey)
-	nextID    int64                     // ids the hub gives out: routed requests, progress tokens
-	listing   bool                      // a re-list after list_changed is under way
-	idle      idleState                 // lazy start and idle stop (lazy.go)
+	routed    map[*routedRequest]struct{} // server requests handed to a client
+	progress  map[string]*progressRoute   // by the token the server sees (see tokenKey)
+	nextID    int64                       // the hub's progress tokens so far
+	listing   bool                        // a re-list after list_changed is under way
+	idle      idleState                   // lazy start and idle stop (lazy.go)
 
 	// What clients lost of the server's notifications (shed.go).
 	dropped, coalesced atomic.Int64
 
 	// roomWaits, in tests, hears each time a client's read loop starts
-	// waiting for room (see client.waitRoom): how a test knows that the
-	// hub stopped reading a client. Set before clients connect.
+	// waiting for room (see agent.Options.Stalled): how a test knows that
+	// the hub stopped reading a client. Set before clients connect.
 	roomWaits func()
+	// forwarding, in tests, hears of each request about to be forwarded
+	// to up at once (the server was ready when the request came). Set
+	// before clients connect.
+	forwarding func(up *Upstream)
 
 	// What the workspace gateway reads (catalog.go).
 	exposes     func(tool string) bool // the tool filter; nil shows every tool
@@ -88,6 +93,7 @@ type routedRequest struct {
 	client *client
 	up     *Upstream
 	answer chan *mcp.Message // buffered: a send never waits
+	ask    *agent.Ask        // guarded by the hub's mu; nil until asked
 }
 
 // A progressRoute leads a server's progress notifications back to the
@@ -95,6 +101,7 @@ type routedRequest struct {
 type progressRoute struct {
 	client *client
 	token  []byte // the client's, as it wrote it
+	key    string // the notifications' key on the client's Conn (see agent.Conn.Notify)
 }
 
 // New returns the hub of server name; root is the workspace dir.
@@ -105,7 +112,7 @@ func New(name, root string, log *slog.Logger) *Hub {
 		log:      log,
 		wake:     make(chan struct{}),
 		clients:  make(map[*client]struct{}),
-		routed:   make(map[mcp.ID]*routedRequest),
+		routed:   make(map[*routedRequest]struct{}),
 		progress: make(map[string]*progressRoute),
 		watchers: make(map[int]func()),
 
@@ -234,14 +241,19 @@ func (h *Hub) Detach(up *Upstream) {
 		h.up = nil
 	}
 	var gone []*routedRequest
-	for id, r := range h.routed {
+	var asks []*agent.Ask
+	for r := range h.routed {
 		if r.up == up {
-			delete(h.routed, id)
+			delete(h.routed, r)
 			gone = append(gone, r)
+			asks = append(asks, r.ask)
 		}
 	}
 	h.mu.Unlock()
-	for _, r := range gone {
+	for i, r := range gone {
+		if asks[i] != nil {
+			asks[i].Forget() // the client's answer has nowhere to go
+		}
 		r.answer <- &mcp.Message{Error: unavailable(h.name, errStopping)}
 	}
 	if current {
@@ -299,7 +311,7 @@ func (h *Hub) Members() int {
 	defer h.mu.Unlock()
 	n := 0
 	for c := range h.clients {
-		if c.conn == nil {
+		if c.member {
 			n++
 		}
 	}
@@ -365,13 +377,6 @@ func (h *Hub) ready(ctx context.Context) (*Upstream, *mcp.InitializeResult, erro
 	}
 }
 
-func (h *Hub) newID() int64 {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.nextID++
-	return h.nextID
-}
-
 // serverRequest answers, routes or rejects a request from the server: no
 // server request goes unanswered, or it might wait forever. It runs on a
 // goroutine of the upstream's Conn, and waits there for the client that
@@ -391,12 +396,24 @@ func (h *Hub) serverRequest(ctx context.Context, u *Upstream, req *mcp.Request) 
 	if c == nil {
 		return nil, mcp.NewError(mcp.CodeMethodNotFound, "no client of this workspace can answer %s", req.Method)
 	}
-	id := mcp.Int64ID(h.newID())
 	r := &routedRequest{client: c, up: u, answer: make(chan *mcp.Message, 1)}
 	h.mu.Lock()
-	h.routed[id] = r
+	h.routed[r] = struct{}{}
 	h.mu.Unlock()
-	c.send(&mcp.Message{ID: id, Method: req.Method, Params: req.Params})
+	// The agent's Conn gives the request an id of its own, which its
+	// answer carries back.
+	ask := c.conn.Ask(req.Method, req.Params, func(result json.RawMessage, err *mcp.Error) {
+		if h.unroute(r) {
+			r.answer <- &mcp.Message{Result: result, Error: err}
+		}
+	})
+	h.mu.Lock()
+	_, routed := h.routed[r]
+	r.ask = ask
+	h.mu.Unlock()
+	if !routed {
+		ask.Forget() // given up meanwhile (Detach, drop): its answer goes nowhere
+	}
 	select {
 	case m := <-r.answer:
 		if m.Error != nil {
@@ -404,22 +421,21 @@ func (h *Hub) serverRequest(ctx context.Context, u *Upstream, req *mcp.Request) 
 		}
 		return m.Result, nil
 	case <-ctx.Done():
-		if h.unroute(id, r) {
-			c.send(&mcp.Message{Method: "notifications/cancelled",
-				Params: json.RawMessage(`{"requestId":` + id.String() + `,"reason":"cancelled by the server"}`)})
+		if h.unroute(r) {
+			ask.Cancel("cancelled by the server")
 		}
 		return nil, context.Cause(ctx)
 	}
 }
 
 // unroute takes a routed request out, and reports whether it was there.
-func (h *Hub) unroute(id mcp.ID, r *routedRequest) bool {
+func (h *Hub) unroute(r *routedRequest) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.routed[id] != r {
+	if _, ok := h.routed[r]; !ok {
 		return false
 	}
-	delete(h.routed, id)
+	delete(h.routed, r)
 	return true
 }
 
@@ -441,7 +457,7 @@ func (h *Hub) answerer(method string) *client {
 	h.mu.Unlock()
 	var capable, busy []*client
 	for _, c := range clients {
-		if !c.can(method) {
+		if !c.conn.Can(method) {
 			continue
 		}
 		capable = append(capable, c)
@@ -529,15 +545,16 @@ func (h *Hub) relist(u *Upstream) {
 }
 
 // broadcast sends msg to every initialized client of clients, encoded once.
-// A log message may be lost for a client that is behind (see MayLose).
+// A log message may be lost for a client that is behind (see
+// agent.Conn.Notify).
 func (h *Hub) broadcast(clients []*client, msg *mcp.Message) {
 	var line []byte
 	for _, c := range clients {
 		if c.isInitialized() {
 			if line == nil {
-				line = encodeLine(msg)
+				line = agent.EncodeLine(msg)
 			}
-			c.put(outLine{b: line, lossy: msg.Method == "notifications/message"})
+			c.deliver(msg, line, msg.Method == "notifications/message", "")
 		}
 	}
 }
@@ -575,24 +592,33 @@ func (h *Hub) routeProgress(msg *mcp.Message) {
 		return
 	}
 	// It may be coalesced with another of its token, for a client that is
-	// behind (see MayLose): key is unique among the hub's tokens.
+	// behind (see agent.Conn.Notify): route.key is unique among the
+	// client's tokens.
 	out := &mcp.Message{Method: msg.Method, Params: splice(msg.Params, spans, route.token)}
-	route.client.put(outLine{b: encodeLine(out), lossy: true, token: key})
+	route.client.deliver(out, agent.EncodeLine(out), true, route.key)
 }
 
 // Serve runs one client's connection until it closes or the hub does.
-func (h *Hub) Serve(ctx context.Context, conn io.ReadWriteCloser) {
-	c := newClient(ctx, h, conn)
+func (h *Hub) Serve(ctx context.Context, rwc io.ReadWriteCloser) {
+	c := h.newClient(nil)
+	conn := agent.New(ctx, rwc, c, agent.Options{
+		Log:         h.log.With("server", h.name),
+		AnswerBound: h.AnswerBound,
+		Stalled:     h.roomWaits,
+	})
+	c.attach(conn)
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
-		conn.Close()
+		c.cancelCtx()
+		rwc.Close()
 		return
 	}
 	h.clients[c] = struct{}{}
 	h.clientsChangedLocked(false)
 	h.mu.Unlock()
-	c.run()
+	conn.Serve()
+	c.end()
 	h.drop(c)
 }
 
@@ -610,20 +636,19 @@ func (h *Hub) add(c *client) bool {
 // drop forgets a client that left: the server's requests that it was
 // asked get an error, and its progress routes go.
 func (h *Hub) drop(c *client) {
-	if c.conn == nil {
-		c.leftBusy() // a member: no request of its is under way any more
-	}
 	h.mu.Lock()
 	_, was := h.clients[c]
 	delete(h.clients, c)
-	if was && c.conn != nil {
+	if was && !c.member {
 		h.clientsChangedLocked(true)
 	}
 	var orphans []*routedRequest
-	for id, r := range h.routed {
+	var asks []*agent.Ask
+	for r := range h.routed {
 		if r.client == c {
 			orphans = append(orphans, r)
-			delete(h.routed, id)
+			asks = append(asks, r.ask)
+			delete(h.routed, r)
 		}
 	}
 	for tok, r := range h.progress {
@@ -632,23 +657,11 @@ func (h *Hub) drop(c *client) {
 		}
 	}
 	h.mu.Unlock()
-	for _, r := range orphans {
+	for i, r := range orphans {
+		if asks[i] != nil {
+			asks[i].Forget()
+		}
 		r.answer <- &mcp.Message{Error: mcp.NewError(CodeUnavailable, "the client that was asked disconnected")}
-	}
-}
-
-// clientResponse delivers a client's answer to a request the server made.
-func (h *Hub) clientResponse(c *client, msg *mcp.Message) {
-	h.mu.Lock()
-	r := h.routed[msg.ID]
-	if r != nil && r.client == c {
-		delete(h.routed, msg.ID)
-	} else {
-		r = nil
-	}
-	h.mu.Unlock()
-	if r != nil {
-		r.answer <- msg
 	}
 }
 
@@ -693,9 +706,12 @@ func (h *Hub) remapProgress(c *client, params json.RawMessage) (json.RawMessage,
 	}
 	h.mu.Lock()
 	h.nextID++
-	ours := `"mcpgen-` + strconv.FormatInt(h.nextID, 10) + `"`
+	n := strconv.FormatInt(h.nextID, 10)
+	ours := `"mcpgen-` + n + `"`
 	key, _ := tokenKey([]byte(ours))
-	h.progress[key] = &progressRoute{client: c, token: token}
+	// On the client's Conn, the hub's name keeps it apart from another
+	// hub's of the same number (a gateway session's Conn is every hub's).
+	h.progress[key] = &progressRoute{client: c, token: token, key: h.name + "\x00" + n}
 	h.mu.Unlock()
 	return splice(params, spans, []byte(ours)), key
 }

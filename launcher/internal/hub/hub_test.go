@@ -435,28 +435,29 @@ func TestHubUnwritableServer(t *testing.T) {
 // the client's read loop forwards it, with the server it took before.
 func TestHubStoppingServer(t *testing.T) {
 	th := newTestHub(t, "echo")
+	// The request, as the client's read loop forwards it, takes the
+	// hub's server; then, before it is sent, the supervisor stops the
+	// process: detach, then close its stdin.
+	var once sync.Once
+	var taken *Upstream
+	stopped := make(chan struct{})
+	th.hub.forwarding = func(up *Upstream) {
+		once.Do(func() {
+			taken = up
+			th.hub.Detach(up)
+			if err := th.proc.Stdin().Close(); err != nil {
+				t.Error(err)
+			}
+			close(stopped)
+		})
+	}
 	c := th.client("a", "")
-	th.hub.mu.Lock()
-	var cl *client
-	for k := range th.hub.clients {
-		cl = k
+	c.Call("1", "echo", `{"text":"next process"}`)
+	select {
+	case <-stopped:
+	case <-time.After(waitLong):
+		t.Fatal("the request never took the server")
 	}
-	taken := th.hub.up // what the client's request read, before the stop
-	th.hub.mu.Unlock()
-
-	// The supervisor stops the process: detach, then close its stdin.
-	th.hub.Detach(taken)
-	if err := th.proc.Stdin().Close(); err != nil {
-		t.Fatal(err)
-	}
-
-	msg := &mcp.Message{ID: mcp.Int64ID(1), Method: "tools/call", Params: json.RawMessage(`{"name":"echo","arguments":{"text":"next process"}}`)}
-	f := &forward{clientID: msg.ID}
-	cl.mu.Lock()
-	cl.slots++ // as the read loop admits it
-	cl.inflight[msg.ID] = f
-	cl.mu.Unlock()
-	cl.forward(taken, f, msg)
 
 	th.proc.Kill()
 	<-taken.Done()

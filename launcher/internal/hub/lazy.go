@@ -187,6 +187,34 @@ func (h *Hub) memberBusy(busy bool) {
 	h.usedLocked(!busy)
 }
 
+// noteUse tells the hub when a member's requests begin or end being under
+// way (see the file's comment); a connection's use is its being
+// connected.
+func (c *client) noteUse() {
+	if !c.member {
+		return
+	}
+	c.useMu.Lock()
+	defer c.useMu.Unlock()
+	inUse := c.busy()
+	if c.departed || inUse == c.inUse {
+		return
+	}
+	c.inUse = inUse
+	c.hub.memberBusy(inUse)
+}
+
+// leftBusy ends a member's use: it left.
+func (c *client) leftBusy() {
+	c.useMu.Lock()
+	defer c.useMu.Unlock()
+	if c.inUse {
+		c.inUse = false
+		c.hub.memberBusy(false)
+	}
+	c.departed = true
+}
+
 // EnsureStarted makes the server take requests: it starts it if it is
 // idle, and waits until it is ready, as a client's request would: until
 // its start fails (the supervisor bounds a start by the server's

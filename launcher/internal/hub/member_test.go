@@ -1,7 +1,9 @@
 package hub
 
 import (
+	"context"
 	"fmt"
+	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -10,6 +12,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/mcpgen/mcpgen/launcher/internal/agent"
 	"github.com/mcpgen/mcpgen/launcher/internal/testserver"
 	"github.com/mcpgen/mcpgen/mcp"
 )
@@ -122,15 +125,67 @@ func byID(id string) func(*mcp.Message) bool {
 	return func(m *mcp.Message) bool { return m.IsResponse() && m.ID.String() == id }
 }
 
-func (th *testHub) member(name string, sampling bool) (*Member, *memberLog) {
+// A testMember is a Member as the gateway makes one: the hub's view of an
+// agent's Conn (over a pipe, whose other end the test reads into a
+// memberLog) whose requests the test hands it (Handle), each to the hub
+// at once.
+type testMember struct {
+	*Member
+	conn *agent.Conn
+}
+
+// Handle takes one message of the agent's, as the Conn's read loop does.
+func (m *testMember) Handle(msg *mcp.Message) { m.conn.Receive(msg) }
+
+// memberHandler is the test's face: initialize answered, every other
+// request the member's.
+type memberHandler struct{ m *testMember }
+
+func (h memberHandler) Request(call *agent.Call) {
+	if call.Method() == "initialize" {
+		call.Answer(json.RawMessage(`{}`), nil)
+		return
+	}
+	h.m.Member.Request(call)
+}
+
+func (memberHandler) Notification(*mcp.Message) {}
+
+func (th *testHub) member(name string, sampling bool) (*testMember, *memberLog) {
 	th.t.Helper()
 	log := newMemberLog()
-	m, err := th.hub.Join(MemberOptions{Info: mcp.Implementation{Name: name}, Sampling: sampling, Send: log.send, Closed: log.close})
+	ours, theirs := net.Pipe()
+	tm := &testMember{}
+	tm.conn = agent.New(context.Background(), theirs, memberHandler{tm}, agent.Options{})
+	served := make(chan struct{})
+	go func() { defer close(served); tm.conn.Serve() }()
+	go func() { // ends when the pipe closes, at the test's end
+		r := mcp.NewReader(ours)
+		for {
+			m, err := r.Read()
+			if err != nil {
+				return
+			}
+			log.send(m, nil)
+		}
+	}()
+	caps := `{}`
+	if sampling {
+		caps = `{"sampling":{}}`
+	}
+	tm.Handle(request(`"init"`, "initialize", `{"protocolVersion":"2025-06-18","capabilities":`+caps+`,"clientInfo":{"name":"`+name+`"}}`))
+	log.wait(th.t, "the answer to initialize", byID(`"init"`))
+	m, err := th.hub.Join(tm.conn, MemberOptions{Closed: log.close})
 	if err != nil {
 		th.t.Fatal(err)
 	}
-	th.t.Cleanup(m.Leave)
-	return m, log
+	tm.Member = m
+	th.t.Cleanup(func() {
+		m.Leave()
+		ours.Close()
+		<-served
+	})
+	return tm, log
 }
 
 func request(id, method, params string) *mcp.Message {
@@ -245,7 +300,7 @@ func TestHubMemberClosed(t *testing.T) {
 	if !log.closed || log.msgs[len(log.msgs)-1].Method != "(closed)" {
 		t.Errorf("closed %v; last message %s", log.closed, log.msgs[len(log.msgs)-1].AppendJSON(nil))
 	}
-	if _, err := th.hub.Join(MemberOptions{Send: func(*mcp.Message, []byte) {}}); err == nil {
+	if _, err := th.hub.Join(m.conn, MemberOptions{}); err == nil {
 		t.Errorf("joined a closed hub")
 	}
 }

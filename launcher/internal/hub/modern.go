@@ -200,13 +200,13 @@ func subscriptionTag(params json.RawMessage) (mcp.ID, bool) {
 // client's request to a modern server gets the _meta that the revision
 // requires (forAgent), and its answer loses what only the revision has
 // (legacyResult): the client sees the server as a legacy one.
-func (u *Upstream) forward(c *client, method string, params json.RawMessage, then func(json.RawMessage, *mcp.Error)) (*mcp.AsyncCall, error) {
+func (u *Upstream) forward(c *client, method string, params json.RawMessage, then func(json.RawMessage, *mcp.Error), wait bool) (*mcp.AsyncCall, error) {
 	params, stamped := u.forAgent(c, params)
 	if stamped {
 		answer := then
 		then = func(result json.RawMessage, err *mcp.Error) { answer(legacyResult(result), err) }
 	}
-	return u.send(c.ctx, method, params, then)
+	return u.send(c.ctx, method, params, then, wait)
 }
 
 // forAgent returns the params of a client's request as the server is to
@@ -284,45 +284,21 @@ func legacyResult(result json.RawMessage) json.RawMessage {
 	return out
 }
 
-// An agent is what a client said of itself in its initialize, as sent:
-// what a modern server is told of it on each of its requests.
-type agent struct {
-	caps, info json.RawMessage // objects, or nil
-}
-
-// agentOf reads an agent from the params of its initialize.
-func agentOf(params json.RawMessage) *agent {
-	var p struct {
-		Capabilities json.RawMessage `json:"capabilities"`
-		ClientInfo   json.RawMessage `json:"clientInfo"`
-	}
-	_ = json.Unmarshal(params, &p)
-	a := &agent{}
-	if jsonwire.IsObject(p.Capabilities) {
-		a.caps = bytes.Clone(p.Capabilities)
-	}
-	if jsonwire.IsObject(p.ClientInfo) {
-		a.info = bytes.Clone(p.ClientInfo)
-	}
-	return a
-}
-
 // agentMeta returns the client's capabilities and identity, for a modern
-// server. A client that did not say them itself (a Member, whose agent
+// server: what the agent's initialize said, as sent. A member (whose agent
 // spoke to the gateway) is described by what the hub knows of it: its
-// name, and whether it answers sampling and elicitation.
+// name, tagged, and whether it answers sampling and elicitation.
 func (c *client) agentMeta() (caps, info json.RawMessage) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.agent != nil {
-		caps, info = c.agent.caps, c.agent.info
+	id := c.conn.Identity()
+	if !c.member {
+		caps, info = id.Capabilities, id.ClientInfo
 	}
 	if caps == nil {
 		b := []byte{'{'}
-		if c.sampling {
+		if id.Sampling {
 			b = append(b, `"sampling":{}`...)
 		}
-		if c.elicitation {
+		if id.Elicitation {
 			if len(b) > 1 {
 				b = append(b, ',')
 			}
@@ -331,7 +307,7 @@ func (c *client) agentMeta() (caps, info json.RawMessage) {
 		caps = append(b, '}')
 	}
 	if info == nil {
-		info, _ = jsonwire.Marshal(c.info)
+		info, _ = jsonwire.Marshal(c.info())
 	}
 	return caps, info
 }

@@ -365,14 +365,13 @@ func TestHubUnreadFlood(t *testing.T) {
 				fl = c
 			}
 			th.hub.mu.Unlock()
-			fl.mu.Lock()
-			slots, waiting, held := fl.slots, len(fl.waiting), fl.heldBytes
-			fl.mu.Unlock()
+			st := fl.conn.Stats()
+			slots, waiting, held := st.Slots, st.Waiting, st.Held
 			if slots > maxInFlight || waiting > maxWaiting || held > maxHeldBytes {
 				t.Errorf("held for the flooder: %d requests under way, %d waiting, %d bytes held; want at most %d, %d, %d",
 					slots, waiting, held, maxInFlight, maxWaiting, maxHeldBytes)
 			}
-			if q := fl.out.size(); q > softQueued+maxInFlight*256 {
+			if q := st.Queued; q > softQueued+maxInFlight*256 {
 				t.Errorf("%d bytes queued for the flooder, want at most %d", q, softQueued+maxInFlight*256)
 			}
 
@@ -529,9 +528,7 @@ func TestHubHoldsBoundedWhileServerDown(t *testing.T) {
 		c = k
 	}
 	th.hub.mu.Unlock()
-	c.mu.Lock()
-	held := c.heldBytes
-	c.mu.Unlock()
+	held := c.conn.Stats().Held
 	if limit := maxHeldBytes + 2*(size+100); held > limit {
 		t.Errorf("%d bytes held while the server is down, want at most %d", held, limit)
 	}

@@ -151,15 +151,21 @@ func (u *Upstream) refuses() bool { return u.conn.Unsent() != nil || u.conn.Err(
 // (*mcp.Error), or CodeUnavailable when the upstream ends first. A request
 // that never reached the server (the upstream refuses requests, it has
 // ended, or the write failed) is refused with an error that matches
-// mcp.ErrNotSent, and then is not called.
-func (u *Upstream) send(ctx context.Context, method string, params json.RawMessage, then func(json.RawMessage, *mcp.Error)) (*mcp.AsyncCall, error) {
-	return u.conn.Go(ctx, method, params, func(result json.RawMessage, err error) {
+// mcp.ErrNotSent, and then is not called. Unless wait, one that could not
+// be written without waiting is refused so too, with an error that
+// matches mcp.ErrWouldBlock (see mcp.Conn.TryGo).
+func (u *Upstream) send(ctx context.Context, method string, params json.RawMessage, then func(json.RawMessage, *mcp.Error), wait bool) (*mcp.AsyncCall, error) {
+	result := func(result json.RawMessage, err error) {
 		if err != nil {
 			then(nil, u.wireError(err))
 			return
 		}
 		then(result, nil)
-	})
+	}
+	if wait {
+		return u.conn.Go(ctx, method, params, result)
+	}
+	return u.conn.TryGo(ctx, method, params, result)
 }
 
 // wireError is the error a client gets for a request that failed upstream.

@@ -66,6 +66,14 @@ func (c *Client) Send(line string) {
 	}
 }
 
+// SendLines writes lines ("\n" included) as they are, and returns the
+// error of the write: it may run on a goroutine of the test's, for a write
+// that the hub may hold up.
+func (c *Client) SendLines(lines string) error {
+	_, err := io.WriteString(c.conn, lines)
+	return err
+}
+
 // Call calls a tool; args is JSON.
 func (c *Client) Call(id, tool, args string) {
 	c.t.Helper()

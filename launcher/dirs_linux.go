@@ -1,3 +1,0 @@
-package launcher
-
-var hostDirs = linuxDirs

@@ -1,0 +1,3 @@
+package dirs
+
+var hostDirs = windowsDirs
