@@ -67,6 +67,9 @@ func waysIn(ts *testSession, server string) []wayIn {
 // connect NAME and through the gateway alike. (The answer used to be
 // logged as "not a JSON-RPC message", and the call never ended.)
 func TestSessionDeepAnswer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("an attack test (a deep answer): run without -short")
+	}
 	path := filepath.Join(t.TempDir(), "mcpgen.toml")
 	writeFile(t, path, testServerTOML(t, "srv", "echo", "MCPGEN_TESTSERVER_TOOLS=echo,deep")+"tool_timeout = \"1s\"\n")
 	ts := startSession(t, path, Options{})

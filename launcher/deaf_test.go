@@ -158,6 +158,9 @@ func stuckApply(t *testing.T, nth int) (hook func(), entered <-chan struct{}) {
 // (every server stopped) without waiting for the stuck step for more
 // than a bound.
 func TestSessionStuckApply(t *testing.T) {
+	if testing.Short() {
+		t.Skip("an attack test (a stuck apply): run without -short")
+	}
 	t.Run("stop during the first apply", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "mcpgen.toml")
 		writeFile(t, path, testServerTOML(t, "srv", "echo"))

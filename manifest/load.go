@@ -9,12 +9,18 @@ import (
 	"slices"
 
 	"github.com/pelletier/go-toml/v2"
+
+	"github.com/mcpgen/mcpgen/internal/statefile"
 )
+
+// MaxFileSize bounds a manifest: a few kilobytes is usual, and a file
+// beyond this is not one, or one that nothing should read whole.
+const MaxFileSize = 16 << 20
 
 // Load reads and validates the manifest at path. A manifest with problems
 // returns Errors, every one of them, in file order.
 func Load(path string) (*Manifest, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -32,6 +38,19 @@ func Load(path string) (*Manifest, error) {
 		m.canonical = filepath.Join(dir, filepath.Base(abs))
 	}
 	return m, nil
+}
+
+// ReadFile reads the manifest file at path, through its links, refusing
+// what is not a regular file without waiting on it (a named pipe put
+// there would block a plain read until a writer came: emit forever, a
+// launcher's reload for good) and a file beyond MaxFileSize.
+func ReadFile(path string) ([]byte, error) {
+	data, err := statefile.ReadRegular(path, MaxFileSize)
+	var ke *statefile.KindError
+	if errors.As(err, &ke) {
+		return nil, fmt.Errorf("%s is %s, not a regular file: a manifest must be a file (or a link to one)", path, statefile.Kind(ke.Mode))
+	}
+	return data, err
 }
 
 // A NotFoundError says that Find found no manifest.

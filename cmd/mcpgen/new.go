@@ -121,7 +121,7 @@ func (a *app) goModTidy(ctx context.Context, dir string) error {
 // appendEntry adds entry at the end of the manifest, leaving the rest of the
 // file as it was, and checks that the result is still valid before writing.
 func appendEntry(m *manifest.Manifest, entry []byte) error {
-	old, err := os.ReadFile(m.Path)
+	old, err := manifest.ReadFile(m.Path)
 	if err != nil {
 		return err
 	}

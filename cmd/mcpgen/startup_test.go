@@ -446,6 +446,9 @@ func traceInit(t *testing.T, bin string, args ...string) []initTrace {
 // regexps for first use. Counted in allocations, which do not depend on
 // the machine's load as times do.
 func TestInitIsCheap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures start-up: run without -short")
+	}
 	bin, err := buildMcpgen()
 	if err != nil {
 		t.Fatal(err)

@@ -77,6 +77,34 @@ func ReadFile(path string, max int64) ([]byte, error) {
 	return data, nil
 }
 
+// ReadRegular reads the file at path whole, as ReadFile does, except that
+// it follows symbolic links at the path: it is for files that the user
+// keeps, such as a manifest, which may well be a link (a ConfigMap's is).
+// What it reaches must still be a regular file, and the open never blocks:
+// a named pipe put where the file was expected is refused, not waited on.
+func ReadRegular(path string, max int64) ([]byte, error) {
+	f, err := openFollow(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, &KindError{Path: path, Mode: fi.Mode()}
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("%s: more than %d bytes", path, max)
+	}
+	return data, nil
+}
+
 // Kind names a file's type, with its article, for messages: "a file",
 // "a directory", "a symlink", "a named pipe"...
 func Kind(m fs.FileMode) string {

@@ -35,6 +35,9 @@ func stormGet(gets *atomic.Int64) func(w http.ResponseWriter, r *http.Request) {
 // generous (the floor allows 3 in 2 s); the storm made hundreds.
 // TestGetStreamRetryStorm checks the delays themselves.
 func TestGetStreamRetryStormRealTime(t *testing.T) {
+	if testing.Short() {
+		t.Skip("an attack test in real time: run without -short")
+	}
 	f := newFake(t)
 	var gets atomic.Int64
 	f.get = stormGet(&gets)

@@ -91,6 +91,9 @@ func (s *fakeServer) recv() *mcp.Message {
 // progress of each, and another server's tools answer it after; what it
 // lost is counted on the noisy server's hub, and logged.
 func TestGatewayNotificationFlood(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a flood test: run without -short")
+	}
 	w := newWorld(t)
 	logs := &testserver.Logs{}
 	srv, noisy := w.addFake("noisy", "shout", logs.Logger())
@@ -180,6 +183,9 @@ func TestGatewayNotificationFlood(t *testing.T) {
 // queue (they are shed): once it has lost maxUnread in a row. What it left
 // in flight is cancelled at the server.
 func TestGatewayFloodUnreadAgent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a flood test: run without -short")
+	}
 	w := newWorld(t)
 	srv, noisy := w.addFake("noisy", "shout", slog.New(slog.DiscardHandler))
 	ours, theirs := net.Pipe()

@@ -19,6 +19,9 @@ import (
 // first 3,000. The client stays connected and gets the answer to every
 // call.
 func TestHubNotificationFlood(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a flood test: run without -short")
+	}
 	for _, kind := range connKinds {
 		t.Run(kind.name, func(t *testing.T) {
 			logs := &testserver.Logs{}

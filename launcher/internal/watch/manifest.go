@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/mcpgen/mcpgen/manifest"
 )
 
 // maxLinks is how many symbolic links resolveManifest follows before it
@@ -129,7 +131,7 @@ func (f *follower) read() (manifestSnapshot, []byte, error) {
 	// Read through the links rather than file: if they changed since they
 	// were resolved, the content is current and the change has an event
 	// coming.
-	data, err := os.ReadFile(f.path)
+	data, err := manifest.ReadFile(f.path)
 	if err != nil {
 		return manifestSnapshot{}, nil, err
 	}
