@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpgen/mcpgen/launcher/ctl"
 	"github.com/mcpgen/mcpgen/launcher/internal/testserver"
@@ -270,5 +271,43 @@ func TestSessionHTTPS(t *testing.T) {
 	// Plain HTTP gets no MCP.
 	if r := post(t, "http"+strings.TrimPrefix(st.HTTP.URL, "https"), init); r.StatusCode == http.StatusOK {
 		t.Errorf("plain HTTP to the HTTPS face: %d %s", r.StatusCode, r.body)
+	}
+}
+
+// TestSessionHTTPIdleExit: an HTTP session counts as a client of the
+// launcher while it is open, and only then: with one open, no idle exit
+// is planned; once it is deleted, the idle launcher exits.
+func TestSessionHTTPIdleExit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mcpgen.toml")
+	writeFile(t, path, lazyTOML(t, "srv", true, "50ms"))
+	ts := startSession(t, path, Options{IdleExit: 100 * time.Millisecond, HTTP: HTTPOptions{Listen: "127.0.0.1:0"}})
+	st := ts.wait("idle", serverIs("srv", ctl.Idle))
+	resp := post(t, st.HTTP.URL, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"idle","version":"1"}}}`)
+	sid := resp.header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || sid == "" {
+		t.Fatalf("initialize: %d %s", resp.StatusCode, resp.body)
+	}
+	ts.wait("no idle exit planned while the session is open", func(st *ctl.Status) bool { return st.HTTP.Sessions == 1 && st.IdleExitAt == nil })
+	select {
+	case err := <-ts.done:
+		ts.ended = true
+		t.Fatalf("the launcher exited with an HTTP session open: %v", err)
+	default:
+	}
+	req, _ := http.NewRequest(http.MethodDelete, st.HTTP.URL, nil)
+	req.Header.Set("Mcp-Session-Id", sid)
+	r, err := http.DefaultClient.Do(req)
+	if err != nil || r.StatusCode != http.StatusNoContent {
+		t.Fatalf("DELETE: %v %v", r, err)
+	}
+	r.Body.Close()
+	select {
+	case err := <-ts.done:
+		ts.ended = true
+		if err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	case <-time.After(waitLong):
+		t.Fatal("the idle launcher did not exit once its HTTP session ended")
 	}
 }
