@@ -43,6 +43,11 @@ var goldenCases = map[string]struct {
 	"codex-gateway-workspace.toml": {nil, []string{"mcpgen"}},
 	"claude-gateway.json":          {nil, []string{"workspace-tools"}},
 	"claude-desktop-gateway.json":  {[]string{"--desktop"}, []string{"mcpgen"}},
+	// emit --gateway-url: one entry for a launcher's gateway over HTTP.
+	"codex-gateway-url.toml":          {nil, []string{"mcpgen"}},
+	"codex-gateway-url-loopback.toml": {nil, []string{"team"}},
+	"claude-gateway-url.json":         {nil, []string{"mcpgen"}},
+	"claude-desktop-gateway-url.json": {[]string{"--desktop"}, []string{"mcpgen"}},
 	// A project's config: parsed here in a copy, with no manifest to run;
 	// team_test.go starts every server of one in a clone.
 	"codex-project.toml":  {nil, codexServers},

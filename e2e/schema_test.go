@@ -84,6 +84,29 @@ var invalidManifests = map[string]string{
 	"version 2":             "version = 2\n",
 	"default of wrong type": "[servers.g.tools.l]\nrun = [\"ls\", \"{n}\"]\nargs.n = { type = \"integer\", default = \"ten\" }\n",
 	"unknown top-level key": "verison = 1\n",
+	"tls_cert alone":        "[session]\nlisten = \"127.0.0.1:0\"\ntls_cert = \"c.pem\"\n",
+	"auth admits no one":    "[session]\nidle_exit = \"1m\"\n[session.auth]\n",
+	"audience alone":        "[session.auth]\ntoken_env = \"T\"\naudience = \"https://mcp.example.com/mcp\"\n",
+	"listen as a number":    "[session]\nlisten = 8080\n",
+}
+
+// validManifests are manifests that mcpgen validate accepts, besides the
+// repository's examples: the schema must accept them too.
+var validManifests = map[string]string{
+	"the workspace over HTTP": `[session]
+listen = "127.0.0.1:8080"
+tls_cert = "tls/cert.pem"
+tls_key = "tls/key.pem"
+session_timeout = "1h"
+[session.auth]
+token_env = "MCPGEN_TOKEN"
+tokens_file = "tokens"
+issuer = "https://auth.example.com"
+audience = "https://mcp.example.com/mcp"
+jwks_url = "https://auth.example.com/jwks"
+required_scopes = ["mcp:tools"]
+`,
+	"auth by an issuer alone": "[session.auth]\nissuer = \"https://auth.example.com\"\n",
 }
 
 // TestSchemaAcceptedByAjv checks mcpgen schema with a JSON Schema
@@ -110,6 +133,10 @@ func TestSchemaAcceptedByAjv(t *testing.T) {
 		// mcpgen accepts it, so the schema must.
 		sb.mcpgen("", "validate", "--manifest", sb.write("examples/"+filepath.Base(path), string(data)))
 		docs[name] = tomlToJSON(t, name, data)
+	}
+	for name, text := range validManifests {
+		sb.mcpgen("", "validate", "--manifest", sb.write("valid/"+strings.ReplaceAll(name, " ", "-")+".toml", text))
+		docs[name] = tomlToJSON(t, name, []byte(text))
 	}
 	for name, text := range invalidManifests {
 		file := sb.write("invalid/"+strings.ReplaceAll(name, " ", "-")+".toml", text)

@@ -326,11 +326,12 @@ type shareLaunch struct {
 }
 
 // launch starts `mcpgen launch` for the world, with short backoffs so that
-// crashed servers come back quickly.
-func (w *shareWorld) launch() *shareLaunch {
+// crashed servers come back quickly, and flags added.
+func (w *shareWorld) launch(flags ...string) *shareLaunch {
 	w.t.Helper()
-	cmd := exec.Command(w.bin, "launch", "--workspace", w.ws, "--manifest", w.manifest,
-		"--log-format", "text", "--backoff", "100ms", "--debounce", "50ms")
+	args := append([]string{"launch", "--workspace", w.ws, "--manifest", w.manifest,
+		"--log-format", "text", "--backoff", "100ms", "--debounce", "50ms"}, flags...)
+	cmd := exec.Command(w.bin, args...)
 	cmd.Env = w.env
 	cmd.Dir = w.dir
 	l := &shareLaunch{w: w, cmd: cmd, log: &shareBuffer{}, done: make(chan struct{})}

@@ -57,6 +57,9 @@ type Options struct {
 	// manifest's [session] idle_exit says; negative: it never exits so.
 	// Zero: as the manifest says (never, when it says nothing).
 	IdleExit time.Duration
+	// HTTP is launch's --listen and --no-auth: PlanHTTP makes of them and
+	// the manifest how the workspace is served over HTTP.
+	HTTP HTTPOptions
 
 	hooks testHooks // tests' ways into the moments where races are decided
 }
@@ -95,6 +98,7 @@ type Session struct {
 	ctx     *manifest.Context
 	servers map[string]*supervisor
 	gw      *gateway.Gateway // the workspace gateway; set by Run
+	http    *sessionHTTP     // the HTTP face; set by Run when it serves one
 	// settle is closed, and replaced, at every event: what waitSettled
 	// waits on.
 	settle chan struct{}
@@ -228,6 +232,15 @@ func (s *Session) Run(ctx context.Context) error {
 	}
 	defer os.Remove(sockPath)
 
+	// The HTTP face listens before anything starts, so that an address
+	// in use fails the launch; it answers once the servers are up.
+	web, err := s.startHTTP(ctx, m)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer web.stop() // at once, unless the stop below came first
+
 	s.mu.Lock()
 	s.started = time.Now()
 	loaded := s.started.UTC()
@@ -236,6 +249,7 @@ func (s *Session) Run(ctx context.Context) error {
 	s.builds.ctx = ctx
 	s.loads.watcher = watcher
 	s.gw = gateway.New(s.log)
+	s.http = web
 	s.mu.Unlock()
 
 	// The control socket answers from now on, whatever an apply waits
@@ -266,6 +280,7 @@ func (s *Session) Run(ctx context.Context) error {
 			// status shows the stop, and a second mcpgen stop can hurry it.
 			s.shutdown(hurry)
 			s.waitStep(st, hurry)
+			web.stop()
 			ln.Close()
 			<-served
 			<-idled

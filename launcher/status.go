@@ -89,6 +89,10 @@ func (s *Session) Status() *ctl.Status {
 	}
 	sort.Slice(st.Servers, func(i, j int) bool { return order[st.Servers[i].Name] < order[st.Servers[j].Name] })
 	st.Gateway = s.gatewayStatus()
+	s.mu.Lock()
+	web := s.http
+	s.mu.Unlock()
+	st.HTTP = web.status()
 	s.idleExitStatus(st)
 	return st
 }

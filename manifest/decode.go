@@ -244,6 +244,7 @@ func decodeKeys[T any](d *decoder, table keyTable[T], path []string, t map[strin
 			spec.decode(d, p, t[k], x)
 		}
 	}
+	checkRequires(d, table, path, t)
 }
 
 // argvStrings decodes an argv: a command and its arguments, one element

@@ -22,7 +22,7 @@ type Comments struct {
 }
 
 // Format writes m as an mcpgen.toml that Parse reads back to the same model:
-// the top-level keys, [workspace], [session], [gateway], then every server
+// the top-level keys, [workspace], [session] (and [session.auth]), [gateway], then every server
 // in order, each as one [servers.NAME] table whose env and headers are
 // dotted keys (so that each may carry its own comment), and its declared
 // tools as [servers.NAME.tools.TOOL] tables. Defaults are left out.
@@ -149,13 +149,41 @@ func (f *formatter) top(m *Manifest) {
 		}
 		f.vars("workspace", "vars", w.Vars)
 	}
-	if m.Session.IdleExit > 0 {
-		f.header("session", "session")
-		f.line("session.idle_exit", "idle_exit", formatDuration(m.Session.IdleExit))
-	}
+	f.session(&m.Session)
 	if m.Gateway.Prefix != "" && m.Gateway.Prefix != GatewayPrefixConflicts {
 		f.header("gateway", "gateway")
 		f.line("gateway.prefix", "prefix", formatString(m.Gateway.Prefix))
+	}
+}
+
+// session writes [session], and [session.auth] after it.
+func (f *formatter) session(s *Session) {
+	if s.IdleExit > 0 || s.Listen != "" || s.TLSCert != "" || s.TLSKey != "" || s.SessionTimeout > 0 || s.Auth != nil {
+		f.header("session", "session")
+	}
+	if s.IdleExit > 0 {
+		f.line("session.idle_exit", "idle_exit", formatDuration(s.IdleExit))
+	}
+	for _, kv := range [...]struct{ key, value string }{{"listen", s.Listen}, {"tls_cert", s.TLSCert}, {"tls_key", s.TLSKey}} {
+		if kv.value != "" {
+			f.line("session."+kv.key, kv.key, formatString(kv.value))
+		}
+	}
+	if s.SessionTimeout > 0 {
+		f.line("session.session_timeout", "session_timeout", formatDuration(s.SessionTimeout))
+	}
+	a := s.Auth
+	if a == nil {
+		return
+	}
+	f.header("session.auth", "session", "auth")
+	for _, kv := range [...]struct{ key, value string }{{"token_env", a.TokenEnv}, {"tokens_file", a.TokensFile}, {"issuer", a.Issuer}, {"audience", a.Audience}, {"jwks_url", a.JWKSURL}} {
+		if kv.value != "" {
+			f.line("session.auth."+kv.key, kv.key, formatString(kv.value))
+		}
+	}
+	if a.RequiredScopes != nil {
+		f.line("session.auth.required_scopes", "required_scopes", formatStrings(a.RequiredScopes))
 	}
 }
 

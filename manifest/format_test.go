@@ -23,6 +23,18 @@ vars.REGION = "eu-${TENANT}"
 
 [session]
 idle_exit = "5m"
+listen = "127.0.0.1:0"
+tls_cert = "tls/cert.pem"
+tls_key = 'C:\tls\key.pem'
+session_timeout = "1h"
+
+[session.auth]
+token_env = "MCPGEN_TOKEN"
+tokens_file = "tokens.txt"
+issuer = "https://auth.example.com/tenant"
+audience = "https://mcp.example.com/mcp"
+jwks_url = "https://auth.example.com/keys?v=2"
+required_scopes = ["mcp:tools", "read"]
 
 [gateway]
 prefix = "always"

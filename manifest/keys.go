@@ -69,6 +69,14 @@ type keySpec struct {
 	elemPattern pattern
 	// def is the default, as the schema shows it.
 	def any
+	// requires names the keys of the same table that this key needs set
+	// beside it, and requiresWhy says why, for the error.
+	requires    []string
+	requiresWhy string
+	// needsOne, on a typeTable, names keys of which the table must set
+	// at least one, and needsOneWhy says what the table is then for.
+	needsOne    []string
+	needsOneWhy string
 }
 
 // allows reports whether a server of kind k may set the key.
@@ -205,6 +213,65 @@ var sessionKeys = keyTable[*Session]{
 	{keySpec{name: "idle_exit", typ: typeDuration,
 		doc: "A launcher with no client and no running server exits after this long." + durationDoc},
 		func(d *decoder, p []string, v any, s *Session) { s.IdleExit = d.duration(p, v) }},
+	{keySpec{name: "listen", typ: typeString, pattern: listenPattern,
+		doc: "Serve the workspace over HTTP at host:port (port 0 picks a free one): the gateway at /mcp, each server at /servers/NAME/mcp. Anything but loopback needs [session.auth]. launch --listen overrides it."},
+		func(d *decoder, p []string, v any, s *Session) {
+			if str, ok := d.str(p, v); ok {
+				if err := CheckListen(str); err != nil {
+					d.valueError(p, "%q: %v", name(p), err)
+				}
+				s.Listen = str
+			}
+		}},
+	{keySpec{name: "tls_cert", typ: typeString, nonEmpty: true, requires: []string{"tls_key"}, requiresWhy: "HTTPS needs the certificate and its private key",
+		doc: "The certificate (PEM, the chain after it) of HTTPS, relative to the manifest's directory. Without tls_cert and tls_key, plain HTTP: for behind an ingress that terminates TLS."},
+		func(d *decoder, p []string, v any, s *Session) { s.TLSCert = d.path(p, v) }},
+	{keySpec{name: "tls_key", typ: typeString, nonEmpty: true, requires: []string{"tls_cert"}, requiresWhy: "HTTPS needs the certificate and its private key",
+		doc: "The private key (PEM) of tls_cert, relative to the manifest's directory."},
+		func(d *decoder, p []string, v any, s *Session) { s.TLSKey = d.path(p, v) }},
+	{keySpec{name: "session_timeout", typ: typeDuration, def: "30m",
+		doc: "An HTTP client's session that is unused for this long ends." + durationDoc},
+		func(d *decoder, p []string, v any, s *Session) { s.SessionTimeout = d.duration(p, v) }},
+	{keySpec{name: "auth", typ: typeTable, keys: &authKeys,
+		needsOne: authWays, needsOneWhy: authWaysWhy,
+		doc: "How the HTTP face admits agents: bearer tokens (token_env, tokens_file), JWT access tokens of an OAuth issuer, or both."},
+		func(d *decoder, p []string, v any, s *Session) { s.Auth = d.auth(p, v) }},
+}
+
+// authWays are the keys of [session.auth] that admit agents: it needs one.
+var authWays = []string{"token_env", "tokens_file", "issuer"}
+
+const authWaysWhy = "admits no one: set token_env or tokens_file (bearer tokens), or issuer (the JWT access tokens of an OAuth server)"
+
+// jwtWhy ends the errors of the keys that only JWTs use.
+const jwtWhy = "it applies to the JWT access tokens of an issuer"
+
+var authKeys = keyTable[*Auth]{
+	{keySpec{name: "token_env", typ: typeString, pattern: varName,
+		doc: "The name of the environment variable that holds a bearer token agents send (Authorization: Bearer ...). Read once when the launcher starts: the token is never in a file."},
+		func(d *decoder, p []string, v any, a *Auth) {
+			if str, ok := d.str(p, v); ok {
+				if !varName.MatchString(str) {
+					d.valueError(p, "%q names the variable that holds the token, e.g. \"MCPGEN_TOKEN\"; %q is not a variable name", name(p), str)
+				}
+				a.TokenEnv = str
+			}
+		}},
+	{keySpec{name: "tokens_file", typ: typeString, nonEmpty: true,
+		doc: "A file of bearer tokens, one a line (blank lines and # comments ignored), relative to the manifest's directory; read again when it changes."},
+		func(d *decoder, p []string, v any, a *Auth) { a.TokensFile = d.path(p, v) }},
+	{keySpec{name: "issuer", typ: typeString, pattern: httpURLPattern,
+		doc: "The OAuth 2.1 authorization server whose JWT access tokens (RS256, ES256, EdDSA) admit an agent: their iss. An https URL (http on loopback only)."},
+		func(d *decoder, p []string, v any, a *Auth) { a.Issuer = d.authURL(p, v, true, true) }},
+	{keySpec{name: "audience", typ: typeString, pattern: httpURLPattern, requires: []string{"issuer"}, requiresWhy: jwtWhy,
+		doc: "The aud a JWT must hold (the RFC 8707 resource): the URL agents reach. Default: the URL of the endpoint, scheme://listen/mcp."},
+		func(d *decoder, p []string, v any, a *Auth) { a.Audience = d.authURL(p, v, false, false) }},
+	{keySpec{name: "jwks_url", typ: typeString, pattern: httpURLPattern, requires: []string{"issuer"}, requiresWhy: jwtWhy,
+		doc: "Where the issuer's signing keys (a JWK set) are. Default: the jwks_uri of the issuer's metadata (RFC 8414, else OpenID discovery). An https URL (http on loopback only)."},
+		func(d *decoder, p []string, v any, a *Auth) { a.JWKSURL = d.authURL(p, v, false, true) }},
+	{keySpec{name: "required_scopes", typ: typeStrings, elemPattern: scopeToken, requires: []string{"issuer"}, requiresWhy: jwtWhy,
+		doc: "Scopes that a JWT must grant, every one (its scope or scp claim); a token without them gets 403 insufficient_scope."},
+		func(d *decoder, p []string, v any, a *Auth) { a.RequiredScopes = d.scopes(p, v) }},
 }
 
 var gatewayPrefixes = []string{GatewayPrefixConflicts, GatewayPrefixAlways}

@@ -22,6 +22,28 @@ var sampleOverrides = map[string]string{
 	"enabled_tools":    `["t"]`,
 	"disabled_tools":   `["t"]`,
 	"run":              `["echo", "{a}"]`,
+	"listen":           `"127.0.0.1:8080"`,
+	"auth":             `{ token_env = "MCPGEN_TOKEN" }`,
+	"issuer":           `"https://auth.example.com"`,
+	"audience":         `"https://mcp.example.com/mcp"`,
+	"jwks_url":         `"https://auth.example.com/jwks"`,
+	"required_scopes":  `["mcp:tools"]`,
+}
+
+// companions are the lines that a key of tables needs beside it: the keys
+// it requires, each with a valid value, and, in a table that must set one
+// of some keys (needsOne), the first of them unless k is one.
+func companions(k keySpec, table []keySpec) string {
+	var lines []string
+	for _, r := range k.requires {
+		for _, o := range table {
+			if o.name == r {
+				valid, _ := samples(o)
+				lines = append(lines, r+" = "+valid)
+			}
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 // samples returns a TOML value of the type that k states, which the
@@ -120,6 +142,9 @@ func TestKeyTablesAgree(t *testing.T) {
 		{"top", topKeys.specs(), placement{"", "", nil}},
 		{"workspace", workspaceKeys.specs(), placement{"[workspace]\n", "", []string{"workspace"}}},
 		{"session", sessionKeys.specs(), placement{"[session]\n", "", []string{"session"}}},
+		// Every key of [session.auth] but tokens_file beside one that
+		// admits agents, which the table needs.
+		{"session.auth", authKeys.specs(), placement{"[session.auth]\n", "tokens_file = \"tokens\"\n", []string{"session", "auth"}}},
 		{"gateway", gatewayKeys.specs(), placement{"[gateway]\n", "", []string{"gateway"}}},
 		{"arg", argKeys.specs(), placement{"[servers.g.tools.t]\nrun = [\"echo\", \"{a}\"]\n[servers.g.tools.t.args.a]\n", "", []string{"servers", "g", "tools", "t", "args", "a"}}},
 	}
@@ -128,8 +153,15 @@ func TestKeyTablesAgree(t *testing.T) {
 			t.Run(tb.name+"/"+k.name, func(t *testing.T) {
 				valid, invalid := samples(k)
 				path := append(slices.Clone(tb.place.path), k.name)
-				check(t, k, tb.place.before+k.name+" = "+valid+"\n"+tb.place.after, path, true)
-				check(t, k, tb.place.before+k.name+" = "+invalid+"\n"+tb.place.after, path, false)
+				after := tb.place.after
+				if k.name == "tokens_file" {
+					after = ""
+				}
+				if c := companions(k, tb.keys); c != "" {
+					after += c + "\n"
+				}
+				check(t, k, tb.place.before+k.name+" = "+valid+"\n"+after, path, true)
+				check(t, k, tb.place.before+k.name+" = "+invalid+"\n"+after, path, false)
 			})
 		}
 	}

@@ -6,6 +6,7 @@ package manifest
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"time"
 )
@@ -89,6 +90,67 @@ type Session struct {
 	// IdleExit is how long a launcher with no client and no running server
 	// waits before it exits; zero when the manifest sets none.
 	IdleExit time.Duration
+
+	// Listen is the host:port where the launcher serves the workspace over
+	// HTTP (launch --listen overrides it); empty: no HTTP. Port 0 picks a
+	// free one.
+	Listen string
+	// TLSCert and TLSKey are the PEM files of HTTPS, both or neither, as
+	// written (SessionPath resolves them). Neither: plain HTTP, for behind
+	// an ingress.
+	TLSCert, TLSKey string
+	// SessionTimeout ends an HTTP client's session once unused for that
+	// long; zero when the manifest sets none (see HTTPSessionTimeout).
+	SessionTimeout time.Duration
+	// Auth is [session.auth]; nil when the manifest has none.
+	Auth *Auth
+}
+
+// DefaultSessionTimeout is how long an unused HTTP session lasts when
+// [session] session_timeout says nothing.
+const DefaultSessionTimeout = 30 * time.Minute
+
+// HTTPSessionTimeout is how long an unused HTTP session lasts.
+func (s *Session) HTTPSessionTimeout() time.Duration {
+	if s.SessionTimeout > 0 {
+		return s.SessionTimeout
+	}
+	return DefaultSessionTimeout
+}
+
+// Auth is the [session.auth] table: how the launcher's HTTP face tells an
+// agent it serves from anyone else. Each way that is set admits a request:
+// a bearer token of token_env or tokens_file, or a JWT access token of
+// issuer.
+type Auth struct {
+	// TokenEnv names the variable that holds a bearer token, read once
+	// when the launcher starts; the token is never in the manifest.
+	TokenEnv string
+	// TokensFile is a file of bearer tokens, one a line, as written:
+	// relative to the manifest's directory (see SessionPath).
+	TokensFile string
+	// Issuer is the OAuth authorization server whose JWT access tokens
+	// are accepted; empty: none are.
+	Issuer string
+	// Audience is the aud that a JWT must hold; empty: the URL of the
+	// launcher's endpoint.
+	Audience string
+	// JWKSURL is where the issuer's keys are; empty: the jwks_uri of the
+	// issuer's metadata.
+	JWKSURL string
+	// RequiredScopes must all be granted by a JWT.
+	RequiredScopes []string
+}
+
+// SessionPath resolves a path of [session] (tls_cert, tls_key,
+// tokens_file) against the manifest's directory: any relative path, bare
+// file names too, since these are files of the manifest's own, never
+// programs looked up on PATH.
+func (m *Manifest) SessionPath(p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(m.Dir, p)
 }
 
 // Gateway prefix modes: how the workspace gateway names tools.

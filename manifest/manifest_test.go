@@ -209,6 +209,35 @@ timout = "1s"
 			`m.toml:2:28: server "g": "tools.log.run[3]": {count} names no argument of tool "log" (did you mean {cuont}?): declare args.count, or write {{count}} to pass the text {count}`,
 			`m.toml:2:39: server "g": "tools.log.run[4]": {fmt} names no argument of tool "log": declare args.fmt, or write {{fmt}} to pass the text {fmt}`,
 			`m.toml:3:6: server "g": argument "cuont" is not used: put {cuont} in an element of "run"`}},
+		{"session: listening", "[session]\nlisten = \"localhost\"\ntls_cert = \"cert.pem\"\nsession_timeout = 30\nlisen = \"x\"\n[servers.x]\ncommand = \"a\"\n", []string{
+			`m.toml:2:10: "session.listen": "localhost" is not host:port: write "127.0.0.1:8080" (port 0 picks a free one)`,
+			`m.toml:3:1: "session.tls_cert" needs "tls_key" too: HTTPS needs the certificate and its private key`,
+			`m.toml:4:19: "session.session_timeout" must be a duration such as "30s"`,
+			`m.toml:5:1: unknown key "lisen" (did you mean "listen"?)`}},
+		{"session: listen", "[session]\nlisten = \"127.0.0.1:99999\"\n[gateway]\n[session.auth]\nissuer = \"https://a.example\"\n", []string{
+			`m.toml:2:10: "session.listen": "127.0.0.1:99999": the port must be a number from 0 (a free one) to 65535`}},
+		{"session: auth values", `[session.auth]
+token_env = "$TOKEN"
+issuer = "http://auth.example.com"
+audience = "https://mcp.example.com/mcp#x"
+jwks_url = "https://user:pw@auth.example.com/jwks"
+required_scopes = ["mcp:tools", "a b"]
+tokens_flie = "t"
+`, []string{
+			`m.toml:2:13: "session.auth.token_env" names the variable that holds the token, e.g. "MCPGEN_TOKEN"; "$TOKEN" is not a variable name`,
+			`m.toml:3:10: "session.auth.issuer": "http://auth.example.com" is fetched over plain http: use https (http only on loopback)`,
+			`m.toml:4:12: "session.auth.audience": "https://mcp.example.com/mcp#x" has a fragment (#...), which an identifier of OAuth must not: remove it`,
+			`m.toml:5:12: "session.auth.jwks_url": "https://user:pw@auth.example.com/jwks" holds credentials, which a URL of the manifest must not: remove "user:pw@"`,
+			`m.toml:6:33: "session.auth.required_scopes": "a b" is not a scope: a scope is printable ASCII without spaces, '"' or '\'`,
+			`m.toml:7:1: unknown key "tokens_flie" (did you mean "tokens_file"?)`}},
+		{"session: auth for JWTs without an issuer", "[session.auth]\naudience = \"https://mcp.example.com/mcp\"\nissuer = 1\nrequired_scopes = []\n", []string{
+			`m.toml:3:10: "session.auth.issuer" must be a string, not an integer`}},
+		{"session: auth admits no one", "[session.auth]\naudience = \"https://mcp.example.com/mcp\"\n", []string{
+			`m.toml:1:10: "session.auth" admits no one: set token_env or tokens_file (bearer tokens), or issuer (the JWT access tokens of an OAuth server)`,
+			`m.toml:2:1: "session.auth.audience" needs "issuer" too: it applies to the JWT access tokens of an issuer`}},
+		{"session: an issuer with a query", "[session]\nauth = { issuer = \"https://a.example/?tenant=1\", tokens_file = \" \" }\n", []string{
+			`m.toml:2:19: "session.auth.issuer": "https://a.example/?tenant=1" has a query (?...), which an issuer must not (RFC 8414): remove it`,
+			`m.toml:2:64: "session.auth.tokens_file" is empty: name a file, relative to the manifest's directory`}},
 		{"watch glob", "[servers.x]\ncommand = \"a\"\nwatch = [\"../x\", \"a/[b\"]\n", []string{
 			`m.toml:3:10: server "x": "watch": patterns are relative to the manifest's directory and stay inside it`,
 			`m.toml:3:18: server "x": "watch": malformed pattern (use *, ?, [a-z] within a name and ** for any directories)`}},
@@ -588,6 +617,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("[servers.x]\ncommand = \"${A:-b}\"\nargs = [1, \"${\"]\n"))
 	f.Add([]byte("servers = { x = { tools = { t = { run = [\"a\", \"{b}\"], args = { b = { enum = [1] } } } } } }"))
 	f.Add([]byte(""))
+	f.Add([]byte("[session]\nlisten = \"[::1]:0\"\ntls_cert = \"c\"\n[session.auth]\nissuer = \"http://127.0.0.1:1/a?b#c\"\naudience = \"x\"\nrequired_scopes = [\"a\\\\b\"]\n"))
 	f.Add([]byte("\xEF\xBB\xBFversion = 1\n"))
 	f.Add([]byte(nest("inline table", MaxDepth+1)))
 	f.Add([]byte(nest("header and inline table", MaxDepth)))

@@ -1,6 +1,9 @@
 package manifest
 
-import "strconv"
+import (
+	"fmt"
+	"strconv"
+)
 
 // A pattern is the form of a string, or of the keys of a table: it
 // matches, and it writes itself as a regular expression, for the schema.
@@ -70,3 +73,20 @@ var (
 	workspaceID = &nameForm{first: "A-Za-z0-9", rest: "A-Za-z0-9._-", max: 64}
 	headerName  = &nameForm{first: "A-Za-z0-9!#$%&'*+.^_`|~-", rest: "A-Za-z0-9!#$%&'*+.^_`|~-"}
 )
+
+// CheckServerName reports why name cannot name a server, or nil.
+func CheckServerName(name string) error {
+	if !serverName.MatchString(name) {
+		return fmt.Errorf("server name %q is not valid: use 1 to 64 letters, digits, _ or -", name)
+	}
+	return nil
+}
+
+// CheckVarName reports why name cannot name an environment variable, or
+// nil.
+func CheckVarName(name string) error {
+	if !varName.MatchString(name) {
+		return fmt.Errorf("%q is not a variable name: use letters, digits and _, not starting with a digit", name)
+	}
+	return nil
+}

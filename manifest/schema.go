@@ -72,10 +72,18 @@ func (o object) MarshalJSON() ([]byte, error) {
 // and no others.
 func tableSchema(keys []keySpec) object {
 	props := object{}
+	requires := object{}
 	for _, k := range keys {
 		props = append(props, member{k.name, keySchema(k)})
+		if len(k.requires) > 0 {
+			requires = append(requires, member{k.name, k.requires})
+		}
 	}
-	return object{{"type", "object"}, {"properties", props}, {"additionalProperties", false}}
+	s := object{{"type", "object"}, {"properties", props}, {"additionalProperties", false}}
+	if len(requires) > 0 {
+		s = append(s, member{"dependentRequired", requires})
+	}
+	return s
 }
 
 // keySchema is the schema of one key's value.
@@ -137,6 +145,8 @@ func typeSchema(k keySpec) object {
 			item = append(item, member{"enum", k.enum})
 		case k.typ == typeGlobs:
 			item = append(item, member{"minLength", 1})
+		case k.elemPattern != nil:
+			item = append(item, member{"pattern", k.elemPattern.String()})
 		}
 		s := object{{"type", "array"}, {"items", item}}
 		if k.nonEmpty {
@@ -151,7 +161,17 @@ func typeSchema(k keySpec) object {
 			{{"type", "array"}, {"items", object{{"type", "string"}, {"pattern", varName.String()}}}},
 		}}}
 	case typeTable:
-		return tableSchema(k.keys.specs())
+		s := tableSchema(k.keys.specs())
+		if len(k.needsOne) > 0 {
+			var one []object
+			for _, n := range k.needsOne {
+				// The property named again beside required, as strict
+				// validators (Ajv's strictRequired) want it.
+				one = append(one, object{{"properties", object{{n, true}}}, {"required", []string{n}}})
+			}
+			s = append(s, member{"anyOf", one})
+		}
+		return s
 	case typeMap:
 		var value object
 		switch k.name {

@@ -54,8 +54,15 @@ type Options struct {
 	Launcher bool
 	// Gateway, when set, names the one entry that stands for the whole
 	// workspace: `mcpgen connect` without a server, the workspace gateway
-	// (emit --gateway). It implies Launcher.
+	// (emit --gateway). It implies Launcher, unless GatewayURL is set.
 	Gateway string
+	// GatewayURL, with Gateway, is the URL of a launcher's gateway served
+	// over HTTP (emit --gateway-url): the entry reaches it there, not
+	// through a local launcher. GatewayTokenEnv names the variable that
+	// holds its bearer token; empty: none (loopback, or the agent's own
+	// OAuth).
+	GatewayURL      string
+	GatewayTokenEnv string
 	// Scope is where the config lives: ScopeUser (the zero value) or
 	// ScopeProject.
 	Scope Scope
@@ -349,6 +356,34 @@ func Gateway(m *manifest.Manifest, servers []*manifest.Server, o Options) *Entry
 				e.Passthrough = append(e.Passthrough, name)
 			}
 		}
+	}
+	return e
+}
+
+// RemoteGateway prepares the one entry of emit --gateway-url, named
+// o.Gateway: the gateway of a launcher that serves it over HTTP, at
+// o.GatewayURL, with the token of o.GatewayTokenEnv as a reference that
+// the agent resolves.
+func RemoteGateway(o Options) *Entry {
+	gw := &manifest.Server{Name: o.Gateway, Kind: manifest.KindRemote, Enabled: true}
+	return &Entry{Server: gw, URL: literal(o.GatewayURL), BearerTokenEnv: o.GatewayTokenEnv}
+}
+
+// RelayGateway prepares the entry of emit --gateway-url for an agent that
+// runs stdio servers only (Claude Desktop): `mcpgen serve --url URL`,
+// which relays to the gateway over Streamable HTTP and reads the token
+// from the variable o.GatewayTokenEnv names, in the environment the agent
+// gives it.
+func RelayGateway(o Options) *Entry {
+	gw := &manifest.Server{Name: o.Gateway, Kind: manifest.KindCommand, Enabled: true}
+	e := &Entry{Server: gw, Serve: true, Command: literal(o.Mcpgen)}
+	args := []string{"serve", "--url", o.GatewayURL}
+	if o.GatewayTokenEnv != "" {
+		args = append(args, "--bearer-token-env", o.GatewayTokenEnv)
+		e.Passthrough = []string{o.GatewayTokenEnv}
+	}
+	for _, a := range args {
+		e.Args = append(e.Args, literal(a))
 	}
 	return e
 }

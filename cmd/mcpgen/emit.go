@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,6 +32,8 @@ type emitOptions struct {
 	launcher             bool
 	gateway              bool
 	gatewayName          string
+	gatewayURL           string
+	gatewayTokenEnv      string
 }
 
 var providerNames = []string{codex.Name, claude.Code, claude.Desktop}
@@ -99,6 +102,17 @@ workspace gateway, whose tools are those of every enabled server meant
 for the provider, remote ones included. The entries mcpgen wrote for each
 server are removed from the file.
 
+With --gateway-url URL (which implies --gateway), that one entry reaches
+the gateway of a launcher that serves it over HTTP (mcpgen launch
+--listen): an http entry for Claude Code and Codex, with the bearer token
+of --gateway-token-env VAR as a reference that the agent resolves
+(Authorization: Bearer ${VAR} for Claude, bearer_token_env_var for
+Codex); the token is never written. Without --gateway-token-env the entry
+has no token: a launcher on loopback without [session.auth], or one whose
+OAuth issuer the agent logs in to. Claude Desktop runs only stdio servers
+from its file: its entry runs mcpgen serve --url URL, which relays to the
+gateway and reads VAR from the environment Desktop gives it.
+
 --write targets:
   codex           $CODEX_HOME/config.toml (default ~/.codex/config.toml);
                   --scope project: the project's .codex/config.toml (in
@@ -109,6 +123,7 @@ server are removed from the file.
   mcpgen emit --provider codex --workspace ws-42 --write
   mcpgen emit --provider codex --launcher            # agents share the launcher's servers
   mcpgen emit --provider claude --gateway -o .mcp.json   # one entry: every tool of the workspace
+  mcpgen emit --provider codex --gateway-url https://mcp.example.com/mcp --gateway-token-env MCPGEN_TOKEN
   mcpgen emit --provider claude -o .mcp.json
   mcpgen emit --provider claude --write --check      # in CI: exit 1 when .mcp.json is out of date
   mcpgen emit --provider codex --write --scope project  # .codex/config.toml, committed with the project
@@ -133,6 +148,8 @@ server are removed from the file.
 	f.BoolVar(&o.launcher, "launcher", false, "stdio servers go through mcpgen connect: every agent of the workspace shares the launcher's processes")
 	f.BoolVar(&o.gateway, "gateway", false, "one entry for the whole workspace: the launcher's gateway, with every server's tools (implies --launcher)")
 	f.StringVar(&o.gatewayName, "gateway-name", "mcpgen", "with --gateway: the entry's `NAME`")
+	f.StringVar(&o.gatewayURL, "gateway-url", "", "the gateway of a launcher served over HTTP (launch --listen), at `URL`: one entry that reaches it there (implies --gateway)")
+	f.StringVar(&o.gatewayTokenEnv, "gateway-token-env", "", "with --gateway-url: the environment `VAR` that holds the gateway's bearer token, which the entry references, never holds")
 	_ = cmd.MarkFlagRequired("provider")
 	_ = cmd.RegisterFlagCompletionFunc("provider", cobra.FixedCompletions(providerNames, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("scope", cobra.FixedCompletions([]string{"user", "project"}, cobra.ShellCompDirectiveNoFileComp))
@@ -157,10 +174,11 @@ func (a *app) emit(o emitOptions) error {
 	if err != nil {
 		return err
 	}
-	po := providers.Options{Launcher: o.launcher || o.gateway, Scope: place.scope, Root: place.root}
-	if o.gateway {
+	po := providers.Options{Launcher: o.launcher || o.gateway && o.gatewayURL == "", Scope: place.scope, Root: place.root}
+	if o.gateway || o.gatewayURL != "" {
 		po.Gateway = o.gatewayName
 	}
+	po.GatewayURL, po.GatewayTokenEnv = o.gatewayURL, o.gatewayTokenEnv
 	if place.scope == providers.ScopeProject {
 		po.Mcpgen = a.mcpgenOnPath(o.mcpgenPath)
 	} else {
@@ -174,11 +192,14 @@ func (a *app) emit(o emitOptions) error {
 		return err
 	}
 	a.noteFromEnv(po.Context)
-	a.noteScope(m, o.provider, po)
+	if o.gatewayURL == "" {
+		a.noteScope(m, o.provider, po) // a remote gateway's servers are its launcher's
+	}
 	if po.Context.DirLeft {
 		fmt.Fprintf(a.stderr, "mcpgen: WORKSPACE_DIR is not written: in a project's config it would name this checkout; the agent's WORKSPACE_DIR, else mcpgen serve (the manifest's workspace.dir, else the manifest's directory) gives it (pass --dir with an absolute path to write one)\n")
 	}
-	if (o.launcher || o.gateway) && o.workspace == "" {
+	a.noteGatewayURL(o)
+	if (o.launcher || o.gateway) && o.gatewayURL == "" && o.workspace == "" {
 		fmt.Fprintf(a.stderr, "mcpgen: these entries run mcpgen connect without a workspace: run the agent under `mcpgen launch --workspace ID -- AGENT` (or with MCPGEN_WORKSPACE set), else connect fails; --workspace writes one\n")
 	}
 
@@ -418,8 +439,14 @@ func (o *emitOptions) checkFlags() error {
 		return usageError("claude-desktop has one config file: drop --scope")
 	case (o.check || o.diff || o.force) && o.output == "" && !o.write:
 		return usageError("--check, --diff and --force work on a file: add -o FILE or --write")
-	case o.gatewayName != "mcpgen" && !o.gateway:
+	case o.gatewayName != "mcpgen" && !o.gateway && o.gatewayURL == "":
 		return usageError("--gateway-name names the entry of --gateway: pass --gateway too")
+	case o.gatewayTokenEnv != "" && o.gatewayURL == "":
+		return usageError("--gateway-token-env names the token of --gateway-url: pass --gateway-url URL too")
+	case o.gatewayURL != "" && o.launcher:
+		return usageError("--gateway-url reaches a launcher over HTTP, not through mcpgen connect: drop --launcher")
+	case o.gatewayURL != "" && o.workspace != "":
+		return usageError("--gateway-url reaches a launcher that has its workspace already: drop --workspace")
 	case !gatewayNameRE.MatchString(o.gatewayName):
 		return usageError("--gateway-name %q: an entry name is 1 to 64 characters of A-Z, a-z, 0-9, _ and -", o.gatewayName)
 	case slices.Contains(manifest.ReservedNames, o.gatewayName):
@@ -430,7 +457,52 @@ func (o *emitOptions) checkFlags() error {
 			return usageError("%v", err)
 		}
 	}
+	if o.gatewayURL != "" {
+		if err := checkGatewayURL(o.gatewayURL); err != nil {
+			return usageError("--gateway-url %s", err)
+		}
+	}
+	if o.gatewayTokenEnv != "" {
+		if err := manifest.CheckVarName(o.gatewayTokenEnv); err != nil {
+			return usageError("--gateway-token-env names the variable that holds the token, such as MCPGEN_TOKEN: %v", err)
+		}
+	}
 	return nil
+}
+
+// checkGatewayURL says what is wrong with the URL of --gateway-url, if
+// anything: an absolute http or https URL, which the file holds, so
+// without credentials (the token goes in a variable).
+func checkGatewayURL(raw string) error {
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Opaque != "":
+		return fmt.Errorf("%q is not an absolute http or https URL, such as https://mcp.example.com/mcp", raw)
+	case u.User != nil:
+		return fmt.Errorf("%q holds credentials, which the config file would hold too: remove them, and pass the token in a variable with --gateway-token-env", u.Redacted())
+	case u.Fragment != "" || strings.HasSuffix(raw, "#"):
+		return fmt.Errorf("%q has a fragment (#...), which no server sees: remove it", raw)
+	}
+	return nil
+}
+
+// noteGatewayURL says what an entry of --gateway-url needs that emit
+// cannot check: a path (the launcher serves the gateway at /mcp), and
+// https for a token that crosses a network.
+func (a *app) noteGatewayURL(o emitOptions) {
+	if o.gatewayURL == "" {
+		return
+	}
+	u, _ := url.Parse(o.gatewayURL)
+	if u.Path == "" || u.Path == "/" {
+		fmt.Fprintf(a.stderr, "mcpgen: %s has no path: a launcher serves its gateway at /mcp (%s://%s/mcp), unless a proxy maps it elsewhere\n", o.gatewayURL, u.Scheme, u.Host)
+	}
+	if o.gatewayTokenEnv != "" && u.Scheme == "http" && !manifest.LoopbackHost(u.Hostname()) {
+		fmt.Fprintf(a.stderr, "mcpgen: %s is plain http: the token of %s would cross the network unencrypted; use https\n", o.gatewayURL, o.gatewayTokenEnv)
+	}
+	if o.provider == claude.Desktop && o.gatewayTokenEnv != "" {
+		fmt.Fprintf(a.stderr, "mcpgen: Claude Desktop runs the entry as mcpgen serve --url, which reads %s from the environment Desktop gives it, not from your shell's; it fails at start, naming %s, when that environment lacks it\n", o.gatewayTokenEnv, o.gatewayTokenEnv)
+	}
 }
 
 // render returns the provider's file content: old with the manifest's

@@ -35,6 +35,12 @@ var goldenCases = []struct {
 	{"codex-gateway-workspace.toml", []string{"--provider", "codex", "--gateway", "--workspace", "ws-42", "--user", "alice"}, ""},
 	{"claude-gateway.json", []string{"--provider", "claude", "--gateway", "--gateway-name", "workspace-tools"}, ""},
 	{"claude-desktop-gateway.json", []string{"--provider", "claude-desktop", "--gateway", "--workspace", "ws-42", "--user", "alice"}, ""},
+	// One entry for a launcher's gateway served over HTTP, its token a
+	// reference; Claude Desktop's through mcpgen serve --url.
+	{"codex-gateway-url.toml", []string{"--provider", "codex", "--gateway-url", "https://mcp.example.com/mcp", "--gateway-token-env", "MCPGEN_TOKEN"}, ""},
+	{"claude-gateway-url.json", []string{"--provider", "claude", "--gateway-url", "https://mcp.example.com/mcp", "--gateway-token-env", "MCPGEN_TOKEN"}, ""},
+	{"claude-desktop-gateway-url.json", []string{"--provider", "claude-desktop", "--gateway-url", "https://mcp.example.com/mcp", "--gateway-token-env", "MCPGEN_TOKEN"}, ""},
+	{"codex-gateway-url-loopback.toml", []string{"--provider", "codex", "--gateway-url", "http://127.0.0.1:8080/mcp", "--gateway-name", "team"}, ""},
 	// A project's config, emitted in a copy of the manifest's directory:
 	// no path of the checkout, mcpgen from PATH, the manifest found from
 	// where the agent runs, relative commands through mcpgen serve. The

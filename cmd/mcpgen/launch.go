@@ -32,6 +32,7 @@ type launchOptions struct {
 	timing    launcher.Timing
 	debounce  time.Duration
 	idleExit  time.Duration
+	http      launcher.HTTPOptions
 }
 
 func (a *app) launchCommand() *cobra.Command {
@@ -56,10 +57,17 @@ shows a live table of the servers; elsewhere it logs one line per event
 
 With -- CMD, it runs CMD (an agent: codex, claude) once the servers are
 up, with the workspace context and MCPGEN_WORKSPACE in its environment;
-when CMD exits, the session stops and launch exits with CMD's status.`,
+when CMD exits, the session stops and launch exits with CMD's status.
+
+With --listen ADDR (or [session] listen in the manifest), it serves the
+workspace over HTTP too: the gateway at /mcp, each server at
+/servers/NAME/mcp. An address beyond loopback needs [session.auth] (a
+bearer token, or JWTs of an OAuth issuer): without it launch refuses to
+start, unless --no-auth.`,
 		Example: `  mcpgen launch --workspace ws-42
   mcpgen launch --workspace ws-42 --manifest /srv/mcpgen.toml --log-format json
-  mcpgen launch --workspace ws-42 -- codex`,
+  mcpgen launch --workspace ws-42 -- codex
+  mcpgen launch --workspace ws-42 --listen 127.0.0.1:8080`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.ArgsLenAtDash() != 0 && len(args) > 0 {
 				return usageError("unexpected argument %q: put the agent's command after --", args[0])
@@ -73,6 +81,8 @@ when CMD exits, the session stops and launch exits with CMD's status.`,
 	f.StringVar(&o.user, "user", "", "USER_ID (default: the manifest's workspace.user, else $USER)")
 	f.StringVar(&o.logFormat, "log-format", "", "text or json: one line per event on stderr (default: a live table on a terminal, text elsewhere)")
 	f.DurationVar(&o.idleExit, "idle-exit", 0, "exit after this long with no client and no running server, whatever the manifest's [session] idle_exit says (default: as it says; never when it says nothing)")
+	f.StringVar(&o.http.Listen, "listen", "", "serve the workspace over HTTP at `HOST:PORT` too (port 0 picks one), whatever the manifest's [session] listen says")
+	f.BoolVar(&o.http.NoAuth, "no-auth", false, "with --listen beyond loopback: serve without [session.auth] (behind a proxy that authenticates)")
 	_ = cmd.MarkFlagRequired("workspace")
 	_ = cmd.RegisterFlagCompletionFunc("log-format", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
 	// Timings, for tests and for platforms with unusual servers.
@@ -101,6 +111,11 @@ func (a *app) launch(o launchOptions, agent []string) error {
 	default:
 		return usageError("unknown --log-format %q: use text or json", o.logFormat)
 	}
+	if o.http.Listen != "" {
+		if err := manifest.CheckListen(o.http.Listen); err != nil {
+			return usageError("--listen: %v", err)
+		}
+	}
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	sigs := make(chan os.Signal, 4)
@@ -122,6 +137,15 @@ func (a *app) launch(o launchOptions, agent []string) error {
 	}
 	if err := launcher.CheckCapacity(m); err != nil {
 		return err
+	}
+	// Before anything starts: an address beyond loopback without
+	// [session.auth] is refused here, with how to add a token.
+	plan, err := launcher.PlanHTTP(m, o.http, nil)
+	if err != nil {
+		return err
+	}
+	if plan != nil && plan.Warning() != "" {
+		fmt.Fprintf(a.stderr, "mcpgen: %s\n", plan.Warning())
 	}
 	self, err := os.Executable()
 	if err != nil {
@@ -153,6 +177,7 @@ func (a *app) launch(o launchOptions, agent []string) error {
 		Debounce:  o.debounce,
 		Timing:    o.timing,
 		IdleExit:  o.idleExit,
+		HTTP:      o.http,
 
 		Containment: mode,
 		Stop: func(hurry bool) {
@@ -356,6 +381,9 @@ func (a *app) warnContext(o launchOptions, st *ctl.Status) {
 	}
 	if o.dir != "" && absPath(o.dir) != st.Dir {
 		fmt.Fprintf(a.stderr, "mcpgen: --dir %s not used: the launcher's WORKSPACE_DIR is %s\n", o.dir, termtext.Line(st.Dir))
+	}
+	if o.http.Listen != "" {
+		fmt.Fprintf(a.stderr, "mcpgen: --listen %s not used: the launcher runs already, and serves what its own start said\n", o.http.Listen)
 	}
 	if a.manifestPath != "" && absPath(a.manifestPath) != st.Manifest {
 		fmt.Fprintf(a.stderr, "mcpgen: --manifest %s not used: the launcher runs %s\n", a.manifestPath, termtext.Line(st.Manifest))

@@ -19,6 +19,7 @@ var notRun = map[string]string{
 	"mcpgen tools call --url http://127.0.0.1:3001/mcp echo message=hi":                                                                       "a server at a fixed port: tools_test.go runs tools call --url against a local one",
 	"mcpgen tools ls --url http://127.0.0.1:3001/mcp --protocol 2025-11-25":                                                                   "a server at a fixed port: tools_test.go runs --protocol against local ones of both eras",
 	`mcpgen tools call --url https://mcp.example.com/mcp search --args '{"tags":["a"]}' --bearer-token-env DOCS_TOKEN --header X-Tenant=acme`: "a server on the internet: tools_test.go runs --bearer-token-env and --header against a local one",
+	"mcpgen launch --workspace ws-42 --listen 127.0.0.1:8080":                                                                                 "a launcher on a fixed port, beside the script's own for ws-42: launch_errors.txtar runs --listen and --no-auth",
 }
 
 // TestReadme: every mcpgen command that the README and docs/ show is one

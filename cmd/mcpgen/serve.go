@@ -18,8 +18,9 @@ import (
 )
 
 func (a *app) serveCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "serve NAME",
+	var o serveURLOptions
+	cmd := &cobra.Command{
+		Use:   "serve NAME | serve --url URL",
 		Short: "Run one server of the manifest as a standalone stdio MCP server",
 		Long: `Serve runs the manifest's server NAME on stdin and stdout: what emitted
 configs and the launcher start. The manifest is the nearest mcpgen.toml
@@ -48,15 +49,39 @@ server whose url holds a ${VAR} (an API key in the query) or whose header
 mixes text and a ${VAR}, which it cannot express itself. When stdin
 closes, the answers still owed come back (within the server's timeouts),
 then the session ends (DELETE); a session that the server ends, or a
-server that cannot be reached, ends serve with an error.`,
+server that cannot be reached, ends serve with an error.
+
+With --url URL instead of NAME, serve relays to that Streamable HTTP
+endpoint, with the bearer token of the variable --bearer-token-env
+names, and reads no manifest: what emit --gateway-url writes for Claude
+Desktop, which runs only stdio servers from its file, to reach a
+launcher's gateway served over HTTP.`,
 		Example: `  mcpgen serve files
-  WORKSPACE_ID=ws-42 mcpgen serve --manifest /srv/mcpgen.toml git`,
-		Args:              cobra.ExactArgs(1),
+  WORKSPACE_ID=ws-42 mcpgen serve --manifest /srv/mcpgen.toml git
+  MCPGEN_TOKEN=... mcpgen serve --url https://mcp.example.com/mcp --bearer-token-env MCPGEN_TOKEN`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case o.url != "" && len(args) > 0:
+				return usageError("--url relays to a URL instead of a server of the manifest: drop %q", args[0])
+			case o.url != "":
+				return nil
+			case o.tokenEnv != "":
+				return usageError("--bearer-token-env is the token of --url: pass --url URL too")
+			}
+			return cobra.ExactArgs(1)(cmd, args)
+		},
 		ValidArgsFunction: a.completeServers,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.url != "" {
+				return a.serveURL(o)
+			}
 			return a.serve(args[0])
 		},
 	}
+	f := cmd.Flags()
+	f.StringVar(&o.url, "url", "", "relay to the Streamable HTTP endpoint at `URL` instead of a server of the manifest")
+	f.StringVar(&o.tokenEnv, "bearer-token-env", "", "with --url: the environment `VAR` that holds its bearer token")
+	return cmd
 }
 
 // completeServers completes the names of the manifest's servers.

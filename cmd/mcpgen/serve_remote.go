@@ -7,7 +7,10 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
+	"os/signal"
 	"sync"
+	"syscall"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -42,6 +45,37 @@ func (a *app) serveRemote(ctx context.Context, m *manifest.Manifest, s *manifest
 		return fmt.Errorf("server %q: %w", s.Name, err)
 	}
 	return nil
+}
+
+// serveURLOptions are serve's flags for relaying to a URL.
+type serveURLOptions struct {
+	url, tokenEnv string
+}
+
+// serveURL gives the agent the Streamable HTTP endpoint of --url on stdin
+// and stdout, with the token of --bearer-token-env: what Claude Desktop,
+// which runs stdio servers only, runs to reach a launcher's gateway
+// served over HTTP. No manifest is read; the token goes nowhere but into
+// the requests.
+func (a *app) serveURL(o serveURLOptions) error {
+	var token string
+	if o.tokenEnv != "" {
+		if err := manifest.CheckVarName(o.tokenEnv); err != nil {
+			return usageError("--bearer-token-env: %v", err)
+		}
+		if token = os.Getenv(o.tokenEnv); token == "" {
+			return fmt.Errorf("--bearer-token-env %s: the variable is not set or empty in the environment mcpgen got (an agent started from a desktop may not have your shell's): set it there", o.tokenEnv)
+		}
+	}
+	logger := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn, ReplaceAttr: dropTime}))
+	t, err := streamable.New(o.url, streamable.Options{BearerToken: token, Logger: logger})
+	if err != nil {
+		return usageError("--url: %v", err)
+	}
+	// SIGINT and SIGTERM end the session (DELETE) before mcpgen exits.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return relayRemote(ctx, t, a.stdin, a.stdout, max(manifest.DefaultStartupTimeout, manifest.DefaultToolTimeout))
 }
 
 // relayRemote copies the agent's messages (in) to the session t and the

@@ -24,8 +24,11 @@ import (
 // with JSON, holds "slow" until release is closed and "never" until hold
 // is, and records what it got.
 type keyServer struct {
-	srv     *httptest.Server
-	key     string
+	srv *httptest.Server
+	key string
+	// bearer, when set, is the bearer token the server wants instead of
+	// the key.
+	bearer  string
 	release chan struct{}
 	hold    chan struct{}
 
@@ -43,7 +46,11 @@ func newKeyServer(t *testing.T, key string) *keyServer {
 }
 
 func (ks *keyServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Query().Get("api_key") != ks.key || r.Header.Get("X-Api-Key") != "Key "+ks.key {
+	keyed := r.URL.Query().Get("api_key") == ks.key && r.Header.Get("X-Api-Key") == "Key "+ks.key
+	if ks.bearer != "" {
+		keyed = r.Header.Get("Authorization") == "Bearer "+ks.bearer
+	}
+	if !keyed {
 		ks.mu.Lock()
 		ks.refused++
 		ks.mu.Unlock()
@@ -209,5 +216,62 @@ func TestServeRemote(t *testing.T) {
 	}
 	if strings.Contains(stderr.String(), key) {
 		t.Errorf("serve's stderr shows the key: %s", stderr.String())
+	}
+}
+
+// TestServeURL: mcpgen serve --url relays to a Streamable HTTP endpoint
+// with the bearer token of the variable --bearer-token-env names, and no
+// manifest (what emit --gateway-url writes for Claude Desktop); the token
+// goes into the requests only; without it, serve fails at start naming
+// the variable.
+func TestServeURL(t *testing.T) {
+	const token = "gw-token-0123456789abcdef"
+	ks := newKeyServer(t, "")
+	ks.bearer = token
+	t.Setenv("GW_TOKEN", token)
+	t.Chdir(t.TempDir()) // no manifest here or above is read
+
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"desktop","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+	}, "\n") + "\n"
+	var out, stderr lockedBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run([]string{"serve", "--url", ks.srv.URL + "/mcp", "--bearer-token-env", "GW_TOKEN"}, strings.NewReader(in), &out, &stderr)
+	}()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("serve --url exited %d: %s", code, stderr.String())
+		}
+	case <-time.After(30 * time.Second): // a hang guard, not a timing check
+		t.Fatalf("serve --url did not end once stdin closed: %s", stderr.String())
+	}
+	if got := out.String(); !strings.Contains(got, `"serverInfo":{"name":"keyed"`) || !strings.Contains(got, `"name":"lookup"`) {
+		t.Errorf("the agent got %s", got)
+	}
+	methods, refused := ks.seen()
+	if want := "initialize notifications/initialized tools/list DELETE"; strings.Join(methods, " ") != want || refused > 0 {
+		t.Errorf("the server got %v (%d refused), want %s", methods, refused, want)
+	}
+	if strings.Contains(stderr.String()+out.String(), token) {
+		t.Errorf("serve showed the token: %s", stderr.String())
+	}
+
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"serve", "--url", ks.srv.URL + "/mcp", "--bearer-token-env", "GW_UNSET"}, 1, "mcpgen: --bearer-token-env GW_UNSET: the variable is not set or empty in the environment mcpgen got"},
+		{[]string{"serve", "--url", ks.srv.URL + "/mcp", "files"}, 2, `mcpgen: --url relays to a URL instead of a server of the manifest: drop "files"`},
+		{[]string{"serve", "--bearer-token-env", "GW_TOKEN", "files"}, 2, "mcpgen: --bearer-token-env is the token of --url: pass --url URL too"},
+	} {
+		var o, e bytes.Buffer
+		if code := run(tc.args, strings.NewReader(""), &o, &e); code != tc.code || !strings.Contains(e.String(), tc.want) {
+			t.Errorf("mcpgen %s: exit %d %q, want %d with %q", strings.Join(tc.args, " "), code, e.String(), tc.code, tc.want)
+		}
 	}
 }

@@ -3,10 +3,14 @@
 # against mcpgen's Streamable HTTP client (mcpgen tools ls/call --url), for
 # each revision's requirement set at that revision's wire version:
 # 2025-11-25 (legacy: initialize, sessions) and 2026-07-28 (modern: no
-# handshake, per-request _meta and headers, input_required).
+# handshake, per-request _meta and headers, input_required); then the
+# server scenarios of the 2025-11-25 set against the workspace gateway of
+# `mcpgen launch --listen`, with the fixture server of server/ behind it
+# as a legacy stdio server (the modern era is not served over HTTP yet).
 #
 #   e2e/conformance/run.sh                 # both requirement sets
 #   e2e/conformance/run.sh sse-retry       # some scenarios, in each set that has them
+#   MCPGEN_CONFORMANCE_SIDE=client run.sh   # the client scenarios only (server: the server's)
 #
 # It installs the suite and Node 22 (which the suite needs), pinned, from
 # the npm registry into a cache dir (a directory per set of pins under
@@ -50,7 +54,7 @@ suite="$install/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-( cd "$repo" && go build -o "$work/mcpgen" ./cmd/mcpgen )
+( cd "$repo" && go build -o "$work/mcpgen" ./cmd/mcpgen && go build -o "$work/fixture" ./e2e/conformance/server )
 export MCPGEN="$work/mcpgen" NODE="$node22"
 results="$install/results"
 rm -rf "$results"
@@ -127,11 +131,92 @@ run_set() {
   done
 }
 
-for mode in "${modes[@]}"; do
-  for rev in "${revisions[@]}"; do
-    run_set "$mode" "$rev" "$@"
+# server_required REV: the server scenarios that REV's set requires.
+server_required() {
+  "$node22" "$suite" list --requirements "$1" |
+    awk '/^Server scenarios/ { on = 1; next } on && /^ *- / { print $2; next } on { exit }'
+}
+
+# unscored_server REV: the server scenarios that the set runs but never
+# scores: shown, not judged.
+unscored_server() {
+  "$node22" "$suite" list --requirements "$1" |
+    awk '/^Run and reported/ { on = 1; next } on && / - .* \[server\]$/ { print $2 }'
+}
+
+# run_server REV [SCENARIO...]: the server scenarios of REV's set (or those
+# named) against the gateway of a launcher that serves over HTTP, with the
+# fixture behind it as a legacy stdio server.
+run_server() {
+  local rev="$1" out="$results/server/$1" s line log ws="conformance-$$" url="" pid
+  shift
+  mkdir -p "$out"
+  mapfile -t want < <(server_required "$rev")
+  if [ $# -gt 0 ]; then
+    local named=()
+    for s in "$@"; do [[ " ${want[*]} " == *" $s "* ]] && named+=("$s"); done
+    [ ${#named[@]} -eq 0 ] && return
+    want=("${named[@]}")
+  fi
+  printf 'version = 1\n\n[servers.conformance]\ncommand = "%s"\nprotocol = "2025-11-25"\n' "$work/fixture" > "$work/mcpgen.toml"
+  export MCPGEN_RUNTIME_DIR="$work/run" MCPGEN_STATE_DIR="$work/state"
+  mkdir -p "$MCPGEN_RUNTIME_DIR"
+  "$MCPGEN" launch --workspace "$ws" --manifest "$work/mcpgen.toml" --listen 127.0.0.1:0 --log-format json >"$out/launcher.log" 2>&1 &
+  pid=$!
+  for _ in $(seq 1 300); do
+    url="$("$MCPGEN" status --workspace "$ws" --json 2>/dev/null | "$node22" -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{try{const j=JSON.parse(s);if(j.servers.every(x=>x.state==="ready"))console.log(j.http.url)}catch{}})')" || true
+    [ -n "$url" ] && break
+    sleep 0.1
   done
-done
+  if [ -z "$url" ]; then
+    echo "run.sh: the launcher did not serve over HTTP (log: $out/launcher.log)" >&2
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" || true
+    for s in "${want[@]}"; do judge "$s@$rev/server" failed; done
+    return
+  fi
+  echo "=== conformance server scenarios, requirements $rev, the gateway at $url (${want[*]})"
+  log="$out/suite.log"
+  if [ $# -gt 0 ]; then
+    # Each alone: its exit status is its verdict.
+    for s in "${want[@]}"; do
+      if "$node22" "$suite" server --url "$url" --scenario "$s" --spec-version "$rev" -o "$out" >"$out/$s.log" 2>&1; then
+        echo "✓ $s"
+        judge "$s@$rev/server" ok
+      else
+        echo "✗ $s"
+        judge "$s@$rev/server" failed
+        tail -n 40 "$out/$s.log"
+      fi
+    done
+    kill -INT "$pid" 2>/dev/null || true
+    wait "$pid" || true
+    return
+  fi
+  "$node22" "$suite" server --url "$url" --requirements "$rev" -o "$out" >"$log" 2>&1 || true
+  kill -INT "$pid" 2>/dev/null || true
+  wait "$pid" || true
+  for s in "${want[@]}"; do
+    line="$(grep -E "^(✓|✗) $s: " "$log" | head -n 1 || true)"
+    echo "${line:-✗ $s: not run (see $log)}"
+    if [[ "$line" == "✓ "* ]]; then judge "$s@$rev/server" ok; else judge "$s@$rev/server" failed; fi
+  done
+  for s in $(unscored_server "$rev"); do
+    line="$(grep -E "^(✓|✗) $s: " "$log" | head -n 1 || true)"
+    echo "${line:-✗ $s: not run} (not scored)"
+  done
+}
+
+if [ "${MCPGEN_CONFORMANCE_SIDE:-}" != server ]; then
+  for mode in "${modes[@]}"; do
+    for rev in "${revisions[@]}"; do
+      run_set "$mode" "$rev" "$@"
+    done
+  done
+fi
+if [ "${MCPGEN_CONFORMANCE_SIDE:-}" != client ]; then
+  run_server 2025-11-25 "$@"
+fi
 echo
 echo "conformance: passed: ${passed[*]:-none}"
 echo "conformance: failed: ${failed[*]:-none}"

@@ -31,6 +31,22 @@ type Status struct {
 	Containment proc.Report    `json:"containment"`
 	Servers     []ServerStatus `json:"servers"`
 	Gateway     *GatewayStatus `json:"gateway,omitempty"`
+	// HTTP is the HTTP face, when the launcher serves one (launch
+	// --listen, [session] listen).
+	HTTP *HTTPStatus `json:"http,omitempty"`
+}
+
+// HTTPStatus is the workspace as served over HTTP.
+type HTTPStatus struct {
+	// URL is the workspace gateway's endpoint; ServersURL each server's,
+	// with {name} for the server's name.
+	URL        string `json:"url"`
+	ServersURL string `json:"servers_url"`
+	// Auth says how agents are admitted: "none", or the ways, never a
+	// token.
+	Auth string `json:"auth"`
+	// Sessions is how many HTTP sessions are open.
+	Sessions int `json:"sessions"`
 }
 
 // ReloadStatus is the outcome of the last load of the manifest: the one at
@@ -143,6 +159,9 @@ func (st *Status) WriteTable(w io.Writer, now time.Time, verbose bool) {
 		} else {
 			fmt.Fprintf(w, "idle exit: after %s without clients or running servers\n", st.IdleExit)
 		}
+	}
+	if h := st.HTTP; h != nil {
+		fmt.Fprintf(w, "http: %s (each server at %s; auth: %s; %d sessions)\n", termtext.Line(h.URL), termtext.Line(h.ServersURL), termtext.Line(h.Auth), h.Sessions)
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERVER\tKIND\tERA\tSTATE\tPID\tUP\tRESTARTS\tTOOLS\tCLIENTS\tLAST ERROR")

@@ -58,6 +58,17 @@ func Render(m *manifest.Manifest, provider string, o providers.Options) (entries
 // gateway is a stdio server.
 func renderGateway(m *manifest.Manifest, provider string, o providers.Options) ([]Entry, []string, error) {
 	desktop := provider == Desktop
+	if o.GatewayURL != "" {
+		// Claude Code reaches Streamable HTTP itself, the token a
+		// ${VAR} of its header; Claude Desktop runs stdio servers only
+		// from its file, so mcpgen serve relays to the URL.
+		e := providers.RemoteGateway(o)
+		if desktop {
+			e = providers.RelayGateway(o)
+			e.Passthrough = nil // Claude's servers inherit its environment
+		}
+		return []Entry{{Name: o.EntryName(m, e.Server), Value: encode(e, desktop)}}, nil, nil
+	}
 	if desktop && !o.Context.Literal() {
 		return nil, nil, errors.New("Claude Desktop expands no ${VAR}: pass --workspace ID with --gateway")
 	}

@@ -25,6 +25,14 @@ func Render(m *manifest.Manifest, o providers.Options) ([]Entry, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.GatewayURL != "" {
+		// Codex reaches Streamable HTTP itself, and reads the token
+		// from its own environment (bearer_token_env_var).
+		var w writer
+		e := providers.RemoteGateway(o)
+		w.remote(e)
+		return []Entry{{Name: o.EntryName(m, e.Server), Body: []byte(w.b.String())}}, nil
+	}
 	if o.Gateway != "" {
 		servers := providers.GatewayServers(m, Name, o)
 		if len(servers) == 0 {
