@@ -74,6 +74,14 @@ type Handler interface {
 	// does not handle itself (it handles notifications/initialized and
 	// notifications/cancelled), on the read loop.
 	Notification(msg *mcp.Message)
+	// Describe says what the face stands for, for server/discover and the
+	// results of modern requests (see era.go); nil while it does not know
+	// yet (its server never started). It runs on the Conn's goroutines
+	// and the servers' read loops: it must not block.
+	Describe() *Description
+	// Ready waits, within ctx, until Describe knows: a server/discover
+	// that came first waits for it, as a request would for its server.
+	Ready(ctx context.Context) error
 }
 
 // Limits bound what a Conn holds for its agent beyond the constants; the
@@ -142,7 +150,9 @@ type Conn struct {
 
 	mu          sync.Mutex
 	id          Identity
+	session     bool // the agent sent initialize: it has a legacy session
 	initialized bool
+	eras        EraCounts
 	calls       map[mcp.ID]*Call // requests under way, by the agent's id
 	slots       int              // requests under way, and answers not yet written (see MaxInFlight)
 	waiting     []*mcp.Message   // requests waiting for a slot, oldest first; held
@@ -434,9 +444,29 @@ func (c *Conn) start(msg *mcp.Message, held bool) {
 	if held {
 		call.held = len(msg.Params)
 	}
+	if msg.Method != "initialize" { // which opens a legacy session, whatever its _meta
+		meta, modern, err := readEra(msg.Params)
+		if err != nil {
+			call.Release()
+			c.reply(msg.ID, nil, err)
+			return
+		}
+		if modern {
+			call.modern, call.meta = true, meta
+			c.noteModern(&meta)
+		} else {
+			c.noteLegacy()
+		}
+	} else {
+		c.noteLegacy()
+	}
 	if msg.Method == "ping" {
 		call.Release()
-		c.reply(msg.ID, emptyResult, nil)
+		result := emptyResult
+		if call.modern {
+			result = c.complete(call, result)
+		}
+		c.reply(msg.ID, result, nil)
 		return
 	}
 	c.mu.Lock()
@@ -448,11 +478,15 @@ func (c *Conn) start(msg *mcp.Message, held bool) {
 	}
 	c.calls[msg.ID] = call
 	c.mu.Unlock()
-	if msg.Method == "initialize" {
+	switch msg.Method {
+	case "initialize":
 		if err := c.initialize(msg.Params); err != nil {
 			call.Answer(nil, err)
 			return
 		}
+	case "server/discover":
+		c.discover(call) // never the face's: see era.go
+		return
 	}
 	c.h.Request(call)
 }
@@ -487,6 +521,7 @@ func (c *Conn) initialize(params json.RawMessage) *mcp.Error {
 	_, id.Elicitation = p.Capabilities["elicitation"]
 	c.mu.Lock()
 	c.id = id
+	c.session = true
 	c.mu.Unlock()
 	return nil
 }

@@ -51,7 +51,8 @@ type session struct {
 	conn    *agent.Conn
 
 	cat        atomic.Pointer[Catalog]
-	refreshing sync.Mutex // one refresh at a time
+	desc       atomic.Pointer[described] // what Describe made of cat (era.go)
+	refreshing sync.Mutex                // one refresh at a time
 	waited     atomic.Bool
 
 	mu      sync.Mutex

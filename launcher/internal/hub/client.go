@@ -179,7 +179,7 @@ func (c *client) forward(up *Upstream, f *forward, wait bool) {
 		c.hub.dropToken(token)
 		return
 	}
-	call, err := up.forward(c, method, params, func(result json.RawMessage, err *mcp.Error) {
+	call, err := up.forward(c, f.call.Modern(), method, params, func(result json.RawMessage, err *mcp.Error) {
 		c.finish(f, result, err)
 	}, wait)
 	switch {

@@ -46,6 +46,7 @@ type Hub struct {
 	mu        sync.Mutex
 	up        *Upstream             // the ready server, nil while there is none
 	init      *mcp.InitializeResult // the server's answer to initialize
+	desc      description           // what modern agents are told of init (era.go)
 	tools     []*mcp.Tool
 	toolsJSON []byte        // the catalog as listed, to tell when it changes
 	wake      chan struct{} // closed (and replaced) when up is set or the server fails
@@ -392,6 +393,11 @@ func (h *Hub) serverRequest(ctx context.Context, u *Upstream, req *mcp.Request) 
 	if u.refuses() {
 		return nil, unavailable(h.name, errStopping) // nobody will read it: the server is going
 	}
+	// seam: translation. A modern agent opened no session and declared
+	// its capabilities in each request's _meta only, so Can is false for
+	// it: a legacy server's request during a modern agent's call would
+	// become an input_required result to that call here, instead of a
+	// request to an agent that has a session.
 	c := h.answerer(req.Method)
 	if c == nil {
 		return nil, mcp.NewError(mcp.CodeMethodNotFound, "no client of this workspace can answer %s", req.Method)
