@@ -153,13 +153,14 @@ type Conn struct {
 	session     bool // the agent sent initialize: it has a legacy session
 	initialized bool
 	eras        EraCounts
-	calls       map[mcp.ID]*Call // requests under way, by the agent's id
-	slots       int              // requests under way, and answers not yet written (see MaxInFlight)
-	waiting     []*mcp.Message   // requests waiting for a slot, oldest first; held
-	heldBytes   int              // the params held (see MaxHeldBytes)
-	starting    bool             // a goroutine starts waiting requests
-	ended       bool             // the Conn is ending: no more goroutines
-	asks        map[mcp.ID]*Ask  // requests sent to the agent, by their id
+	calls       map[mcp.ID]*Call         // requests under way, by the agent's id
+	slots       int                      // requests under way, and answers not yet written (see MaxInFlight)
+	waiting     []*mcp.Message           // requests waiting for a slot, oldest first; held
+	heldBytes   int                      // the params held (see MaxHeldBytes)
+	starting    bool                     // a goroutine starts waiting requests
+	ended       bool                     // the Conn is ending: no more goroutines
+	subs        map[mcp.ID]*subscription // the agent's subscriptions/listen, by id (subscribe.go)
+	asks        map[mcp.ID]*Ask          // requests sent to the agent, by their id
 	nextAsk     int64
 	asksEnded   bool // the agent can answer nothing more
 }
@@ -259,6 +260,9 @@ func (c *Conn) readLoop() {
 		if err != nil {
 			var de *mcp.DecodeError
 			if !errors.As(err, &de) {
+				if errors.Is(err, io.EOF) {
+					c.endSubscriptions() // owed no more: it can hear nothing
+				}
 				if errors.Is(err, io.EOF) && c.opts.AnswerBound != nil {
 					c.drain.wait(c.ctx.Done(), c.opts.AnswerBound(), c.owes)
 				}
@@ -486,6 +490,9 @@ func (c *Conn) start(msg *mcp.Message, held bool) {
 		}
 	case "server/discover":
 		c.discover(call) // never the face's: see era.go
+		return
+	case "subscriptions/listen":
+		c.listen(call) // never the face's: see subscribe.go
 		return
 	}
 	c.h.Request(call)

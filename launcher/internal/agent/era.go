@@ -307,22 +307,7 @@ func stableTools(result json.RawMessage) json.RawMessage {
 func (c *Conn) discover(call *Call) {
 	call.Release()
 	call.modern = true // its answer is a modern result, whatever the request said
-	if d := c.h.Describe(); d != nil {
-		call.Answer(discoverResult(d), nil)
-		return
-	}
-	c.Go(func() {
-		if err := c.h.Ready(c.ctx); err != nil {
-			call.Answer(nil, asWireError(err))
-			return
-		}
-		d := c.h.Describe()
-		if d == nil {
-			call.Answer(nil, mcp.NewError(CodeUnavailable, "the server's capabilities are not known yet; retry"))
-			return
-		}
-		call.Answer(discoverResult(d), nil)
-	})
+	c.described(call, func(d *Description) { call.Answer(discoverResult(d), nil) })
 }
 
 // discoverResult is the answer to server/discover for a face described by
@@ -369,8 +354,3 @@ func asWireError(err error) *mcp.Error {
 // modern server's other results do, which the hub's upstream has made
 // legacy already (hub.legacyResult).
 func legacyResult(call *Call, result json.RawMessage) json.RawMessage { return result }
-
-// listening reports whether the agent listens for the changes of a list
-// of the face's ("tools", "prompts", "resources"): then its lists may be
-// cached until told otherwise.
-func (c *Conn) listening(list string) bool { return false }

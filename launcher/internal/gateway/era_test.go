@@ -148,3 +148,40 @@ func TestServerInfoJSON(t *testing.T) {
 		t.Errorf("serverInfoJSON %s is %+v (%v), want %+v", serverInfoJSON, got, err, serverInfo)
 	}
 }
+
+// TestGatewayListen: a modern agent's subscriptions/listen is the
+// gateway's: a server's tool change (legacy or modern) reaches it tagged
+// with its id once the merged catalog changed; the agent's legacy session
+// keeps list_changed.
+func TestGatewayListen(t *testing.T) {
+	w := newWorld(t)
+	w.addMode("old", "echo")
+	w.addMode("new", "modern")
+	c := w.statelessClient()
+	meta := testserver.ModernMeta("m", "")
+	c.Send(`{"jsonrpc":"2.0","id":"sub","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true,"promptsListChanged":true},"_meta":{` + meta + `}}}`)
+	if m := c.Next(); m.Method != "notifications/subscriptions/acknowledged" ||
+		string(m.Params) != `{"_meta":{"io.modelcontextprotocol/subscriptionId":"sub"},"notifications":{"toolsListChanged":true}}` {
+		t.Fatalf("acknowledgment: %s", m.AppendJSON(nil))
+	}
+	c.Initialize("legacy", "")
+	for i, server := range []string{"old", "new"} {
+		id := []string{"1", "2"}[i]
+		c.Send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"` + server + `__add","arguments":{},"_meta":{` + meta + `}}}`)
+		var sawResult, sawTagged, sawPlain bool
+		for !sawResult || !sawTagged || !sawPlain {
+			m := c.Next()
+			switch {
+			case m.IsResponse():
+				sawResult = m.ID.String() == id
+			case m.Method == "notifications/tools/list_changed" && len(m.Params) == 0:
+				sawPlain = true
+			case m.Method == "notifications/tools/list_changed":
+				if string(m.Params) != `{"_meta":{"io.modelcontextprotocol/subscriptionId":"sub"}}` {
+					t.Errorf("the change: %s, want it tagged", m.AppendJSON(nil))
+				}
+				sawTagged = true
+			}
+		}
+	}
+}

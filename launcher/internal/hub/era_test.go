@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	json "github.com/goccy/go-json"
 
@@ -135,6 +136,57 @@ func TestHubEras(t *testing.T) {
 			for _, l := range methods() {
 				if strings.HasPrefix(l, "server/discover") && !strings.HasSuffix(l, " mcpgen") {
 					t.Errorf("the server read %q: server/discover is the hub's", l)
+				}
+			}
+		})
+	}
+}
+
+// TestHubListen: a modern agent's subscriptions/listen is the hub's, not
+// the server's: acknowledged with the lists the hub tells of, and the
+// server's tool changes reach it tagged with its id, whichever era the
+// server speaks; the legacy agents keep their list_changed; no
+// tool_timeout ends it.
+func TestHubListen(t *testing.T) {
+	for _, mode := range []string{"echo", "modern"} {
+		t.Run(mode, func(t *testing.T) {
+			menv, methods := methodsLog(t)
+			th := newTestHub(t, mode, menv)
+			th.hub.SetTimeouts(0, 50*time.Millisecond) // a listen outlives it
+			legacy := th.client("legacy", "")
+			c := th.statelessClient()
+			meta := testserver.ModernMeta("m", "")
+			c.Send(`{"jsonrpc":"2.0","id":"sub","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true,"resourceSubscriptions":["test://x"]},"_meta":{` + meta + `}}}`)
+			if m := c.Next(); m.Method != "notifications/subscriptions/acknowledged" ||
+				string(m.Params) != `{"_meta":{"io.modelcontextprotocol/subscriptionId":"sub"},"notifications":{"toolsListChanged":true}}` {
+				t.Fatalf("acknowledgment: %s", m.AppendJSON(nil))
+			}
+			time.Sleep(100 * time.Millisecond) // twice the tool_timeout: the subscription is no call
+			c.Send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{},"_meta":{` + meta + `}}}`)
+			var sawResult, sawChange bool
+			for !sawResult || !sawChange {
+				m := c.Next()
+				switch {
+				case m.IsResponse():
+					if m.ID.String() != "1" {
+						t.Fatalf("got %s, want the answer to the call (the subscription is under way)", m.AppendJSON(nil))
+					}
+					sawResult = true
+				case m.Method == "notifications/tools/list_changed":
+					if string(m.Params) != `{"_meta":{"io.modelcontextprotocol/subscriptionId":"sub"}}` {
+						t.Errorf("the change: %s, want it tagged", m.AppendJSON(nil))
+					}
+					sawChange = true
+				default:
+					t.Errorf("got %s", m.AppendJSON(nil))
+				}
+			}
+			if m := legacy.Next(); m.Method != "notifications/tools/list_changed" || len(m.Params) != 0 {
+				t.Errorf("the legacy agent: got %s", m.AppendJSON(nil))
+			}
+			for _, l := range methods() {
+				if strings.HasPrefix(l, "subscriptions/listen") && !strings.HasSuffix(l, " mcpgen") {
+					t.Errorf("the server read %q: the agent's subscription is the hub's", l)
 				}
 			}
 		})

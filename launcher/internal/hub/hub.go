@@ -555,7 +555,14 @@ func (h *Hub) relist(u *Upstream) {
 // agent.Conn.Notify).
 func (h *Hub) broadcast(clients []*client, msg *mcp.Message) {
 	var line []byte
+	list, changed := changedList(msg.Method)
 	for _, c := range clients {
+		if changed && !c.member {
+			// Its legacy session, and the subscriptions of a modern
+			// agent that asked (see agent.Conn.ListChanged).
+			c.conn.ListChanged(list)
+			continue
+		}
 		if c.isInitialized() {
 			if line == nil {
 				line = agent.EncodeLine(msg)
@@ -563,6 +570,19 @@ func (h *Hub) broadcast(clients []*client, msg *mcp.Message) {
 			c.deliver(msg, line, msg.Method == "notifications/message", "")
 		}
 	}
+}
+
+// changedList returns the list a list_changed notification is of.
+func changedList(method string) (string, bool) {
+	switch method {
+	case "notifications/tools/list_changed":
+		return "tools", true
+	case "notifications/prompts/list_changed":
+		return "prompts", true
+	case "notifications/resources/list_changed":
+		return "resources", true
+	}
+	return "", false
 }
 
 func toolsCatalog(tools []*mcp.Tool) []byte {
