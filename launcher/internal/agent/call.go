@@ -107,6 +107,9 @@ func (call *Call) releaseLocked() int {
 // endLocked ends the call without an answer, and returns its OnCancel
 // function; the caller holds c.mu, and has taken it out of c.calls.
 func (call *Call) endLocked() func(error) {
+	if !call.over && call.meta.LogLevel != "" {
+		call.c.logCalls--
+	}
 	call.over = true
 	call.c.heldBytes -= call.held
 	call.held, call.params = 0, nil

@@ -159,6 +159,7 @@ type Conn struct {
 	heldBytes   int                      // the params held (see MaxHeldBytes)
 	starting    bool                     // a goroutine starts waiting requests
 	ended       bool                     // the Conn is ending: no more goroutines
+	logCalls    int                      // calls under way that asked for log messages (WantsLog)
 	subs        map[mcp.ID]*subscription // the agent's subscriptions/listen, by id (subscribe.go)
 	asks        map[mcp.ID]*Ask          // requests sent to the agent, by their id
 	nextAsk     int64
@@ -459,6 +460,13 @@ func (c *Conn) start(msg *mcp.Message, held bool) {
 			call.modern, call.meta = true, meta
 			c.noteModern(&meta)
 		} else {
+			if bytes.Contains(msg.Params, []byte(`"`+mcp.MetaTraceparent+`"`)) {
+				// A legacy agent's trace context: kept for the log lines of
+				// the call (Trace), as a modern one's.
+				if m, err := mcp.ParseRequestMeta(msg.Params); err == nil {
+					call.meta.Traceparent, call.meta.Tracestate = m.Traceparent, m.Tracestate
+				}
+			}
 			c.noteLegacy()
 		}
 	} else {
@@ -481,6 +489,9 @@ func (c *Conn) start(msg *mcp.Message, held bool) {
 		return
 	}
 	c.calls[msg.ID] = call
+	if call.meta.LogLevel != "" {
+		c.logCalls++
+	}
 	c.mu.Unlock()
 	switch msg.Method {
 	case "initialize":

@@ -97,6 +97,46 @@ func readEra(params json.RawMessage) (meta mcp.RequestMeta, modern bool, err *mc
 	return meta, true, nil
 }
 
+// WantsLog reports whether the agent asked for a server's log message of
+// level (the message's params.level) in a modern request under way: one
+// whose _meta's logLevel is level or more verbose. A log message is the
+// request's in the modern revision: an agent without a legacy session
+// hears only those.
+func (c *Conn) WantsLog(level string) bool {
+	rank, ok := LogRank(level)
+	if !ok {
+		rank = len(logLevels) - 1 // a level that is none: as loud as can be, rather than lost
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.logCalls == 0 {
+		return false
+	}
+	for _, call := range c.calls {
+		if call.modern && call.meta.LogLevel != "" {
+			if want, _ := LogRank(call.meta.LogLevel); want <= rank {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Trace returns the OpenTelemetry trace context that the request carried
+// in its _meta (W3C traceparent and tracestate), as log attributes: none
+// when it carried none. mcpgen's own log lines about the call carry them,
+// so that they join the agent's trace.
+func (call *Call) Trace() []any {
+	if call.meta.Traceparent == "" {
+		return nil
+	}
+	attrs := []any{"traceparent", call.meta.Traceparent}
+	if call.meta.Tracestate != "" {
+		attrs = append(attrs, "tracestate", call.meta.Tracestate)
+	}
+	return attrs
+}
+
 func asError(err error) *mcp.Error {
 	if e, ok := err.(*mcp.Error); ok {
 		return e

@@ -189,3 +189,32 @@ func TestConnEras(t *testing.T) {
 		t.Errorf("an Own face's result: %s", m.Result)
 	}
 }
+
+// TestCallTrace: the trace context of a request's _meta is the call's, for
+// mcpgen's log lines, a legacy request's too; WantsLog hears a modern
+// request's log level while it is under way.
+func TestCallTrace(t *testing.T) {
+	f := newTestFace()
+	f.desc = testDescription
+	c, a, _ := serveConn(t, f, Options{})
+	a.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"traceparent":"00-a-b-01"}}}`)
+	a.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"_meta":{` + strings.TrimSuffix(strings.TrimPrefix(modernMeta, `"_meta":{`), "}") + `,"traceparent":"00-c-d-01","tracestate":"x=y","io.modelcontextprotocol/logLevel":"warning"}}}`)
+	a.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"x"}}`)
+	if got := fmt.Sprint(f.call(t, "1").Trace()); got != "[traceparent 00-a-b-01]" {
+		t.Errorf("legacy trace: %s", got)
+	}
+	if got := fmt.Sprint(f.call(t, "2").Trace()); got != "[traceparent 00-c-d-01 tracestate x=y]" {
+		t.Errorf("modern trace: %s", got)
+	}
+	if got := f.call(t, "3").Trace(); got != nil {
+		t.Errorf("no trace: %v", got)
+	}
+	if c.WantsLog("info") || !c.WantsLog("warning") || !c.WantsLog("error") {
+		t.Error("WantsLog: want warning and above")
+	}
+	f.call(t, "2").Answer(json.RawMessage(`{}`), nil)
+	a.next()
+	if c.WantsLog("emergency") {
+		t.Error("WantsLog after the call ended")
+	}
+}

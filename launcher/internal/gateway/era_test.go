@@ -185,3 +185,37 @@ func TestGatewayListen(t *testing.T) {
 		}
 	}
 }
+
+// TestGatewayLogLevel: through the gateway too, a modern agent without a
+// session hears a server's log messages only during a request that asked
+// for them, at that level or above, named after their server.
+func TestGatewayLogLevel(t *testing.T) {
+	w := newWorld(t)
+	w.add("old", true, "MCPGEN_TESTSERVER_CATALOG=1")
+	c := w.statelessClient()
+	meta := testserver.ModernMeta("m", "")
+	for i, tc := range []struct {
+		level string
+		hears bool
+	}{{"", false}, {"error", false}, {"info", true}} {
+		id := string(rune('1' + i))
+		lv := ""
+		if tc.level != "" {
+			lv = `,"io.modelcontextprotocol/logLevel":"` + tc.level + `"`
+		}
+		c.Send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"log","arguments":{"text":"t` + id + `"},"_meta":{` + meta + lv + `}}}`)
+		heard := false
+		for {
+			m := c.Next()
+			if m.IsResponse() {
+				break
+			}
+			if m.Method == "notifications/message" && strings.Contains(string(m.Params), `"t`+id+`"`) && strings.Contains(string(m.Params), `"old/testlog"`) {
+				heard = true
+			}
+		}
+		if heard != tc.hears {
+			t.Errorf("log level %q: heard %v, want %v", tc.level, heard, tc.hears)
+		}
+	}
+}

@@ -1,12 +1,15 @@
 package hub
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -190,5 +193,84 @@ func TestHubListen(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestHubLogLevel: a modern agent without a session hears the server's log
+// messages only during a request that asked for them (_meta's logLevel),
+// at that level or above; a legacy session hears them all, as ever.
+func TestHubLogLevel(t *testing.T) {
+	th := newTestHub(t, "echo", "MCPGEN_TESTSERVER_CATALOG=1")
+	legacy := th.client("legacy", "")
+	c := th.statelessClient()
+	meta := testserver.ModernMeta("m", "")
+	for i, tc := range []struct {
+		level string
+		hears bool
+	}{{"", false}, {"emergency", false}, {"info", true}, {"debug", true}} {
+		id := string(rune('1' + i))
+		lv := ""
+		if tc.level != "" {
+			lv = `,"io.modelcontextprotocol/logLevel":"` + tc.level + `"`
+		}
+		c.Send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"log","arguments":{"text":"t` + id + `"},"_meta":{` + meta + lv + `}}}`)
+		heard := false
+		for {
+			m := c.Next()
+			if m.IsResponse() {
+				break
+			}
+			if m.Method == "notifications/message" && strings.Contains(string(m.Params), `"t`+id+`"`) {
+				heard = true
+			}
+		}
+		if heard != tc.hears {
+			t.Errorf("log level %q: heard %v, want %v", tc.level, heard, tc.hears)
+		}
+		if m := legacy.Next(); m.Method != "notifications/message" || !strings.Contains(string(m.Params), `"t`+id+`"`) {
+			t.Errorf("the legacy session: got %s", m.AppendJSON(nil))
+		}
+	}
+}
+
+// lockedBuffer is a log's output that the test reads while the hub writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestHubTraceLogged: the agent's trace context reaches the server (see
+// TestHubEras) and the hub's own log line about the call, of a modern
+// agent and of a legacy one alike.
+func TestHubTraceLogged(t *testing.T) {
+	var out lockedBuffer
+	root := t.TempDir()
+	th := &testHub{t: t, hub: New("test", root, slog.New(slog.NewTextHandler(&out, nil))), root: root}
+	th.start("echo")
+	t.Cleanup(func() { th.hub.Close(); th.proc.Kill() })
+	th.hub.SetTimeouts(0, 20*time.Millisecond)
+	c := th.statelessClient()
+	legacy := th.client("legacy", "")
+	c.Send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{"ms":60000},"_meta":{` + testserver.ModernMeta("m", "") +
+		`,"traceparent":"00-11111111111111111111111111111111-2222222222222222-01","tracestate":"a=b"}}}`)
+	legacy.Send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{"ms":60000},"_meta":{"traceparent":"00-33333333333333333333333333333333-4444444444444444-01"}}}`)
+	c.Next()
+	legacy.Next()
+	for _, want := range []string{`traceparent=00-11111111111111111111111111111111-2222222222222222-01 tracestate="a=b"`, "traceparent=00-33333333333333333333333333333333-4444444444444444-01"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the hub's log:\n%s\nwant a line with %s", out.String(), want)
+		}
 	}
 }

@@ -555,6 +555,7 @@ func (h *Hub) relist(u *Upstream) {
 // agent.Conn.Notify).
 func (h *Hub) broadcast(clients []*client, msg *mcp.Message) {
 	var line []byte
+	var level *string
 	list, changed := changedList(msg.Method)
 	for _, c := range clients {
 		if changed && !c.member {
@@ -563,13 +564,36 @@ func (h *Hub) broadcast(clients []*client, msg *mcp.Message) {
 			c.conn.ListChanged(list)
 			continue
 		}
-		if c.isInitialized() {
+		if c.hears(msg, &level) {
 			if line == nil {
 				line = agent.EncodeLine(msg)
 			}
 			c.deliver(msg, line, msg.Method == "notifications/message", "")
 		}
 	}
+}
+
+// hears reports whether the client gets a server's notification that is
+// for every client: an agent with a legacy session does (a member's, whose
+// agent opened one with the gateway); a modern agent without one hears
+// only the log messages that a request of its asked for (see
+// agent.Conn.WantsLog). level is msg's log level, read once for every
+// client (nil until then).
+func (c *client) hears(msg *mcp.Message, level **string) bool {
+	if c.member && c.conn.Session() || !c.member && c.conn.Initialized() {
+		return true
+	}
+	if msg.Method != "notifications/message" {
+		return false
+	}
+	if *level == nil {
+		var p struct {
+			Level string `json:"level"`
+		}
+		_ = json.Unmarshal(msg.Params, &p)
+		*level = &p.Level
+	}
+	return c.conn.WantsLog(**level)
 }
 
 // changedList returns the list a list_changed notification is of.
