@@ -229,8 +229,13 @@ func (c *Conn) complete(call *Call, result json.RawMessage) json.RawMessage {
 	if err != nil {
 		return result
 	}
-	if mcp.ResultType(out) != mcp.ResultComplete {
-		return out // input_required, say: not cacheable
+	switch mcp.ResultType(out) {
+	case mcp.ResultComplete:
+	case ResultTask:
+		c.noteTask(call, out) // its server gets its tasks/get (see tasks.go)
+		return out
+	default:
+		return out // input_required: not cacheable
 	}
 	if ok, list := cacheable(call.method); ok && !hasMember(out, "ttlMs") {
 		ttl := 0
