@@ -2,6 +2,8 @@ package gateway
 
 import (
 	"context"
+	"slices"
+	"strings"
 
 	json "github.com/goccy/go-json"
 
@@ -73,4 +75,17 @@ func (s *session) byTask(call *agent.Call) {
 		return
 	}
 	s.route(m.name, false, call, false)
+}
+
+// Eras returns what status shows of the era of each agent connected to the
+// gateway, by name.
+func (g *Gateway) Eras() []agent.EraStatus {
+	g.mu.Lock()
+	out := make([]agent.EraStatus, 0, len(g.sessions))
+	for s := range g.sessions {
+		out = append(out, s.conn.EraStatus())
+	}
+	g.mu.Unlock()
+	slices.SortFunc(out, func(a, b agent.EraStatus) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }
