@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"slices"
+	"sync/atomic"
 
 	json "github.com/goccy/go-json"
 
@@ -150,6 +151,12 @@ type EraCounts struct {
 	Legacy, Modern int64
 }
 
+// EraTotals count the requests of each era of every agent of a face, those
+// that left included (Options.Eras): what status shows of a face.
+type EraTotals struct {
+	Legacy, Modern atomic.Int64
+}
+
 // Eras returns how many requests of each era the agent sent.
 func (c *Conn) Eras() EraCounts {
 	c.mu.Lock()
@@ -187,6 +194,9 @@ func (c *Conn) Session() bool {
 // initialize. The first is logged, at debug level: how to see that an
 // agent stays modern through mcpgen.
 func (c *Conn) noteModern(meta *mcp.RequestMeta) {
+	if c.opts.Eras != nil {
+		c.opts.Eras.Modern.Add(1)
+	}
 	c.mu.Lock()
 	c.eras.Modern++
 	first := c.eras.Modern == 1
@@ -206,6 +216,9 @@ func (c *Conn) noteModern(meta *mcp.RequestMeta) {
 }
 
 func (c *Conn) noteLegacy() {
+	if c.opts.Eras != nil {
+		c.opts.Eras.Legacy.Add(1)
+	}
 	c.mu.Lock()
 	c.eras.Legacy++
 	c.mu.Unlock()
