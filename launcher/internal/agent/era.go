@@ -17,15 +17,18 @@ import (
 // names a version is served statelessly in the modern era (2026-07-28),
 // beside a legacy session on the same connection if the agent mixes them.
 // A modern request's _meta is read and checked here, server/discover is
-// answered here from what the face describes (Handler.Description), and
+// answered here from what the face describes (Handler.Describe), and
 // what a modern request is answered is completed here: resultType, the
 // server's identity, the caching hints of what may be cached, the tools of
-// tools/list in a stable order.
+// tools/list in a stable order. subscriptions/listen is subscribe.go's,
+// the tasks extension tasks.go's.
 //
-// Translation between eras is the face's (the hub's upstream decides what
-// a forwarded request carries), except for the seams marked below, where
-// a server's input_required result reaches a legacy agent, and where a
-// server's request during a modern agent's call would be answered.
+// What a forwarded request carries to a server of either era is the
+// face's (the hub's forAgent, the one place). Translation between eras
+// has seams, marked "seam: translation": where a server's input_required
+// result reaches a legacy agent (legacyResult here, hub.Upstream.forward),
+// and where a server's request during a modern agent's call would be
+// answered (hub.Hub.serverRequest).
 
 // A Description is what a face says of the server it stands for: a
 // server's (the hub), or the workspace's (the gateway).
