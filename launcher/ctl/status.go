@@ -106,12 +106,33 @@ type ShedStatus struct {
 
 // ClientsStatus lists the clients connected to a server.
 type ClientsStatus struct {
-	Count int      `json:"count"`
-	Names []string `json:"names"`
+	Count int `json:"count"`
+	// Requests counts the requests of each era that the clients sent
+	// since the session started, those that left included.
+	Requests EraRequests `json:"requests"`
+	Names    []string    `json:"names"`
 	// Gateway is how many of them are agents of the workspace gateway,
 	// which joins every server (they are counted once, in the gateway's
 	// status).
 	Gateway int `json:"gateway,omitempty"`
+	// Eras says, of each client connected (the gateway's agents in the
+	// gateway's status), which era it speaks: whether it opened a legacy
+	// session, and how many requests of each era it sent.
+	Eras []ClientEra `json:"eras,omitempty"`
+}
+
+// EraRequests count requests by era.
+type EraRequests struct {
+	Modern int64 `json:"modern"`
+	Legacy int64 `json:"legacy"`
+}
+
+// A ClientEra is which era of MCP a client speaks to mcpgen.
+type ClientEra struct {
+	Name    string `json:"name"`
+	Session bool   `json:"session"` // it opened a legacy session (initialize)
+	Modern  int64  `json:"modern"`  // its stateless requests of the modern revision
+	Legacy  int64  `json:"legacy"`  // its requests of a legacy session
 }
 
 // Counts sums up a status for mcpgen ps: servers ready, servers in all,

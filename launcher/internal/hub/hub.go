@@ -43,20 +43,27 @@ type Hub struct {
 	root string // the workspace dir, answered to roots/list
 	log  *slog.Logger
 
-	mu        sync.Mutex
-	up        *Upstream             // the ready server, nil while there is none
-	init      *mcp.InitializeResult // the server's answer to initialize
-	tools     []*mcp.Tool
-	toolsJSON []byte        // the catalog as listed, to tell when it changes
-	wake      chan struct{} // closed (and replaced) when up is set or the server fails
-	failure   error         // why the server is not ready, when it will not be soon
-	closed    bool
-	clients   map[*client]struct{}
-	routed    map[*routedRequest]struct{} // server requests handed to a client
-	progress  map[string]*progressRoute   // by the token the server sees (see tokenKey)
-	nextID    int64                       // the hub's progress tokens so far
-	listing   bool                        // a re-list after list_changed is under way
-	idle      idleState                   // lazy start and idle stop (lazy.go)
+	mu   sync.Mutex
+	up   *Upstream             // the ready server, nil while there is none
+	init *mcp.InitializeResult // the server's answer to initialize
+	desc description           // what modern agents are told of init (era.go)
+	// The resources that agents' subscriptions want to hear of, and how
+	// many want each (resources.go).
+	resourceSubs map[string]int
+	tools        []*mcp.Tool
+	toolsJSON    []byte        // the catalog as listed, to tell when it changes
+	wake         chan struct{} // closed (and replaced) when up is set or the server fails
+	failure      error         // why the server is not ready, when it will not be soon
+	closed       bool
+	clients      map[*client]struct{}
+	routed       map[*routedRequest]struct{} // server requests handed to a client
+	progress     map[string]*progressRoute   // by the token the server sees (see tokenKey)
+	nextID       int64                       // the hub's progress tokens so far
+	listing      bool                        // a re-list after list_changed is under way
+	idle         idleState                   // lazy start and idle stop (lazy.go)
+
+	// The requests of each era of the hub's own clients (era.go).
+	eras agent.EraTotals
 
 	// What clients lost of the server's notifications (shed.go).
 	dropped, coalesced atomic.Int64
@@ -177,6 +184,7 @@ func (h *Hub) Attach(up *Upstream, init *mcp.InitializeResult, tools []*mcp.Tool
 		h.broadcast(clients, listChanged)
 	}
 	h.listOthers(up, done, others...)
+	h.resubscribe(up, init)
 	h.changed()
 }
 
@@ -392,6 +400,11 @@ func (h *Hub) serverRequest(ctx context.Context, u *Upstream, req *mcp.Request) 
 	if u.refuses() {
 		return nil, unavailable(h.name, errStopping) // nobody will read it: the server is going
 	}
+	// seam: translation. A modern agent opened no session and declared
+	// its capabilities in each request's _meta only, so Can is false for
+	// it: a legacy server's request during a modern agent's call would
+	// become an input_required result to that call here, instead of a
+	// request to an agent that has a session.
 	c := h.answerer(req.Method)
 	if c == nil {
 		return nil, mcp.NewError(mcp.CodeMethodNotFound, "no client of this workspace can answer %s", req.Method)
@@ -483,6 +496,8 @@ func (h *Hub) serverNotification(u *Upstream, msg *mcp.Message) {
 		h.relist(u)
 	case "notifications/progress":
 		h.routeProgress(msg)
+	case "notifications/tasks":
+		h.routeTask(msg)
 	case "notifications/prompts/list_changed", "notifications/resources/list_changed":
 		h.mu.Lock()
 		wanted := h.listsWanted && h.up == u
@@ -501,6 +516,9 @@ func (h *Hub) serverNotification(u *Upstream, msg *mcp.Message) {
 		h.mu.Lock()
 		clients := h.clientList()
 		h.mu.Unlock()
+		if msg.Method == "notifications/resources/updated" {
+			h.routeResourceUpdated(clients, msg)
+		}
 		h.broadcast(clients, msg)
 	}
 }
@@ -549,14 +567,76 @@ func (h *Hub) relist(u *Upstream) {
 // agent.Conn.Notify).
 func (h *Hub) broadcast(clients []*client, msg *mcp.Message) {
 	var line []byte
+	var level *string
+	list, changed := changedList(msg.Method)
 	for _, c := range clients {
-		if c.isInitialized() {
+		if changed && !c.member {
+			// Its legacy session, and the subscriptions of a modern
+			// agent that asked (see agent.Conn.ListChanged).
+			c.conn.ListChanged(list)
+			continue
+		}
+		if c.hears(msg, &level) {
 			if line == nil {
 				line = agent.EncodeLine(msg)
 			}
 			c.deliver(msg, line, msg.Method == "notifications/message", "")
 		}
 	}
+}
+
+// hears reports whether the client gets a server's notification that is
+// for every client: an agent with a legacy session does (a member's, whose
+// agent opened one with the gateway); a modern agent without one hears
+// only the log messages that a request of its asked for (see
+// agent.Conn.WantsLog). level is msg's log level, read once for every
+// client (nil until then).
+func (c *client) hears(msg *mcp.Message, level **string) bool {
+	if c.member && c.conn.Session() || !c.member && c.conn.Initialized() {
+		return true
+	}
+	if msg.Method != "notifications/message" {
+		return false
+	}
+	if *level == nil {
+		var p struct {
+			Level string `json:"level"`
+		}
+		_ = json.Unmarshal(msg.Params, &p)
+		*level = &p.Level
+	}
+	return c.conn.WantsLog(**level)
+}
+
+// routeTask gives a task's notification to the agent it was issued to
+// (see agent.Conn.TaskChanged): its subscriptions that asked for it hear
+// it; nobody else does.
+func (h *Hub) routeTask(msg *mcp.Message) {
+	id, err := agent.TaskID(msg.Params)
+	if err != nil {
+		return
+	}
+	h.mu.Lock()
+	clients := h.clientList()
+	h.mu.Unlock()
+	for _, c := range clients {
+		if c.conn.TaskChanged(id, msg) {
+			return
+		}
+	}
+}
+
+// changedList returns the list a list_changed notification is of.
+func changedList(method string) (string, bool) {
+	switch method {
+	case "notifications/tools/list_changed":
+		return "tools", true
+	case "notifications/prompts/list_changed":
+		return "prompts", true
+	case "notifications/resources/list_changed":
+		return "resources", true
+	}
+	return "", false
 }
 
 func toolsCatalog(tools []*mcp.Tool) []byte {
@@ -605,6 +685,7 @@ func (h *Hub) Serve(ctx context.Context, rwc io.ReadWriteCloser) {
 		Log:         h.log.With("server", h.name),
 		AnswerBound: h.AnswerBound,
 		Stalled:     h.roomWaits,
+		Eras:        &h.eras,
 	})
 	c.attach(conn)
 	h.mu.Lock()

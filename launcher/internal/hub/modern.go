@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -31,7 +32,15 @@ type subscription struct {
 	sending bool            // it is being sent: its id is not known yet
 	acked   bool            // the server acknowledged it
 	reopens int
+	call    *mcp.AsyncCall // the last listen, once sent: a new filter cancels it
+	// tasks are the tasks that the server issued to agents, whose
+	// notifications/tasks the listen asks for (taskIds), the newest last.
+	tasks []string
 }
+
+// maxWatchedTasks bounds the tasks the hub's subscription asks about, the
+// oldest dropped first.
+const maxWatchedTasks = 256
 
 // maxReopens bounds the listens sent again after the server ended one it
 // had acknowledged, and reopenDelay spaces them: a server that ends every
@@ -86,24 +95,78 @@ func listenFilter(caps json.RawMessage) json.RawMessage {
 func (u *Upstream) openListen() {
 	u.mu.Lock()
 	u.sub.gen++
-	gen, filter := u.sub.gen, u.sub.filter
+	gen, filter, tasks := u.sub.gen, u.sub.filter, u.sub.tasks
 	u.sub.id, u.sub.sending, u.sub.acked = mcp.ID{}, true, false
 	u.mu.Unlock()
+	if len(tasks) > 0 {
+		ids, _ := json.Marshal(tasks)
+		f, err := mcp.SetMembers(filter, mcp.ObjectMember{Key: "taskIds", Value: ids})
+		if err == nil {
+			filter = f
+		}
+	}
+	if filter == nil {
+		filter = json.RawMessage(`{}`)
+	}
 	params := append(append([]byte(`{"notifications":`), filter...), '}')
 	call, err := u.client.Go(context.Background(), "subscriptions/listen", json.RawMessage(params), func(result json.RawMessage, err error) {
 		u.listenEnded(gen, err)
 	})
 	u.mu.Lock()
-	if u.sub.gen == gen {
+	superseded := u.sub.gen != gen
+	if !superseded {
 		u.sub.sending = false
 		if call != nil {
-			u.sub.id = call.ID()
+			u.sub.id, u.sub.call = call.ID(), call
 		}
 	}
 	u.mu.Unlock()
+	if superseded && call != nil {
+		call.CancelNoWait(errors.New("the subscription asks for more")) // a newer listen was sent meanwhile
+	}
 	if err != nil && !errors.Is(err, mcp.ErrNotSent) {
 		u.hub.log.Warn("subscribing to the server's list changes", "server", u.name, "error", err)
 	}
+}
+
+// watchTask has the hub's subscription ask for the notifications of a task
+// that the server issued to an agent (see agent.Conn.TaskChanged, which
+// routes them): the listen is sent again with the task among its taskIds,
+// and the last one cancelled. It runs on the upstream's read loop: nothing
+// here waits for the server.
+func (u *Upstream) watchTask(id string) {
+	u.mu.Lock()
+	if slices.Contains(u.sub.tasks, id) {
+		u.mu.Unlock()
+		return
+	}
+	if len(u.sub.tasks) >= maxWatchedTasks {
+		u.sub.tasks = slices.Delete(u.sub.tasks, 0, 1)
+	}
+	u.sub.tasks = append(u.sub.tasks, id)
+	last := u.sub.call
+	u.sub.call = nil
+	u.mu.Unlock()
+	if last != nil {
+		last.CancelNoWait(errors.New("the subscription asks for more"))
+	}
+	// On a goroutine: the listen's write must not wait on this read loop.
+	go u.openListen()
+}
+
+// taskIssued returns the id of the task that a result is the handle of
+// (resultType "task"), if it is one.
+func taskIssued(result json.RawMessage) (string, bool) {
+	if !bytes.Contains(result, []byte(`"task"`)) || mcp.ResultType(result) != "task" {
+		return "", false
+	}
+	var r struct {
+		TaskID string `json:"taskId"`
+	}
+	if json.Unmarshal(result, &r) != nil || r.TaskID == "" {
+		return "", false
+	}
+	return r.TaskID, true
 }
 
 // listenEnded hears the end of a subscription: the process ended (nothing
@@ -196,29 +259,59 @@ func subscriptionTag(params json.RawMessage) (mcp.ID, bool) {
 	return id, true
 }
 
-// forward sends a client's request to the server, as send does. A legacy
-// client's request to a modern server gets the _meta that the revision
-// requires (forAgent), and its answer loses what only the revision has
-// (legacyResult): the client sees the server as a legacy one.
-func (u *Upstream) forward(c *client, method string, params json.RawMessage, then func(json.RawMessage, *mcp.Error), wait bool) (*mcp.AsyncCall, error) {
-	params, stamped := u.forAgent(c, params)
+// forward sends a client's request to the server, as send does, in the
+// form the server's era needs (forAgent). A legacy client's request to a
+// modern server gets the _meta that the revision requires, and its answer
+// loses what only the revision has (legacyResult): the client sees the
+// server as a legacy one. modern says that the request is a modern
+// agent's (agent.Call.Modern).
+func (u *Upstream) forward(c *client, modern bool, method string, params json.RawMessage, then func(json.RawMessage, *mcp.Error), wait bool) (*mcp.AsyncCall, error) {
+	params, stamped := u.forAgent(c, modern, params)
+	// seam: translation. A modern server's input_required result to a
+	// legacy agent's request (stamped) reaches then as it is: turning it
+	// into requests to the agent, and a retry, would wrap then here.
 	if stamped {
 		answer := then
 		then = func(result json.RawMessage, err *mcp.Error) { answer(legacyResult(result), err) }
+	} else if modern && u.client.Era() == mcp.EraModern {
+		// A task issued to a modern agent: the hub's subscription asks
+		// for its notifications.
+		answer := then
+		then = func(result json.RawMessage, err *mcp.Error) {
+			if id, ok := taskIssued(result); ok && err == nil {
+				u.watchTask(id)
+			}
+			answer(result, err)
+		}
 	}
 	return u.send(c.ctx, method, params, then, wait)
 }
 
-// forAgent returns the params of a client's request as the server is to
-// get them, and whether it added the modern _meta: as they are for a
-// legacy server; for a modern one, with the _meta that the revision
-// requires of every request, which names the client as its initialize did
-// (its capabilities, which the server may rely on, and its clientInfo) and
-// the revision the hub speaks to the server. A request that names a
-// version in its _meta already (a modern agent's) is left as it is, as are
-// params that are not an object: the server says what is wrong with them.
-func (u *Upstream) forAgent(c *client, params json.RawMessage) (json.RawMessage, bool) {
+// forAgent is the one place that decides what a client's request carries
+// to the server; it returns the params as the server is to get them, and
+// whether it added the modern _meta. Of the four cases:
+//   - a legacy request to a legacy server, and a modern request to a
+//     modern server, go as they are;
+//   - a legacy request to a modern server gets the _meta that the revision
+//     requires of every request, which names the client as its initialize
+//     did (its capabilities, which the server may rely on, and its
+//     clientInfo) and the revision the hub speaks to the server;
+//   - a modern request to a legacy server loses the members of its _meta
+//     that only the modern revision has (withoutModernMeta): a legacy
+//     server sees a legacy request, its progress token and trace context
+//     kept.
+//
+// A legacy request that names a version in its _meta already is left as
+// it is, as are params that are not an object: the server says what is
+// wrong with them.
+func (u *Upstream) forAgent(c *client, modern bool, params json.RawMessage) (json.RawMessage, bool) {
 	if u.client.Era() != mcp.EraModern {
+		if modern {
+			return withoutModernMeta(params), false
+		}
+		return params, false
+	}
+	if modern {
 		return params, false
 	}
 	if bytes.Contains(params, []byte(mcp.MetaProtocolVersion)) {
@@ -235,6 +328,49 @@ func (u *Upstream) forAgent(c *client, params json.RawMessage) (json.RawMessage,
 		return params, false
 	}
 	return out, true
+}
+
+// modernOnlyMeta are the members of a request's _meta that only the
+// modern revision has: what a legacy session said once in initialize (the
+// version, the client's capabilities and identity) and the log level,
+// which a legacy server is told with logging/setLevel.
+var modernOnlyMeta = []string{mcp.MetaProtocolVersion, mcp.MetaClientCapabilities, mcp.MetaClientInfo, mcp.MetaLogLevel}
+
+// withoutModernMeta returns a modern request's params without the members
+// of _meta that only the modern revision has (modernOnlyMeta), and without
+// _meta when nothing else was in it; the rest (the progress token, the
+// trace context, what else the agent put there) as the agent wrote it.
+func withoutModernMeta(params json.RawMessage) json.RawMessage {
+	members, err := jsonwire.Members(params, 0)
+	if err != nil {
+		return params
+	}
+	for _, mb := range members {
+		if mb.Key != "_meta" || !jsonwire.IsObject(mb.Value) {
+			continue
+		}
+		drop := make([]mcp.ObjectMember, len(modernOnlyMeta))
+		for i, k := range modernOnlyMeta {
+			drop[i] = mcp.ObjectMember{Key: k}
+		}
+		meta, err := mcp.SetMembers(mb.Value, drop...)
+		if err != nil {
+			return params
+		}
+		if string(meta) == "{}" { // nothing else was there: no _meta
+			out, err := mcp.SetMembers(params, mcp.ObjectMember{Key: "_meta"})
+			if err != nil {
+				return params
+			}
+			return out
+		}
+		// The new _meta in place of the old, the rest as written.
+		out := make([]byte, 0, len(params)-len(mb.Value)+len(meta))
+		out = append(out, params[:mb.ValueAt]...)
+		out = append(out, meta...)
+		return append(out, params[mb.ValueAt+len(mb.Value):]...)
+	}
+	return params
 }
 
 // legacyResult returns a modern server's result as a legacy client is to

@@ -1,6 +1,7 @@
 package testserver
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/base64"
@@ -44,7 +45,8 @@ var modernTools = []string{"echo", "slow", "progress", "crash", "pid", "add", "e
 // notifications it asked for.
 type listen struct {
 	id    mcp.ID
-	tools bool // toolsListChanged
+	tools bool     // toolsListChanged
+	tasks []string // taskIds: the tasks of the tasks extension it hears of
 }
 
 var serverInfo = json.RawMessage(`{"name":"testserver-modern","version":"1"}`)
@@ -82,6 +84,10 @@ func (s *wireServer) modernRequest(ctx context.Context, msg *mcp.Message) {
 			"ttlMs":             0,
 			"cacheScope":        mcp.CachePrivate,
 		}
+		if tasksOn() {
+			result["capabilities"] = map[string]any{"tools": map[string]any{"listChanged": true},
+				"extensions": map[string]any{tasksExtension: map[string]any{}}}
+		}
 		if text := os.Getenv("MCPGEN_TESTSERVER_INSTRUCTIONS"); text != "" {
 			result["instructions"] = text
 		}
@@ -110,6 +116,8 @@ func (s *wireServer) modernRequest(ctx context.Context, msg *mcp.Message) {
 		s.complete(msg.ID, result)
 	case "tools/call":
 		s.modernCall(ctx, msg, &meta)
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		s.taskRequest(msg)
 	default:
 		s.fail(msg.ID, mcp.NewError(mcp.CodeMethodNotFound, "no method %s", msg.Method))
 	}
@@ -132,17 +140,24 @@ func (s *wireServer) fail(id mcp.ID, err *mcp.Error) {
 func (s *wireServer) listen(msg *mcp.Message) {
 	var p struct {
 		Notifications struct {
-			ToolsListChanged bool `json:"toolsListChanged"`
+			ToolsListChanged bool     `json:"toolsListChanged"`
+			TaskIDs          []string `json:"taskIds"`
 		} `json:"notifications"`
 	}
 	_ = json.Unmarshal(msg.Params, &p)
 	l := &listen{id: msg.ID, tools: p.Notifications.ToolsListChanged}
+	if tasksOn() {
+		l.tasks = slices.DeleteFunc(p.Notifications.TaskIDs, func(id string) bool { return !strings.HasPrefix(id, "task-") })
+	}
 	s.mu.Lock()
 	s.listens = append(s.listens, l)
 	s.mu.Unlock()
 	honored := map[string]any{}
 	if l.tools {
 		honored["toolsListChanged"] = true
+	}
+	if len(l.tasks) > 0 {
+		honored["taskIds"] = l.tasks
 	}
 	s.notify(l, "notifications/subscriptions/acknowledged", map[string]any{"notifications": honored})
 }
@@ -183,6 +198,7 @@ func (s *wireServer) endListens() {
 // and the name of the client it names ("-" for what it does not name), so
 // that a test sees what the server was sent, and on whose behalf.
 func noteMethod(msg *mcp.Message) {
+	noteMeta(msg)
 	path := os.Getenv("MCPGEN_TESTSERVER_METHODS")
 	if path == "" || msg.Method == "" {
 		return
@@ -200,6 +216,34 @@ func noteMethod(msg *mcp.Message) {
 		return
 	}
 	fmt.Fprintf(f, "%s %s %s\n", msg.Method, version, client)
+	f.Close()
+}
+
+// noteMeta appends each request's params._meta, as read, to the file
+// $MCPGEN_TESTSERVER_META names, if set, one line each: "METHOD META",
+// "-" for a request without _meta; so that a test sees which members of
+// its _meta a request reached the server with.
+func noteMeta(msg *mcp.Message) {
+	path := os.Getenv("MCPGEN_TESTSERVER_META")
+	if path == "" || !msg.IsRequest() {
+		return
+	}
+	var p struct {
+		Meta json.RawMessage `json:"_meta"`
+	}
+	_ = json.Unmarshal(msg.Params, &p)
+	meta := "-"
+	if len(p.Meta) > 0 {
+		var b bytes.Buffer
+		if json.Compact(&b, p.Meta) == nil {
+			meta = b.String()
+		}
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return
+	}
+	fmt.Fprintf(f, "%s %s\n", msg.Method, meta)
 	f.Close()
 }
 
@@ -261,7 +305,52 @@ func (s *wireServer) modernCall(ctx context.Context, msg *mcp.Message, meta *mcp
 		text("added")
 	case "elicit":
 		s.elicit(msg, meta, p.Arguments.Text, text)
+	case "task":
+		// A task: its result is the handle (see taskRequest).
+		id := "task-" + p.Arguments.Text
+		s.reply(msg.ID, map[string]any{"resultType": "task", "taskId": id, "status": "working", "ttlMs": 60000, "pollIntervalMs": 10})
 	}
+}
+
+// The tasks extension, in the modern mode with $MCPGEN_TESTSERVER_TASKS=1:
+// advertised in discover, with the tool task {text}, which issues the
+// task task-TEXT.
+const tasksExtension = "io.modelcontextprotocol/tasks"
+
+func tasksOn() bool { return os.Getenv("MCPGEN_TESTSERVER_TASKS") == "1" }
+
+// taskRequest answers tasks/get (every task of task-* is completed, its
+// result naming it), tasks/update (acknowledged, then notifications/tasks
+// says the task completed, on each subscription that asked for the task:
+// taskIds) and tasks/cancel (acknowledged); an unknown task is an error.
+func (s *wireServer) taskRequest(msg *mcp.Message) {
+	var p struct {
+		TaskID string `json:"taskId"`
+	}
+	_ = json.Unmarshal(msg.Params, &p)
+	if !strings.HasPrefix(p.TaskID, "task-") {
+		s.fail(msg.ID, mcp.NewError(mcp.CodeInvalidParams, "unknown task %q", p.TaskID))
+		return
+	}
+	if msg.Method != "tasks/get" {
+		s.complete(msg.ID, map[string]any{})
+		if msg.Method == "tasks/update" {
+			s.mu.Lock()
+			var tell []*listen
+			for _, l := range s.listens {
+				if slices.Contains(l.tasks, p.TaskID) {
+					tell = append(tell, l)
+				}
+			}
+			s.mu.Unlock()
+			for _, l := range tell {
+				s.notify(l, "notifications/tasks", map[string]any{"taskId": p.TaskID, "status": "completed"})
+			}
+		}
+		return
+	}
+	s.complete(msg.ID, map[string]any{"taskId": p.TaskID, "status": "completed",
+		"result": map[string]any{"content": []any{map[string]any{"type": "text", "text": "done " + p.TaskID}}}})
 }
 
 // elicit asks for a confirmation through a multi round-trip request: the

@@ -86,7 +86,9 @@ func Self(t testing.TB) string {
 // can, then answers), deep {idLast} (answers with structuredContent nested
 // DeepNesting levels, its id before the result, or after it with
 // idLast), never (never answers), stream (sends progress every few
-// milliseconds, and never answers); and the method test/never is never
+// milliseconds, and never answers), touch {text} (says that the resource
+// of URI text was updated: notifications/resources/updated); and the
+// method test/never is never
 // answered either. $MCPGEN_TESTSERVER_CANCELS names a
 // file that the server appends each notifications/cancelled's requestId
 // to, on a line, as it reads it.
@@ -158,6 +160,9 @@ func serve(mode string) {
 	}
 	if mode == "modern" {
 		s.modern, s.tools = true, slices.Clone(modernTools)
+		if tasksOn() {
+			s.tools = append(s.tools, "task")
+		}
 	}
 	if list := os.Getenv("MCPGEN_TESTSERVER_TOOLS"); list != "" {
 		s.tools = strings.Split(list, ",")
@@ -457,6 +462,10 @@ func (s *wireServer) call(ctx context.Context, msg *mcp.Message) {
 		params, _ := json.Marshal(map[string]any{"level": "info", "logger": "testlog", "data": p.Arguments.Text})
 		_ = s.w.Write(&mcp.Message{Method: "notifications/message", Params: params})
 		s.text(msg.ID, "logged")
+	case "touch":
+		params, _ := json.Marshal(map[string]any{"uri": p.Arguments.Text})
+		_ = s.w.Write(&mcp.Message{Method: "notifications/resources/updated", Params: params})
+		s.text(msg.ID, "touched")
 	case "flood":
 		for i := range p.Arguments.Steps {
 			params, _ := json.Marshal(map[string]any{"level": "info", "logger": "flood", "data": fmt.Sprintf("line %d of %d", i+1, p.Arguments.Steps)})
