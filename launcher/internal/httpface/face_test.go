@@ -111,6 +111,12 @@ func testFace(t *testing.T, opts Options) (*Face, *httptest.Server, *testAgent) 
 	return f, srv, ta
 }
 
+// Describe and Ready: the face serves the legacy era, whose initialize
+// this handler answers; a modern request's description is not needed.
+func (h *testHandler) Describe() *agent.Description { return nil }
+
+func (h *testHandler) Ready(context.Context) error { return nil }
+
 const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"sampling":{}},"clientInfo":{"name":"t","version":"1"}}}`
 
 // request sends an MCP request to url with the headers a client sends,
