@@ -12,11 +12,11 @@
 // Handler (the hub's single server, the gateway's routing), which answers
 // it through its Call.
 //
-// A Conn of lines on a connection (New, Serve) is what the sockets and
-// pipes of mcpgen connect need. The Conn itself deals in messages
-// (Receive) and writes through an outlet: a face whose messages come
-// otherwise (an HTTP request each) hands them to Receive, and takes what
-// the Conn writes through an outlet of its own.
+// A Conn reads and writes lines on a connection (New, Serve): the sockets
+// and pipes of mcpgen connect, and the HTTP face's sessions, which play
+// such a connection (the messages of their POSTs read in order, each line
+// written delivered to its stream). Within, it deals in messages
+// (Receive) and writes through an outlet, the outbox.
 package agent
 
 import (
