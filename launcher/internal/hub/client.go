@@ -75,6 +75,7 @@ type forward struct {
 	token string         // the hub's progress token, if the agent asked for progress
 	bound *time.Timer    // ends it at the server's tool_timeout, once sent (see limit)
 	done  bool           // answered, or stopped
+	input input          // what translation between eras needs of it (translate.go)
 }
 
 // Request handles one of the agent's requests (see agent.Handler): the hub
@@ -179,9 +180,7 @@ func (c *client) forward(up *Upstream, f *forward, wait bool) {
 		c.hub.dropToken(token)
 		return
 	}
-	call, err := up.forward(c, method, params, func(result json.RawMessage, err *mcp.Error) {
-		c.finish(f, result, err)
-	}, wait)
+	call, err := up.forward(c, method, params, c.answered(up, f, method, params), wait)
 	switch {
 	case errors.Is(err, mcp.ErrWouldBlock):
 		c.mu.Lock()
@@ -283,6 +282,7 @@ func (c *client) finish(f *forward, result json.RawMessage, err *mcp.Error) {
 	delete(c.forwards, f)
 	token, bound := f.token, f.bound
 	f.bound = nil
+	f.input.endLocked()
 	c.mu.Unlock()
 	if bound != nil {
 		bound.Stop()
@@ -308,6 +308,7 @@ func (c *client) stop(f *forward, why error) {
 	delete(c.forwards, f)
 	up, token, bound := f.up, f.token, f.bound
 	f.bound = nil
+	f.input.endLocked()
 	c.mu.Unlock()
 	if bound != nil {
 		bound.Stop()
