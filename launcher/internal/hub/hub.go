@@ -22,6 +22,7 @@ import (
 
 	"github.com/mcpgen/mcpgen/internal/jsonwire"
 	"github.com/mcpgen/mcpgen/launcher/internal/agent"
+	"github.com/mcpgen/mcpgen/launcher/internal/translate"
 	"github.com/mcpgen/mcpgen/mcp"
 )
 
@@ -84,6 +85,12 @@ type Hub struct {
 	// server may take to answer it (client.limit), and so how long a
 	// client that closed its input waits for its answers (AnswerBound).
 	startTimeout, toolTimeout time.Duration
+
+	// Translation between the eras (translate.go): the server's calls held
+	// for a modern agent's input, and how long each may wait for it (the
+	// server's input_timeout).
+	held         *translate.Table
+	inputTimeout time.Duration
 }
 
 // A routedRequest is a server's request that a client answers. Its
@@ -117,6 +124,7 @@ func New(name, root string, log *slog.Logger) *Hub {
 		watchers: make(map[int]func()),
 
 		toolTimeout: defaultToolTimeout,
+		held:        translate.NewTable(),
 	}
 }
 

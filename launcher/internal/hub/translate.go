@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	json "github.com/goccy/go-json"
 
@@ -17,6 +18,18 @@ import (
 // a legacy agent's call is answered by asking the agent the server's
 // requests, and the call is retried upstream with the answers, until the
 // server completes it (the agent sees one call).
+
+// SetInputTimeout says how long a call of the server's that waits for a
+// modern agent's input is held for the agent's retry (its input_timeout);
+// zero: the manifest's default. A call held before keeps its bound.
+func (h *Hub) SetInputTimeout(d time.Duration) {
+	if d <= 0 {
+		d = translate.DefaultInputTimeout
+	}
+	h.mu.Lock()
+	h.inputTimeout = d
+	h.mu.Unlock()
+}
 
 // input is what a forward needs for translation; guarded by the client's
 // mu.
