@@ -91,6 +91,7 @@ type Hub struct {
 	// server's input_timeout).
 	held         *translate.Table
 	inputTimeout time.Duration
+	seq          atomic.Uint64 // numbers clients and forwards (client.serial, forward.seq)
 }
 
 // A routedRequest is a server's request that a client answers. Its
@@ -400,7 +401,10 @@ func (h *Hub) serverRequest(ctx context.Context, u *Upstream, req *mcp.Request) 
 	if u.refuses() {
 		return nil, unavailable(h.name, errStopping) // nobody will read it: the server is going
 	}
-	c := h.answerer(req.Method)
+	c, f := h.attribute(req.Method)
+	if f != nil {
+		return h.holdForInput(ctx, c, f, req) // seam: translation
+	}
 	if c == nil {
 		return nil, mcp.NewError(mcp.CodeMethodNotFound, "no client of this workspace can answer %s", req.Method)
 	}
@@ -595,14 +599,18 @@ func (h *Hub) routeProgress(msg *mcp.Message) {
 	}
 	h.mu.Lock()
 	route := h.progress[key]
+	var token []byte
+	if route != nil {
+		token = route.token
+	}
 	h.mu.Unlock()
-	if route == nil {
-		return
+	if route == nil || token == nil {
+		return // nobody's, or a held call's (see retoken)
 	}
 	// It may be coalesced with another of its token, for a client that is
 	// behind (see agent.Conn.Notify): route.key is unique among the
 	// client's tokens.
-	out := &mcp.Message{Method: msg.Method, Params: splice(msg.Params, spans, route.token)}
+	out := &mcp.Message{Method: msg.Method, Params: splice(msg.Params, spans, token)}
 	route.client.deliver(out, agent.EncodeLine(out), true, route.key)
 }
 

@@ -221,8 +221,10 @@ func (u *Upstream) forAgent(c *client, params json.RawMessage) (json.RawMessage,
 	if u.client.Era() != mcp.EraModern {
 		return params, false
 	}
-	if namesVersion(params) {
-		return params, false
+	if bytes.Contains(params, []byte(mcp.MetaProtocolVersion)) {
+		if m, err := mcp.ParseRequestMeta(params); err != nil || m.Modern() {
+			return params, false
+		}
 	}
 	caps, info := c.agentMeta()
 	out, err := mcp.SetMeta(params,

@@ -5,10 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	json "github.com/goccy/go-json"
 
+	"github.com/mcpgen/mcpgen/launcher/internal/agent"
 	"github.com/mcpgen/mcpgen/launcher/internal/translate"
 	"github.com/mcpgen/mcpgen/mcp"
 )
@@ -42,17 +44,41 @@ type input struct {
 	rounds int // the input_required results answered so far
 	// cancel stops the asking of the agent under way, if any.
 	cancel context.CancelFunc
+
+	// modern: a modern agent's call to a legacy server, which may be held
+	// for the agent's input (see Hub.holdForInput): its digest, and what
+	// its agent can answer.
+	modern              bool
+	digest              translate.Digest
+	elicitation, sample bool
+	// held, while the call waits for the agent's retry: the agent's call
+	// was answered input_required, and the server's request waits.
+	held *translate.Held
 }
 
 // endLocked stops what translation has under way for the forward, which
-// ends.
-func (in *input) endLocked() {
+// ends, and returns the call it held, which the caller drops (dropHeld)
+// once it has let the client's mu go.
+func (in *input) endLocked() *translate.Held {
 	if in.cancel != nil {
 		in.cancel()
 		in.cancel = nil
 	}
 	in.sent = nil
+	held := in.held
+	in.held = nil
+	return held
 }
+
+// dropHeld lets a held call go, if it was held still: the server's request
+// that waited for the agent's input is refused, saying why.
+func dropHeld(h *translate.Held, why error) {
+	if h != nil && h.Drop() {
+		h.Value.(*heldCall).answer <- &mcp.Message{Error: mcp.NewError(CodeUnavailable, "the client's call ended before it gave its input: %v", why)}
+	}
+}
+
+var errCallEnded = errors.New("the server answered it")
 
 // maxRetryParams bounds the params kept to retry a call: a call with more
 // that gets input_required fails, saying so.
@@ -63,8 +89,19 @@ const maxRetryParams = 1 << 20
 // legacy agent's call, which the hub answers itself (inputRequired).
 // params are what the hub sends (forward), before the modern _meta.
 func (c *client) answered(up *Upstream, f *forward, method string, params json.RawMessage) func(json.RawMessage, *mcp.Error) {
-	if up.Era() != mcp.EraModern || !translate.Translatable(method) || namesVersion(params) {
-		return func(result json.RawMessage, err *mcp.Error) { c.finish(f, result, err) }
+	finish := func(result json.RawMessage, err *mcp.Error) { c.finish(f, result, err) }
+	if !translate.Translatable(method) {
+		return finish
+	}
+	modern := namesVersion(params)
+	if up.Era() != mcp.EraModern {
+		if modern {
+			c.mayHold(f, method, params)
+		}
+		return finish
+	}
+	if modern {
+		return finish // the same era: as it is
 	}
 	var sent json.RawMessage
 	if len(params) <= maxRetryParams {
@@ -204,4 +241,261 @@ func (a agentAsker) Ask(ctx context.Context, method string, params json.RawMessa
 		ask.Cancel("the call that asked it ended")
 		return nil, mcp.NewError(CodeUnavailable, "%v", context.Cause(ctx))
 	}
+}
+
+// This is the other way: a legacy server's request, sent during a modern
+// agent's call, becomes an input_required result to the call; the call
+// upstream is held (package translate's Table) until the agent retries it
+// with its input, which answers the server's request.
+
+// A heldCall is what a held call's Held holds: the forward, and where the
+// server's request gets its answer.
+type heldCall struct {
+	c      *client
+	f      *forward
+	answer chan *mcp.Message // buffered: one send, which never waits
+}
+
+// mayHold notes what a modern agent's call to a legacy server needs to be
+// held: its digest, and what the agent can answer (its capabilities, in
+// the request's _meta).
+func (c *client) mayHold(f *forward, method string, params json.RawMessage) {
+	digest, err := translate.DigestOf(method, params)
+	if err != nil {
+		return // the server says what is wrong with the params
+	}
+	var caps map[string]json.RawMessage
+	if m, err := mcp.ParseRequestMeta(params); err == nil {
+		_ = json.Unmarshal(m.ClientCapabilities, &caps)
+	}
+	_, elicitation := caps["elicitation"]
+	_, sample := caps["sampling"]
+	c.mu.Lock()
+	f.input.modern, f.input.digest = true, digest
+	f.input.elicitation, f.input.sample = elicitation, sample
+	c.mu.Unlock()
+}
+
+// canAnswerLocked reports whether the forward's agent can answer a
+// server's request of method: a modern call whose agent declared the
+// capability, or any request of a legacy agent that did. The caller holds
+// the client's mu.
+func (c *client) canAnswerLocked(f *forward, method string) bool {
+	if !f.input.modern {
+		return c.conn.Can(method)
+	}
+	switch {
+	case strings.HasPrefix(method, "elicitation/"):
+		return f.input.elicitation
+	case strings.HasPrefix(method, "sampling/"):
+		return f.input.sample
+	}
+	return false
+}
+
+// attribute chooses whom a server's request goes to (elicitation,
+// sampling). On stdio a legacy server's request does not say which call it
+// is for: the hub gives it to the oldest call in flight whose agent can
+// answer it, of every client's, which is the call it is for whenever the
+// server has one call under way (or asks for the oldest of them). A
+// legacy agent's call gets the request itself (it returns that client,
+// and nil); a modern agent's call is held, the request its input_required
+// (it returns the client and the forward). When the calls in flight are
+// all of agents that cannot answer, the request is refused: an agent with
+// no call under way is not asked what another's call needs. With no call
+// in flight at all, it goes to a capable legacy agent (answerer), as it
+// did before, or is refused.
+func (h *Hub) attribute(method string) (*client, *forward) {
+	h.mu.Lock()
+	clients := h.clientList()
+	h.mu.Unlock()
+	var oldest *forward
+	var owner *client
+	inFlight := false
+	for _, c := range clients {
+		c.mu.Lock()
+		for f := range c.forwards {
+			if f.done || f.input.held != nil {
+				continue
+			}
+			inFlight = true
+			if oldest != nil && f.seq > oldest.seq || !c.canAnswerLocked(f, method) {
+				continue
+			}
+			if f.input.modern && !translate.Translatable(f.call.Method()) {
+				continue
+			}
+			oldest, owner = f, c
+		}
+		c.mu.Unlock()
+	}
+	switch {
+	case oldest == nil && inFlight:
+		return nil, nil // the calls under way are of agents that cannot answer: no other is asked
+	case oldest == nil:
+		return h.answerer(method), nil
+	case oldest.input.modern:
+		return owner, oldest
+	}
+	return owner, nil
+}
+
+// holdForInput holds a modern agent's call for its input: the call is
+// answered input_required, asking the server's request, and the request
+// waits for the agent's retry (resume), its input_timeout, or the end of
+// the call; the call upstream goes on meanwhile, and its answer, if it
+// comes first, waits for the retry (finish). Like serverRequest, it runs
+// on a goroutine of the upstream's Conn.
+func (h *Hub) holdForInput(ctx context.Context, c *client, f *forward, req *mcp.Request) (any, error) {
+	h.mu.Lock()
+	timeout := h.inputTimeout
+	h.mu.Unlock()
+	if timeout <= 0 {
+		timeout = translate.DefaultInputTimeout
+	}
+	hc := &heldCall{c: c, f: f, answer: make(chan *mcp.Message, 1)}
+	c.mu.Lock()
+	if f.done || f.input.held != nil {
+		c.mu.Unlock()
+		return nil, mcp.NewError(CodeUnavailable, "the call that this request was for has ended")
+	}
+	held, result, err := h.held.Hold(translate.Request{
+		Agent:    c.serial,
+		Method:   f.call.Method(),
+		Digest:   f.input.digest,
+		Ask:      mcp.InputRequest{Method: req.Method, Params: req.Params},
+		Timeout:  timeout,
+		OnExpire: func(*translate.Held) { c.inputExpired(hc, timeout) },
+	})
+	if err != nil {
+		c.mu.Unlock()
+		return nil, mcp.NewError(CodeUnavailable, "mcpgen cannot hold the call for its client's input: %v", err)
+	}
+	held.Value = hc
+	f.input.held = held
+	call, bound, token := f.call, f.bound, f.token
+	f.bound = nil // the call waits for the agent: input_timeout bounds it now
+	c.mu.Unlock()
+	if bound != nil {
+		bound.Stop()
+	}
+	h.retoken(token, nil) // no progress for a call that was answered
+	call.Answer(result, nil)
+	select {
+	case m := <-hc.answer:
+		if m.Error != nil {
+			return nil, m.Error
+		}
+		return m.Result, nil
+	case <-ctx.Done():
+		// The server gave its request up: the call stays held, and the
+		// agent's input goes nowhere.
+		return nil, context.Cause(ctx)
+	}
+}
+
+// inputExpired ends a held call that its agent did not retry within its
+// input_timeout: the server's request is refused, and the call cancelled
+// at the server.
+func (c *client) inputExpired(hc *heldCall, d time.Duration) {
+	why := fmt.Errorf("the client did not give its input within the server's input_timeout (%s)", d)
+	hc.answer <- &mcp.Message{Error: mcp.NewError(CodeTimeout, "%v", why)}
+	c.stop(hc.f, why)
+}
+
+// resume takes a modern agent's retry of a call that a legacy server holds
+// for its input, and reports whether it did (else the call is handled as
+// any other): the agent's input answers the server's request, and the
+// call's answer goes to the retry, now or when the server gives it. A
+// retry that names no call of the agent's that is held (a forged, altered,
+// replayed or expired requestState, an answer to a request never made) is
+// answered with an error that says why. To a modern server, a retry goes
+// as it is (its requestState is the server's).
+func (c *client) resume(call *agent.Call) bool {
+	method := call.Method()
+	if !translate.Translatable(method) {
+		return false
+	}
+	params := call.Params()
+	if !bytes.Contains(params, []byte(`"requestState"`)) && !bytes.Contains(params, []byte(`"inputResponses"`)) {
+		return false
+	}
+	if c.hub.era() == mcp.EraModern || !namesVersion(params) {
+		return false
+	}
+	responses, state, hasState, _, err := mcp.RetryParams(params)
+	if err != nil {
+		call.Answer(nil, asWireError(err))
+		return true
+	}
+	if !hasState {
+		call.Answer(nil, mcp.NewError(mcp.CodeInvalidParams, "invalid params: inputResponses answers requests that were never made: this call was asked for no input (an input_required result of mcpgen's always has a requestState); call again without inputResponses"))
+		return true
+	}
+	digest, err := translate.DigestOf(method, params)
+	if err != nil {
+		call.Answer(nil, asWireError(err))
+		return true
+	}
+	_, token := requestToken(params)
+	// The hand-over is under the client's mu, which finish holds to keep
+	// the server's answer for the retry (Settle): the answer is the
+	// retry's, either way.
+	c.mu.Lock()
+	r, werr := c.hub.held.Resume(c.serial, method, digest, state, responses)
+	if werr != nil {
+		c.mu.Unlock()
+		call.Answer(nil, werr)
+		return true
+	}
+	hc := r.Held.Value.(*heldCall)
+	f := hc.f
+	done, key := f.done, f.token
+	if !done {
+		f.input.held = nil
+		f.call = call
+	}
+	c.mu.Unlock()
+	call.Release()
+	if done { // it was stopped as the retry came
+		hc.answer <- &mcp.Message{Error: mcp.NewError(CodeUnavailable, "the client's call ended before it gave its input")}
+		call.Answer(nil, mcp.NewError(CodeUnavailable, "server %q: the call ended while it waited for its input; call again", c.hub.name))
+		return true
+	}
+	hc.answer <- &mcp.Message{Result: r.Input}
+	c.hub.retoken(key, token)
+	if !call.OnCancel(func(why error) { c.stop(f, why) }) {
+		c.stop(f, errCancelled)
+		return true
+	}
+	if r.Answered {
+		c.finish(f, r.Result, r.Err)
+		return true
+	}
+	c.limit(f, method) // a new tool_timeout from now
+	return true
+}
+
+// era is the server's era, as its last handshake found it.
+func (h *Hub) era() mcp.Era {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.init == nil {
+		return mcp.EraUnknown
+	}
+	return h.init.Era
+}
+
+// retoken routes the progress of the request whose hub token has key to
+// token, the agent's (nil: the progress is dropped): a held call's retry
+// has a token of its own, or none.
+func (h *Hub) retoken(key string, token []byte) {
+	if key == "" {
+		return
+	}
+	h.mu.Lock()
+	if r := h.progress[key]; r != nil {
+		r.token = token
+	}
+	h.mu.Unlock()
 }

@@ -2,8 +2,10 @@ package hub
 
 import (
 	"net/url"
+	"os"
 	"strings"
 	"testing"
+	"time"
 
 	json "github.com/goccy/go-json"
 
@@ -167,4 +169,218 @@ func TestTranslateSameEra(t *testing.T) {
 		t.Fatalf("got %s, want the server's input_required as it is", m.AppendJSON(nil))
 	}
 	c.Quiet()
+}
+
+// The other way: a legacy server's request during a modern agent's call.
+
+// modernCall sends a modern request (stateless: its _meta names the
+// version and the agent's capabilities caps) to call tool with args;
+// extra are more members of params (",..." JSON), a retry's say.
+func modernCall(c *testserver.Client, id, tool, args, caps, extra string) {
+	c.Send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"` + tool + `","arguments":` + args + extra +
+		`,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + caps + `,"io.modelcontextprotocol/clientInfo":{"name":"m","version":"1"}}}}`)
+}
+
+// inputRequired reads the next message, which must answer id with an
+// input_required result asking what the server asked (method, with a
+// params member that holds want), and returns its requestState.
+func inputRequired(t *testing.T, c *testserver.Client, id, method, want string) string {
+	t.Helper()
+	m := c.Next()
+	if m.ID.String() != id || m.Error != nil {
+		t.Fatalf("got %s, want the answer to %s", m.AppendJSON(nil), id)
+	}
+	ir, err := mcp.ParseInputRequired(m.Result)
+	if err != nil || mcp.ResultType(m.Result) != mcp.ResultInputRequired || len(ir.Keys) != 1 || !strings.HasPrefix(ir.RequestState, "mcpgen1.") {
+		t.Fatalf("got %s, want input_required with one request and mcpgen's state", m.Result)
+	}
+	req := ir.InputRequests[ir.Keys[0]]
+	if req.Method != method || !strings.Contains(string(req.Params), want) {
+		t.Fatalf("it asks %s %s, want %s with %s", req.Method, req.Params, method, want)
+	}
+	return ir.RequestState
+}
+
+func retryWith(state, answer string) string {
+	return `,"inputResponses":{"mcpgen":` + answer + `},"requestState":"` + state + `"`
+}
+
+const elicits = `{"elicitation":{}}`
+
+// TestTranslateHeldRoundTrip: a legacy server that elicits during a modern
+// agent's call: the call is answered input_required, asking the server's
+// request, with mcpgen's requestState; the retry with the agent's input
+// answers the server's request, and gets the next input_required (the
+// server asks again), then the server's result. The agent is sent no
+// request of the server's; a state is good for one retry.
+func TestTranslateHeldRoundTrip(t *testing.T) {
+	th := newTestHub(t, "echo")
+	c := th.client("agent", "")
+	modernCall(c, "1", "elicit", `{"text":"deploy","steps":2}`, elicits, "")
+	state := inputRequired(t, c, "1", "elicitation/create", "Confirm deploy?")
+	modernCall(c, "2", "elicit", `{"steps":2,"text":"deploy"}`, elicits, retryWith(state, `{"action":"accept","content":{"ok":true}}`))
+	state2 := inputRequired(t, c, "2", "elicitation/create", "Confirm deploy?")
+	modernCall(c, "3", "elicit", `{"text":"deploy","steps":2}`, elicits, retryWith(state2, `{"action":"decline"}`))
+	m := c.Next()
+	if got := testserver.ResultText(t, m); m.ID.String() != "3" || got != `deploy: {"action":"accept","content":{"ok":true}} {"action":"decline"}` {
+		t.Errorf("the last retry: got %s", m.AppendJSON(nil))
+	}
+	modernCall(c, "4", "elicit", `{"text":"deploy","steps":2}`, elicits, retryWith(state, `{"action":"accept"}`))
+	if m := c.Next(); m.Error == nil || m.Error.Code != mcp.CodeInvalidParams || !strings.Contains(m.Error.Message, "over") {
+		t.Errorf("a replayed state: got %s, want -32602 saying its call is over", m.AppendJSON(nil))
+	}
+	c.Quiet()
+	if s := th.hub.held.Stats(); s.Held != 0 || s.Bytes != 0 {
+		t.Errorf("held after the calls: %+v", s)
+	}
+}
+
+// TestTranslateHeldBadRetries: retries that name no call of the agent's
+// that is held get a clear error (-32602), and the call stays held for
+// the right one.
+func TestTranslateHeldBadRetries(t *testing.T) {
+	th := newTestHub(t, "echo")
+	a, b := th.client("a", ""), th.client("b", "")
+	modernCall(a, "1", "elicit", `{"text":"x"}`, elicits, "")
+	state := inputRequired(t, a, "1", "elicitation/create", "Confirm x?")
+	accept := `{"action":"accept"}`
+	forged := state[:len(state)-4] + "AAAA"
+	if forged == state {
+		forged = state[:len(state)-4] + "BBBB"
+	}
+	for _, tc := range []struct {
+		name, args, extra string
+		c                 *testserver.Client
+		want              string
+	}{
+		{"forged", `{"text":"x"}`, retryWith(forged, accept), a, "not one that mcpgen gave"},
+		{"another agent's", `{"text":"x"}`, retryWith(state, accept), b, "another client"},
+		{"other arguments", `{"text":"y"}`, retryWith(state, accept), a, "other arguments"},
+		{"answers to requests never made", `{"text":"x"}`, `,"inputResponses":{"mcpgen":{}}`, a, "never made"},
+		{"an answer to another request", `{"text":"x"}`, `,"inputResponses":{"mcpgen":{},"other":{}},"requestState":"` + state + `"`, a, `inputResponses["other"] answers a request that was never made`},
+		{"a state that is not a string", `{"text":"x"}`, `,"inputResponses":{},"requestState":3`, a, "requestState must be a string"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			modernCall(tc.c, "9", "elicit", tc.args, elicits, tc.extra)
+			m := tc.c.Next()
+			if m.Error == nil || m.Error.Code != mcp.CodeInvalidParams || !strings.Contains(m.Error.Message, tc.want) {
+				t.Errorf("got %s, want -32602 with %q", m.AppendJSON(nil), tc.want)
+			}
+		})
+	}
+	modernCall(a, "2", "elicit", `{"text":"x"}`, elicits, retryWith(state, accept))
+	if got := testserver.ResultText(t, a.Next()); got != `x: {"action":"accept"}` {
+		t.Errorf("the right retry after the bad ones: %q", got)
+	}
+}
+
+// TestTranslateHeldExpires: a held call that its agent does not retry
+// within the server's input_timeout is cancelled at the server, whose
+// request is refused; its state is refused then.
+func TestTranslateHeldExpires(t *testing.T) {
+	cancels := t.TempDir() + "/cancels"
+	th := newTestHub(t, "echo", "MCPGEN_TESTSERVER_CANCELS="+cancels)
+	th.hub.SetInputTimeout(50 * time.Millisecond)
+	c := th.client("agent", "")
+	modernCall(c, "1", "elicit", `{"text":"x"}`, elicits, "")
+	state := inputRequired(t, c, "1", "elicitation/create", "Confirm x?")
+	waitFor(t, func() []string { b, _ := os.ReadFile(cancels); return strings.Fields(string(b)) }, "the call's cancellation", func(string) bool { return true })
+	if s := th.hub.held.Stats(); s.Held != 0 {
+		t.Errorf("held after the expiry: %+v", s)
+	}
+	modernCall(c, "2", "elicit", `{"text":"x"}`, elicits, retryWith(state, `{"action":"accept"}`))
+	if m := c.Next(); m.Error == nil || !strings.Contains(m.Error.Message, "expired") && !strings.Contains(m.Error.Message, "over") {
+		t.Errorf("a retry after the expiry: got %s", m.AppendJSON(nil))
+	}
+	// The server is free: it answers the next call.
+	c.Call("3", "echo", `{"text":"next"}`)
+	if got := testserver.ResultText(t, c.Next()); got != "next" {
+		t.Errorf("echo: %q", got)
+	}
+}
+
+// TestTranslateHeldAnsweredMeanwhile: a legacy server that answers the
+// call while it is held (it does without the input): the answer waits for
+// the retry.
+func TestTranslateHeldAnsweredMeanwhile(t *testing.T) {
+	th := newTestHub(t, "echo")
+	c := th.client("agent", "")
+	modernCall(c, "1", "elicit", `{"text":"x","impatient":true}`, elicits, "")
+	m := c.Next()
+	if m.Error == nil && testserverText(m) == "impatient" {
+		t.Skip("the server answered before it was held: nothing to retry")
+	}
+	ir, err := mcp.ParseInputRequired(m.Result)
+	if err != nil {
+		t.Fatalf("got %s", m.AppendJSON(nil))
+	}
+	for deadline := time.Now().Add(waitLong); th.hub.held.Stats().Bytes == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the server's answer was never kept")
+		}
+	}
+	modernCall(c, "2", "elicit", `{"text":"x","impatient":true}`, elicits, retryWith(ir.RequestState, `{"action":"accept"}`))
+	if got := testserver.ResultText(t, c.Next()); got != "impatient" {
+		t.Errorf("the retry: %q, want the server's answer", got)
+	}
+	if s := th.hub.held.Stats(); s.Held != 0 || s.Bytes != 0 {
+		t.Errorf("held after the retry: %+v", s)
+	}
+}
+
+func testserverText(m *mcp.Message) string {
+	var r mcp.CallToolResult
+	if json.Unmarshal(m.Result, &r) != nil || len(r.Content) == 0 {
+		return ""
+	}
+	return r.Content[0].Text
+}
+
+// TestTranslateHeldAgentGoes: an agent that goes while its call is held:
+// the server's request is refused and the call cancelled at the server;
+// nothing stays held.
+func TestTranslateHeldAgentGoes(t *testing.T) {
+	cancels := t.TempDir() + "/cancels"
+	th := newTestHub(t, "echo", "MCPGEN_TESTSERVER_CANCELS="+cancels)
+	c := th.client("agent", "")
+	modernCall(c, "1", "elicit", `{"text":"x"}`, elicits, "")
+	inputRequired(t, c, "1", "elicitation/create", "Confirm x?")
+	c.Close()
+	waitFor(t, func() []string { b, _ := os.ReadFile(cancels); return strings.Fields(string(b)) }, "the call's cancellation", func(string) bool { return true })
+	for deadline := time.Now().Add(waitLong); th.hub.held.Stats().Held != 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the call of an agent that went stays held")
+		}
+	}
+}
+
+// TestTranslateAttribution: a legacy server's requests go to the agent of
+// the oldest call in flight that can answer them: a modern agent's call
+// is held, a legacy agent is asked; neither sees the other's; a modern
+// agent that declared no elicitation is not asked.
+func TestTranslateAttribution(t *testing.T) {
+	th := newTestHub(t, "echo")
+	m, l, plain := th.client("modern", ""), th.client("legacy", elicits), th.client("plain", "")
+	modernCall(plain, "1", "elicit", `{"text":"p"}`, `{}`, "")
+	if got := testserver.ResultText(t, plain.Next()); got != "refused: no client of this workspace can answer elicitation/create" {
+		t.Errorf("a modern agent without elicitation, alone: %q", got)
+	}
+	modernCall(m, "1", "elicit", `{"text":"m"}`, elicits, "")
+	state := inputRequired(t, m, "1", "elicitation/create", "Confirm m?")
+	l.Call("1", "elicit", `{"text":"l"}`)
+	ask := l.Next()
+	if ask.Method != "elicitation/create" || !strings.Contains(string(ask.Params), "Confirm l?") {
+		t.Fatalf("the legacy agent got %s", ask.AppendJSON(nil))
+	}
+	l.Send(`{"jsonrpc":"2.0","id":` + ask.ID.String() + `,"result":{"action":"accept"}}`)
+	if got := testserver.ResultText(t, l.Next()); got != `l: {"action":"accept"}` {
+		t.Errorf("the legacy agent's call: %q", got)
+	}
+	modernCall(m, "2", "elicit", `{"text":"m"}`, elicits, retryWith(state, `{"action":"cancel"}`))
+	if got := testserver.ResultText(t, m.Next()); got != `m: {"action":"cancel"}` {
+		t.Errorf("the modern agent's call: %q", got)
+	}
+	m.Quiet()
+	l.Quiet()
+	plain.Quiet()
 }

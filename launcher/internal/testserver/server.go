@@ -86,8 +86,12 @@ func Self(t testing.TB) string {
 // can, then answers), deep {idLast} (answers with structuredContent nested
 // DeepNesting levels, its id before the result, or after it with
 // idLast), never (never answers), stream (sends progress every few
-// milliseconds, and never answers); and the method test/never is never
-// answered either. $MCPGEN_TESTSERVER_CANCELS names a
+// milliseconds, and never answers), elicit {text, steps, impatient} (asks
+// its client elicitation/create steps times, one after the other, then
+// answers "TEXT: ANSWER..." with each answer, or "refused: ERROR" when one
+// was an error; impatient, it asks once and answers "impatient" at once,
+// without waiting for the answer; a call cancelled meanwhile is not
+// answered); and the method test/never is never answered either. $MCPGEN_TESTSERVER_CANCELS names a
 // file that the server appends each notifications/cancelled's requestId
 // to, on a line, as it reads it.
 //
@@ -399,6 +403,8 @@ func (s *wireServer) call(ctx context.Context, msg *mcp.Message) {
 			Ms     int    `json:"ms"`
 			Steps  int    `json:"steps"`
 			IDLast bool   `json:"idLast"`
+			// elicit's
+			Impatient bool `json:"impatient"`
 		} `json:"arguments"`
 		Meta struct {
 			ProgressToken json.RawMessage `json:"progressToken"`
@@ -453,6 +459,8 @@ func (s *wireServer) call(ctx context.Context, msg *mcp.Message) {
 	case "roots":
 		resp := s.ask("roots/list", nil)
 		s.text(msg.ID, answerText(resp))
+	case "elicit":
+		s.legacyElicit(ctx, msg.ID, p.Arguments.Text, p.Arguments.Steps, p.Arguments.Impatient)
 	case "log":
 		params, _ := json.Marshal(map[string]any{"level": "info", "logger": "testlog", "data": p.Arguments.Text})
 		_ = s.w.Write(&mcp.Message{Method: "notifications/message", Params: params})
@@ -510,4 +518,28 @@ func answerText(m *mcp.Message) string {
 		return fmt.Sprintf("error %d: %s", m.Error.Code, m.Error.Message)
 	}
 	return string(m.Result)
+}
+
+// legacyElicit is the tool elicit of the legacy modes: see serve.
+func (s *wireServer) legacyElicit(ctx context.Context, id mcp.ID, text string, steps int, impatient bool) {
+	params := map[string]any{"mode": "form", "message": "Confirm " + text + "?",
+		"requestedSchema": map[string]any{"type": "object", "properties": map[string]any{"ok": map[string]any{"type": "boolean"}}}}
+	if impatient {
+		go s.ask("elicitation/create", params) // ends when the client answers, or the hub refuses
+		s.text(id, "impatient")
+		return
+	}
+	answers := ""
+	for range max(steps, 1) {
+		resp := s.ask("elicitation/create", params)
+		if ctx.Err() != nil {
+			return // cancelled: no answer
+		}
+		if resp.Error != nil {
+			s.text(id, "refused: "+resp.Error.Message)
+			return
+		}
+		answers += " " + string(resp.Result)
+	}
+	s.text(id, text+":"+answers)
 }
