@@ -17,6 +17,10 @@ type Call struct {
 	c      *Conn
 	id     mcp.ID
 	method string
+	// modern: the request named a modern version in its _meta (see
+	// era.go), which meta holds; set before the Handler has it.
+	modern bool
+	meta   mcp.RequestMeta
 
 	// Guarded by c.mu.
 	params json.RawMessage
@@ -31,6 +35,15 @@ func (call *Call) ID() mcp.ID { return call.id }
 
 // Method is the request's method.
 func (call *Call) Method() string { return call.method }
+
+// Modern reports whether the request is of the modern era: stateless, its
+// _meta naming the version, the client's capabilities and identity (see
+// Meta); else it is a legacy session's.
+func (call *Call) Modern() bool { return call.modern }
+
+// Meta is what a modern request said of itself in _meta, as the Conn read
+// and checked it; empty for a legacy request.
+func (call *Call) Meta() *mcp.RequestMeta { return &call.meta }
 
 // Conn is the connection of the agent that sent it.
 func (call *Call) Conn() *Conn { return call.c }
@@ -94,6 +107,9 @@ func (call *Call) releaseLocked() int {
 // endLocked ends the call without an answer, and returns its OnCancel
 // function; the caller holds c.mu, and has taken it out of c.calls.
 func (call *Call) endLocked() func(error) {
+	if !call.over && call.meta.LogLevel != "" {
+		call.c.logCalls--
+	}
 	call.over = true
 	call.c.heldBytes -= call.held
 	call.held, call.params = 0, nil
@@ -153,6 +169,13 @@ func (call *Call) Answer(result json.RawMessage, err *mcp.Error) bool {
 	}
 	call.endLocked()
 	c.mu.Unlock()
+	if err == nil {
+		if call.modern {
+			result = c.complete(call, result)
+		} else {
+			result = legacyResult(call, result)
+		}
+	}
 	c.reply(call.id, result, err)
 	return true
 }

@@ -74,6 +74,14 @@ type Handler interface {
 	// does not handle itself (it handles notifications/initialized and
 	// notifications/cancelled), on the read loop.
 	Notification(msg *mcp.Message)
+	// Describe says what the face stands for, for server/discover and the
+	// results of modern requests (see era.go); nil while it does not know
+	// yet (its server never started). It runs on the Conn's goroutines
+	// and the servers' read loops: it must not block.
+	Describe() *Description
+	// Ready waits, within ctx, until Describe knows: a server/discover
+	// that came first waits for it, as a request would for its server.
+	Ready(ctx context.Context) error
 }
 
 // Limits bound what a Conn holds for its agent beyond the constants; the
@@ -142,14 +150,18 @@ type Conn struct {
 
 	mu          sync.Mutex
 	id          Identity
+	session     bool // the agent sent initialize: it has a legacy session
 	initialized bool
-	calls       map[mcp.ID]*Call // requests under way, by the agent's id
-	slots       int              // requests under way, and answers not yet written (see MaxInFlight)
-	waiting     []*mcp.Message   // requests waiting for a slot, oldest first; held
-	heldBytes   int              // the params held (see MaxHeldBytes)
-	starting    bool             // a goroutine starts waiting requests
-	ended       bool             // the Conn is ending: no more goroutines
-	asks        map[mcp.ID]*Ask  // requests sent to the agent, by their id
+	eras        EraCounts
+	calls       map[mcp.ID]*Call         // requests under way, by the agent's id
+	slots       int                      // requests under way, and answers not yet written (see MaxInFlight)
+	waiting     []*mcp.Message           // requests waiting for a slot, oldest first; held
+	heldBytes   int                      // the params held (see MaxHeldBytes)
+	starting    bool                     // a goroutine starts waiting requests
+	ended       bool                     // the Conn is ending: no more goroutines
+	logCalls    int                      // calls under way that asked for log messages (WantsLog)
+	subs        map[mcp.ID]*subscription // the agent's subscriptions/listen, by id (subscribe.go)
+	asks        map[mcp.ID]*Ask          // requests sent to the agent, by their id
 	nextAsk     int64
 	asksEnded   bool // the agent can answer nothing more
 }
@@ -249,6 +261,9 @@ func (c *Conn) readLoop() {
 		if err != nil {
 			var de *mcp.DecodeError
 			if !errors.As(err, &de) {
+				if errors.Is(err, io.EOF) {
+					c.endSubscriptions() // owed no more: it can hear nothing
+				}
 				if errors.Is(err, io.EOF) && c.opts.AnswerBound != nil {
 					c.drain.wait(c.ctx.Done(), c.opts.AnswerBound(), c.owes)
 				}
@@ -434,9 +449,36 @@ func (c *Conn) start(msg *mcp.Message, held bool) {
 	if held {
 		call.held = len(msg.Params)
 	}
+	if msg.Method != "initialize" { // which opens a legacy session, whatever its _meta
+		meta, modern, err := readEra(msg.Params)
+		if err != nil {
+			call.Release()
+			c.reply(msg.ID, nil, err)
+			return
+		}
+		if modern {
+			call.modern, call.meta = true, meta
+			c.noteModern(&meta)
+		} else {
+			if bytes.Contains(msg.Params, []byte(`"`+mcp.MetaTraceparent+`"`)) {
+				// A legacy agent's trace context: kept for the log lines of
+				// the call (Trace), as a modern one's.
+				if m, err := mcp.ParseRequestMeta(msg.Params); err == nil {
+					call.meta.Traceparent, call.meta.Tracestate = m.Traceparent, m.Tracestate
+				}
+			}
+			c.noteLegacy()
+		}
+	} else {
+		c.noteLegacy()
+	}
 	if msg.Method == "ping" {
 		call.Release()
-		c.reply(msg.ID, emptyResult, nil)
+		result := emptyResult
+		if call.modern {
+			result = c.complete(call, result)
+		}
+		c.reply(msg.ID, result, nil)
 		return
 	}
 	c.mu.Lock()
@@ -447,12 +489,22 @@ func (c *Conn) start(msg *mcp.Message, held bool) {
 		return
 	}
 	c.calls[msg.ID] = call
+	if call.meta.LogLevel != "" {
+		c.logCalls++
+	}
 	c.mu.Unlock()
-	if msg.Method == "initialize" {
+	switch msg.Method {
+	case "initialize":
 		if err := c.initialize(msg.Params); err != nil {
 			call.Answer(nil, err)
 			return
 		}
+	case "server/discover":
+		c.discover(call) // never the face's: see era.go
+		return
+	case "subscriptions/listen":
+		c.listen(call) // never the face's: see subscribe.go
+		return
 	}
 	c.h.Request(call)
 }
@@ -487,6 +539,7 @@ func (c *Conn) initialize(params json.RawMessage) *mcp.Error {
 	_, id.Elicitation = p.Capabilities["elicitation"]
 	c.mu.Lock()
 	c.id = id
+	c.session = true
 	c.mu.Unlock()
 	return nil
 }

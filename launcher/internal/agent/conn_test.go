@@ -25,6 +25,7 @@ type testFace struct {
 	notes     []string
 	cancelled map[string]error // by call id
 	more      chan struct{}
+	desc      *Description
 }
 
 func newTestFace() *testFace {
@@ -53,6 +54,28 @@ func (f *testFace) Notification(msg *mcp.Message) {
 	f.notes = append(f.notes, msg.Method)
 	f.mu.Unlock()
 	f.kick()
+}
+
+// Describe says what the test face stands for: a server "face" with
+// tools, once described (f.desc nil: not known yet).
+func (f *testFace) Describe() *Description {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.desc
+}
+
+// Ready waits until the face is described, or ctx ends.
+func (f *testFace) Ready(ctx context.Context) error {
+	for {
+		if f.Describe() != nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Millisecond):
+		}
+	}
 }
 
 func (f *testFace) kick() {

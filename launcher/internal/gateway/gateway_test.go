@@ -44,6 +44,7 @@ type backend struct {
 	name string
 	hub  *hub.Hub
 	env  []string
+	mode string // the test server's mode; "": echo
 
 	mu    sync.Mutex
 	proc  *proc.Process
@@ -116,7 +117,11 @@ func (w *world) set() {
 func (w *world) start(name string) {
 	w.t.Helper()
 	b := w.servers[name]
-	p, err := proc.Start(testserver.Spec(w.t, "echo", b.env...))
+	mode := b.mode
+	if mode == "" {
+		mode = "echo"
+	}
+	p, err := proc.Start(testserver.Spec(w.t, mode, b.env...))
 	if err != nil {
 		w.t.Fatal(err)
 	}

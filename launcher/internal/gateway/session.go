@@ -51,7 +51,8 @@ type session struct {
 	conn    *agent.Conn
 
 	cat        atomic.Pointer[Catalog]
-	refreshing sync.Mutex // one refresh at a time
+	desc       atomic.Pointer[described] // what Describe made of cat (era.go)
+	refreshing sync.Mutex                // one refresh at a time
 	waited     atomic.Bool
 
 	mu      sync.Mutex
@@ -161,17 +162,19 @@ func (s *session) refresh() {
 			}
 		}
 	}
-	if old == nil || old == cat || !s.conn.Initialized() {
+	if old == nil || old == cat {
 		return
 	}
+	// The agent's legacy session, and its subscriptions that asked (see
+	// agent.Conn.ListChanged).
 	if string(old.ToolsList()) != string(cat.ToolsList()) {
-		s.conn.Send(&mcp.Message{Method: "notifications/tools/list_changed"})
+		s.conn.ListChanged("tools")
 	}
 	if string(old.PromptsList()) != string(cat.PromptsList()) {
-		s.conn.Send(&mcp.Message{Method: "notifications/prompts/list_changed"})
+		s.conn.ListChanged("prompts")
 	}
 	if string(old.ResourcesList()) != string(cat.ResourcesList()) || string(old.TemplatesList()) != string(cat.TemplatesList()) {
-		s.conn.Send(&mcp.Message{Method: "notifications/resources/list_changed"})
+		s.conn.ListChanged("resources")
 	}
 }
 

@@ -186,7 +186,7 @@ func (c *client) forward(up *Upstream, f *forward, wait bool) {
 		c.hub.dropToken(token)
 		return
 	}
-	call, err := up.forward(c, method, params, c.answered(up, f, method, params), wait)
+	call, err := up.forward(c, f.call.Modern(), method, params, c.answered(up, f, method, params), wait)
 	switch {
 	case errors.Is(err, mcp.ErrWouldBlock):
 		c.mu.Lock()
@@ -260,6 +260,9 @@ func (c *client) timedOut(f *forward, method string, d time.Duration) {
 	c.mu.Lock()
 	up := f.up
 	c.mu.Unlock()
+	// The agent's trace context, if its request had one: this line joins
+	// its trace.
+	c.hub.log.Warn("a request took longer than the server's tool_timeout", append([]any{"server", c.hub.name, "client", c.displayName(), "method", method, "tool_timeout", d}, f.call.Trace()...)...)
 	if method == "tools/call" {
 		res, _ := mcp.ErrorResult("%s", why).MarshalJSON()
 		c.finish(f, res, nil)
@@ -427,8 +430,6 @@ func (c *client) close() {
 		c.closed()
 	}
 }
-
-func (c *client) isInitialized() bool { return c.member || c.conn.Initialized() }
 
 func (c *client) busy() bool {
 	c.mu.Lock()

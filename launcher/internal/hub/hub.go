@@ -47,6 +47,7 @@ type Hub struct {
 	mu        sync.Mutex
 	up        *Upstream             // the ready server, nil while there is none
 	init      *mcp.InitializeResult // the server's answer to initialize
+	desc      description           // what modern agents are told of init (era.go)
 	tools     []*mcp.Tool
 	toolsJSON []byte        // the catalog as listed, to tell when it changes
 	wake      chan struct{} // closed (and replaced) when up is set or the server fails
@@ -401,9 +402,11 @@ func (h *Hub) serverRequest(ctx context.Context, u *Upstream, req *mcp.Request) 
 	if u.refuses() {
 		return nil, unavailable(h.name, errStopping) // nobody will read it: the server is going
 	}
+	// seam: translation. A modern agent's call is answered input_required,
+	// and held for its retry; a legacy agent is asked (attribute).
 	c, f := h.attribute(req.Method)
 	if f != nil {
-		return h.holdForInput(ctx, c, f, req) // seam: translation
+		return h.holdForInput(ctx, c, f, req)
 	}
 	if c == nil {
 		return nil, mcp.NewError(mcp.CodeMethodNotFound, "no client of this workspace can answer %s", req.Method)
@@ -561,14 +564,58 @@ func (h *Hub) relist(u *Upstream) {
 // agent.Conn.Notify).
 func (h *Hub) broadcast(clients []*client, msg *mcp.Message) {
 	var line []byte
+	var level *string
+	list, changed := changedList(msg.Method)
 	for _, c := range clients {
-		if c.isInitialized() {
+		if changed && !c.member {
+			// Its legacy session, and the subscriptions of a modern
+			// agent that asked (see agent.Conn.ListChanged).
+			c.conn.ListChanged(list)
+			continue
+		}
+		if c.hears(msg, &level) {
 			if line == nil {
 				line = agent.EncodeLine(msg)
 			}
 			c.deliver(msg, line, msg.Method == "notifications/message", "")
 		}
 	}
+}
+
+// hears reports whether the client gets a server's notification that is
+// for every client: an agent with a legacy session does (a member's, whose
+// agent opened one with the gateway); a modern agent without one hears
+// only the log messages that a request of its asked for (see
+// agent.Conn.WantsLog). level is msg's log level, read once for every
+// client (nil until then).
+func (c *client) hears(msg *mcp.Message, level **string) bool {
+	if c.member && c.conn.Session() || !c.member && c.conn.Initialized() {
+		return true
+	}
+	if msg.Method != "notifications/message" {
+		return false
+	}
+	if *level == nil {
+		var p struct {
+			Level string `json:"level"`
+		}
+		_ = json.Unmarshal(msg.Params, &p)
+		*level = &p.Level
+	}
+	return c.conn.WantsLog(**level)
+}
+
+// changedList returns the list a list_changed notification is of.
+func changedList(method string) (string, bool) {
+	switch method {
+	case "notifications/tools/list_changed":
+		return "tools", true
+	case "notifications/prompts/list_changed":
+		return "prompts", true
+	case "notifications/resources/list_changed":
+		return "resources", true
+	}
+	return "", false
 }
 
 func toolsCatalog(tools []*mcp.Tool) []byte {

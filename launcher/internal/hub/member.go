@@ -66,7 +66,7 @@ func (m *Member) Forward(method string, params json.RawMessage) {
 	if up == nil {
 		return
 	}
-	_, _ = up.forward(m.c, method, params, func(json.RawMessage, *mcp.Error) {}, false)
+	_, _ = up.forward(m.c, false, method, params, func(json.RawMessage, *mcp.Error) {}, false)
 }
 
 // Leave ends the membership: its requests under way are stopped (the

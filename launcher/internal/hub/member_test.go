@@ -151,6 +151,10 @@ func (h memberHandler) Request(call *agent.Call) {
 
 func (memberHandler) Notification(*mcp.Message) {}
 
+func (memberHandler) Describe() *agent.Description { return nil }
+
+func (memberHandler) Ready(context.Context) error { return nil }
+
 func (th *testHub) member(name string, sampling bool) (*testMember, *memberLog) {
 	th.t.Helper()
 	log := newMemberLog()

@@ -196,12 +196,17 @@ func subscriptionTag(params json.RawMessage) (mcp.ID, bool) {
 	return id, true
 }
 
-// forward sends a client's request to the server, as send does. A legacy
-// client's request to a modern server gets the _meta that the revision
-// requires (forAgent), and its answer loses what only the revision has
-// (legacyResult): the client sees the server as a legacy one.
-func (u *Upstream) forward(c *client, method string, params json.RawMessage, then func(json.RawMessage, *mcp.Error), wait bool) (*mcp.AsyncCall, error) {
-	params, stamped := u.forAgent(c, params)
+// forward sends a client's request to the server, as send does, in the
+// form the server's era needs (forAgent). A legacy client's request to a
+// modern server gets the _meta that the revision requires, and its answer
+// loses what only the revision has (legacyResult): the client sees the
+// server as a legacy one. modern says that the request is a modern
+// agent's (agent.Call.Modern).
+func (u *Upstream) forward(c *client, modern bool, method string, params json.RawMessage, then func(json.RawMessage, *mcp.Error), wait bool) (*mcp.AsyncCall, error) {
+	params, stamped := u.forAgent(c, modern, params)
+	// seam: translation. A modern server's input_required result to a
+	// legacy agent's request (stamped) reaches then as it is: turning it
+	// into requests to the agent, and a retry, would wrap then here.
 	if stamped {
 		answer := then
 		then = func(result json.RawMessage, err *mcp.Error) { answer(legacyResult(result), err) }
@@ -209,16 +214,31 @@ func (u *Upstream) forward(c *client, method string, params json.RawMessage, the
 	return u.send(c.ctx, method, params, then, wait)
 }
 
-// forAgent returns the params of a client's request as the server is to
-// get them, and whether it added the modern _meta: as they are for a
-// legacy server; for a modern one, with the _meta that the revision
-// requires of every request, which names the client as its initialize did
-// (its capabilities, which the server may rely on, and its clientInfo) and
-// the revision the hub speaks to the server. A request that names a
-// version in its _meta already (a modern agent's) is left as it is, as are
-// params that are not an object: the server says what is wrong with them.
-func (u *Upstream) forAgent(c *client, params json.RawMessage) (json.RawMessage, bool) {
+// forAgent is the one place that decides what a client's request carries
+// to the server; it returns the params as the server is to get them, and
+// whether it added the modern _meta. Of the four cases:
+//   - a legacy request to a legacy server, and a modern request to a
+//     modern server, go as they are;
+//   - a legacy request to a modern server gets the _meta that the revision
+//     requires of every request, which names the client as its initialize
+//     did (its capabilities, which the server may rely on, and its
+//     clientInfo) and the revision the hub speaks to the server;
+//   - a modern request to a legacy server loses the members of its _meta
+//     that only the modern revision has (withoutModernMeta): a legacy
+//     server sees a legacy request, its progress token and trace context
+//     kept.
+//
+// A legacy request that names a version in its _meta already is left as
+// it is, as are params that are not an object: the server says what is
+// wrong with them.
+func (u *Upstream) forAgent(c *client, modern bool, params json.RawMessage) (json.RawMessage, bool) {
 	if u.client.Era() != mcp.EraModern {
+		if modern {
+			return withoutModernMeta(params), false
+		}
+		return params, false
+	}
+	if modern {
 		return params, false
 	}
 	if bytes.Contains(params, []byte(mcp.MetaProtocolVersion)) {
@@ -235,6 +255,45 @@ func (u *Upstream) forAgent(c *client, params json.RawMessage) (json.RawMessage,
 		return params, false
 	}
 	return out, true
+}
+
+// modernOnlyMeta are the members of a request's _meta that only the
+// modern revision has: what a legacy session said once in initialize (the
+// version, the client's capabilities and identity) and the log level,
+// which a legacy server is told with logging/setLevel.
+var modernOnlyMeta = []string{mcp.MetaProtocolVersion, mcp.MetaClientCapabilities, mcp.MetaClientInfo, mcp.MetaLogLevel}
+
+// withoutModernMeta returns a modern request's params without the members
+// of _meta that only the modern revision has (modernOnlyMeta), and without
+// _meta when nothing else was in it; the rest (the progress token, the
+// trace context, what else the agent put there) as the agent wrote it.
+func withoutModernMeta(params json.RawMessage) json.RawMessage {
+	members, err := jsonwire.Members(params, 0)
+	if err != nil {
+		return params
+	}
+	for _, mb := range members {
+		if mb.Key != "_meta" || !jsonwire.IsObject(mb.Value) {
+			continue
+		}
+		drop := make([]mcp.ObjectMember, len(modernOnlyMeta))
+		for i, k := range modernOnlyMeta {
+			drop[i] = mcp.ObjectMember{Key: k}
+		}
+		meta, err := mcp.SetMembers(mb.Value, drop...)
+		if err != nil {
+			return params
+		}
+		if string(meta) == "{}" {
+			meta = nil // nothing else was there: no _meta
+		}
+		out, err := mcp.SetMembers(params, mcp.ObjectMember{Key: "_meta", Value: meta})
+		if err != nil {
+			return params
+		}
+		return out
+	}
+	return params
 }
 
 // legacyResult returns a modern server's result as a legacy client is to

@@ -93,7 +93,7 @@ func (c *client) answered(up *Upstream, f *forward, method string, params json.R
 	if !translate.Translatable(method) {
 		return finish
 	}
-	modern := namesVersion(params)
+	modern := f.call.Modern()
 	if up.Era() != mcp.EraModern {
 		if modern {
 			c.mayHold(f, method, params)
@@ -117,17 +117,6 @@ func (c *client) answered(up *Upstream, f *forward, method string, params json.R
 		}
 		c.finish(f, result, err)
 	}
-}
-
-// namesVersion reports whether a request's params name a protocol version
-// in _meta, as a modern agent's do (or whose _meta cannot be read: the
-// server says what is wrong with it).
-func namesVersion(params json.RawMessage) bool {
-	if !bytes.Contains(params, []byte(mcp.MetaProtocolVersion)) {
-		return false
-	}
-	m, err := mcp.ParseRequestMeta(params)
-	return err != nil || m.Modern()
 }
 
 // inputRequired takes a modern server's input_required result to a legacy
@@ -192,7 +181,7 @@ func (c *client) answerInput(ctx context.Context, f *forward, method string, sen
 		c.finish(f, nil, asWireError(err))
 		return
 	}
-	call, err := up.forward(c, method, retry, c.answered(up, f, method, sent), true)
+	call, err := up.forward(c, false, method, retry, c.answered(up, f, method, sent), true)
 	if err != nil {
 		c.finish(f, nil, up.wireError(err))
 		return
@@ -265,9 +254,7 @@ func (c *client) mayHold(f *forward, method string, params json.RawMessage) {
 		return // the server says what is wrong with the params
 	}
 	var caps map[string]json.RawMessage
-	if m, err := mcp.ParseRequestMeta(params); err == nil {
-		_ = json.Unmarshal(m.ClientCapabilities, &caps)
-	}
+	_ = json.Unmarshal(f.call.Meta().ClientCapabilities, &caps)
 	_, elicitation := caps["elicitation"]
 	_, sample := caps["sampling"]
 	c.mu.Lock()
@@ -420,7 +407,7 @@ func (c *client) resume(call *agent.Call) bool {
 	if !bytes.Contains(params, []byte(`"requestState"`)) && !bytes.Contains(params, []byte(`"inputResponses"`)) {
 		return false
 	}
-	if c.hub.era() == mcp.EraModern || !namesVersion(params) {
+	if c.hub.era() == mcp.EraModern || !call.Modern() {
 		return false
 	}
 	responses, state, hasState, _, err := mcp.RetryParams(params)

@@ -27,10 +27,10 @@ type Client struct {
 	in   chan *mcp.Message // everything the hub sends; closed at the end
 }
 
-// NewClient starts reading conn, and initializes as client name with the
-// capabilities caps (JSON; "" for none). The test's cleanup closes conn.
-func NewClient(t testing.TB, conn io.ReadWriteCloser, name, caps string) *Client {
-	t.Helper()
+// NewStatelessClient starts reading conn, and sends nothing: a modern
+// agent, whose requests carry ModernMeta, or one that opens its session
+// later (Initialize). The test's cleanup closes conn.
+func NewStatelessClient(t testing.TB, conn io.ReadWriteCloser) *Client {
 	c := &Client{t: t, conn: conn, w: mcp.NewWriter(conn), in: make(chan *mcp.Message, 1000)}
 	go func() {
 		defer close(c.in)
@@ -44,14 +44,39 @@ func NewClient(t testing.TB, conn io.ReadWriteCloser, name, caps string) *Client
 		}
 	}()
 	t.Cleanup(func() { conn.Close() })
+	return c
+}
+
+// ModernMeta is the members of a modern request's _meta of client name
+// (no braces: other members may follow), with the capabilities caps (JSON;
+// "" for none).
+func ModernMeta(name, caps string) string {
+	if caps == "" {
+		caps = "{}"
+	}
+	return `"io.modelcontextprotocol/protocolVersion":"` + mcp.ModernVersion + `","io.modelcontextprotocol/clientCapabilities":` + caps +
+		`,"io.modelcontextprotocol/clientInfo":{"name":"` + name + `","version":"1.0"}`
+}
+
+// Initialize opens a legacy session as client name, as NewClient does.
+func (c *Client) Initialize(name, caps string) {
+	c.t.Helper()
 	if caps == "" {
 		caps = "{}"
 	}
 	c.Send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":` + caps + `,"clientInfo":{"name":"` + name + `","version":"1.0"}}}`)
 	if m := c.Next(); m.Error != nil {
-		t.Fatalf("initialize: %v", m.Error)
+		c.t.Fatalf("initialize: %v", m.Error)
 	}
 	c.Send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+}
+
+// NewClient starts reading conn, and initializes as client name with the
+// capabilities caps (JSON; "" for none). The test's cleanup closes conn.
+func NewClient(t testing.TB, conn io.ReadWriteCloser, name, caps string) *Client {
+	t.Helper()
+	c := NewStatelessClient(t, conn)
+	c.Initialize(name, caps)
 	return c
 }
 

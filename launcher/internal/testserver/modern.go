@@ -1,6 +1,7 @@
 package testserver
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/base64"
@@ -184,6 +185,7 @@ func (s *wireServer) endListens() {
 // and the name of the client it names ("-" for what it does not name), so
 // that a test sees what the server was sent, and on whose behalf.
 func noteMethod(msg *mcp.Message) {
+	noteMeta(msg)
 	path := os.Getenv("MCPGEN_TESTSERVER_METHODS")
 	if path == "" || msg.Method == "" {
 		return
@@ -201,6 +203,34 @@ func noteMethod(msg *mcp.Message) {
 		return
 	}
 	fmt.Fprintf(f, "%s %s %s\n", msg.Method, version, client)
+	f.Close()
+}
+
+// noteMeta appends each request's params._meta, as read, to the file
+// $MCPGEN_TESTSERVER_META names, if set, one line each: "METHOD META",
+// "-" for a request without _meta; so that a test sees which members of
+// its _meta a request reached the server with.
+func noteMeta(msg *mcp.Message) {
+	path := os.Getenv("MCPGEN_TESTSERVER_META")
+	if path == "" || !msg.IsRequest() {
+		return
+	}
+	var p struct {
+		Meta json.RawMessage `json:"_meta"`
+	}
+	_ = json.Unmarshal(msg.Params, &p)
+	meta := "-"
+	if len(p.Meta) > 0 {
+		var b bytes.Buffer
+		if json.Compact(&b, p.Meta) == nil {
+			meta = b.String()
+		}
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return
+	}
+	fmt.Fprintf(f, "%s %s\n", msg.Method, meta)
 	f.Close()
 }
 

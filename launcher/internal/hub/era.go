@@ -1,0 +1,68 @@
+package hub
+
+import (
+	"context"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/mcpgen/mcpgen/internal/jsonwire"
+	"github.com/mcpgen/mcpgen/launcher/internal/agent"
+	"github.com/mcpgen/mcpgen/mcp"
+)
+
+// This file is what the hub tells the agent.Conn of its server, for the
+// modern agents: what server/discover answers (from the catalog, never
+// the server), and the identity that the results of modern requests name.
+
+// A description is the hub's agent.Description, kept for the server's
+// answer to initialize it was made from.
+type description struct {
+	init *mcp.InitializeResult
+	d    *agent.Description
+}
+
+// describe returns what the hub says of its server: its capabilities as
+// a legacy agent's initialize gets them (tools.listChanged, since the hub
+// tells of changes; see initializeResult), its identity and instructions.
+// nil until the server was first ready, or preloaded.
+func (h *Hub) describe() *agent.Description {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	init := h.init
+	if init == nil {
+		return nil
+	}
+	if h.desc.init == init {
+		return h.desc.d
+	}
+	d := &agent.Description{Capabilities: describedCapabilities(init), Instructions: init.Instructions}
+	d.ServerInfo, _ = jsonwire.Marshal(init.ServerInfo)
+	h.desc = description{init: init, d: d}
+	return d
+}
+
+// describedCapabilities are the capabilities the hub describes its server
+// with: those of its answer to initialize (a modern server's converted),
+// tools.listChanged set.
+func describedCapabilities(init *mcp.InitializeResult) json.RawMessage {
+	raw, err := initializeResult(init, "")
+	if err != nil {
+		return json.RawMessage(`{"tools":{"listChanged":true}}`)
+	}
+	var r struct {
+		Capabilities json.RawMessage `json:"capabilities"`
+	}
+	if json.Unmarshal(raw, &r) != nil || !jsonwire.IsObject(r.Capabilities) {
+		return json.RawMessage(`{"tools":{"listChanged":true}}`)
+	}
+	return r.Capabilities
+}
+
+// Describe is the client's part of agent.Handler: see describe.
+func (c *client) Describe() *agent.Description { return c.hub.describe() }
+
+// Ready waits until the hub knows its server (see agent.Handler).
+func (c *client) Ready(ctx context.Context) error {
+	_, err := c.hub.initResult(ctx)
+	return err
+}
