@@ -6,6 +6,7 @@ import (
 	"net"
 
 	"github.com/mcpgen/mcpgen/launcher/ctl"
+	"github.com/mcpgen/mcpgen/launcher/internal/agent"
 	"github.com/mcpgen/mcpgen/launcher/internal/gateway"
 	"github.com/mcpgen/mcpgen/launcher/internal/wire"
 	"github.com/mcpgen/mcpgen/manifest"
@@ -67,6 +68,7 @@ func (s *Session) gatewayStatus() *ctl.GatewayStatus {
 	}
 	st.Clients.Names = gw.Clients()
 	st.Clients.Count = len(st.Clients.Names)
+	st.Clients.Eras = clientEras(gw.Eras())
 	return st
 }
 
@@ -134,4 +136,13 @@ func (s *Session) serveClient(conn net.Conn, req wire.Request, serve func(io.Rea
 	}()
 	serve(stdio)
 	conn.Close() // the client exits
+}
+
+// clientEras is what status shows of the agents' eras.
+func clientEras(eras []agent.EraStatus) []ctl.ClientEra {
+	var out []ctl.ClientEra
+	for _, e := range eras {
+		out = append(out, ctl.ClientEra{Name: e.Name, Session: e.Session, Modern: e.Modern, Legacy: e.Legacy})
+	}
+	return out
 }

@@ -762,6 +762,7 @@ func (v *supervisor) status() ctl.ServerStatus {
 	st.Clients.Names = v.hub.Clients()
 	st.Clients.Count = len(st.Clients.Names)
 	st.Clients.Gateway = v.hub.Members()
+	st.Clients.Eras = clientEras(v.hub.Eras())
 	if st.Clients.Names == nil {
 		st.Clients.Names = []string{} // [] in JSON, as tools are
 	}

@@ -96,6 +96,18 @@ type ClientsStatus struct {
 	// which joins every server (they are counted once, in the gateway's
 	// status).
 	Gateway int `json:"gateway,omitempty"`
+	// Eras says, of each client connected (the gateway's agents in the
+	// gateway's status), which era it speaks: whether it opened a legacy
+	// session, and how many requests of each era it sent.
+	Eras []ClientEra `json:"eras,omitempty"`
+}
+
+// A ClientEra is which era of MCP a client speaks to mcpgen.
+type ClientEra struct {
+	Name    string `json:"name"`
+	Session bool   `json:"session"` // it opened a legacy session (initialize)
+	Modern  int64  `json:"modern"`  // its stateless requests of the modern revision
+	Legacy  int64  `json:"legacy"`  // its requests of a legacy session
 }
 
 // Counts sums up a status for mcpgen ps: servers ready, servers in all,

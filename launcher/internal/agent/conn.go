@@ -160,6 +160,7 @@ type Conn struct {
 	starting    bool                     // a goroutine starts waiting requests
 	ended       bool                     // the Conn is ending: no more goroutines
 	logCalls    int                      // calls under way that asked for log messages (WantsLog)
+	tasks       []task                   // tasks issued to the agent, oldest first (tasks.go)
 	subs        map[mcp.ID]*subscription // the agent's subscriptions/listen, by id (subscribe.go)
 	asks        map[mcp.ID]*Ask          // requests sent to the agent, by their id
 	nextAsk     int64

@@ -157,6 +157,23 @@ func (c *Conn) Eras() EraCounts {
 	return c.eras
 }
 
+// An EraStatus is what status shows of an agent's era: whether it opened
+// a legacy session, and how many requests of each era it sent (an agent
+// that stays modern through mcpgen sends modern ones only).
+type EraStatus struct {
+	Name    string
+	Session bool
+	EraCounts
+}
+
+// EraStatus returns what status shows of the agent's era.
+func (c *Conn) EraStatus() EraStatus {
+	name := c.DisplayName()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return EraStatus{Name: name, Session: c.session, EraCounts: c.eras}
+}
+
 // Session reports whether the agent opened a legacy session (initialize).
 func (c *Conn) Session() bool {
 	c.mu.Lock()
@@ -229,8 +246,13 @@ func (c *Conn) complete(call *Call, result json.RawMessage) json.RawMessage {
 	if err != nil {
 		return result
 	}
-	if mcp.ResultType(out) != mcp.ResultComplete {
-		return out // input_required, say: not cacheable
+	switch mcp.ResultType(out) {
+	case mcp.ResultComplete:
+	case ResultTask:
+		c.noteTask(call, out) // its server gets its tasks/get (see tasks.go)
+		return out
+	default:
+		return out // input_required: not cacheable
 	}
 	if ok, list := cacheable(call.method); ok && !hasMember(out, "ttlMs") {
 		ttl := 0

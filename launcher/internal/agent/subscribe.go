@@ -22,6 +22,7 @@ import (
 type subscription struct {
 	call  *Call
 	lists []string // the lists whose changes it hears: "tools", "prompts", "resources"
+	tasks []string // the tasks whose notifications it hears (taskIds)
 	acked bool     // its acknowledgment is written: notifications may follow
 }
 
@@ -35,26 +36,26 @@ var listFilters = []struct{ key, list string }{
 // the lists it asks for, and the resources (whose subscriptions a face may
 // honour). What is not of the right type is an error naming the member;
 // members it does not know are left out of the acknowledgment.
-func readFilter(params json.RawMessage) (lists, uris []string, err *mcp.Error) {
+func readFilter(params json.RawMessage) (lists, uris, tasks []string, err *mcp.Error) {
 	var p struct {
 		Notifications json.RawMessage `json:"notifications"`
 	}
 	if json.Unmarshal(params, &p) != nil {
-		return nil, nil, mcp.NewError(mcp.CodeInvalidParams, "invalid params: subscriptions/listen: params must be an object")
+		return nil, nil, nil, mcp.NewError(mcp.CodeInvalidParams, "invalid params: subscriptions/listen: params must be an object")
 	}
 	if len(p.Notifications) == 0 || string(p.Notifications) == "null" {
-		return nil, nil, mcp.NewError(mcp.CodeInvalidParams, "invalid params: subscriptions/listen: notifications is required (the filter of what to hear: toolsListChanged, promptsListChanged, resourcesListChanged, resourceSubscriptions)")
+		return nil, nil, nil, mcp.NewError(mcp.CodeInvalidParams, "invalid params: subscriptions/listen: notifications is required (the filter of what to hear: toolsListChanged, promptsListChanged, resourcesListChanged, resourceSubscriptions)")
 	}
 	members, werr := jsonwire.Members(p.Notifications, 0)
 	if werr != nil || !jsonwire.IsObject(p.Notifications) {
-		return nil, nil, mcp.NewError(mcp.CodeInvalidParams, "invalid params: subscriptions/listen: notifications must be an object")
+		return nil, nil, nil, mcp.NewError(mcp.CodeInvalidParams, "invalid params: subscriptions/listen: notifications must be an object")
 	}
 	for _, m := range members {
 		switch m.Key {
 		case "toolsListChanged", "promptsListChanged", "resourcesListChanged":
 			var on bool
 			if json.Unmarshal(m.Value, &on) != nil {
-				return nil, nil, mcp.NewError(mcp.CodeInvalidParams, "invalid params: subscriptions/listen: notifications.%s must be a boolean", m.Key)
+				return nil, nil, nil, mcp.NewError(mcp.CodeInvalidParams, "invalid params: subscriptions/listen: notifications.%s must be a boolean", m.Key)
 			}
 			if on {
 				for _, f := range listFilters {
@@ -63,13 +64,17 @@ func readFilter(params json.RawMessage) (lists, uris []string, err *mcp.Error) {
 					}
 				}
 			}
+		case "taskIds":
+			if json.Unmarshal(m.Value, &tasks) != nil {
+				return nil, nil, nil, mcp.NewError(mcp.CodeInvalidParams, "invalid params: subscriptions/listen: notifications.taskIds must be an array of task ids (strings)")
+			}
 		case "resourceSubscriptions":
 			if json.Unmarshal(m.Value, &uris) != nil {
-				return nil, nil, mcp.NewError(mcp.CodeInvalidParams, "invalid params: subscriptions/listen: notifications.resourceSubscriptions must be an array of URIs (strings)")
+				return nil, nil, nil, mcp.NewError(mcp.CodeInvalidParams, "invalid params: subscriptions/listen: notifications.resourceSubscriptions must be an array of URIs (strings)")
 			}
 		}
 	}
-	return lists, uris, nil
+	return lists, uris, tasks, nil
 }
 
 // listChanges returns the lists whose changes a face tells of: those its
@@ -89,11 +94,11 @@ func listChanges(caps json.RawMessage) []string {
 }
 
 // listen opens a subscription: the lists asked for that the face tells
-// of are acknowledged (resource subscriptions are not honoured: none is
-// acknowledged), and the call stays under way until the agent cancels it
+// of are acknowledged, and the tasks asked for that the agent was issued
+// (resource subscriptions are not honoured: none is acknowledged), and the call stays under way until the agent cancels it
 // or goes. A face that does not know yet is waited for, as discover does.
 func (c *Conn) listen(call *Call) {
-	lists, _, err := readFilter(call.Params())
+	lists, _, tasks, err := readFilter(call.Params())
 	call.Release()
 	if err != nil {
 		call.Answer(nil, err)
@@ -102,13 +107,13 @@ func (c *Conn) listen(call *Call) {
 	c.described(call, func(d *Description) {
 		can := listChanges(d.Capabilities)
 		lists = slices.DeleteFunc(lists, func(l string) bool { return !slices.Contains(can, l) })
-		c.subscribe(call, lists)
+		c.subscribe(call, lists, c.ownTasks(tasks))
 	})
 }
 
 // subscribe keeps a subscription, and acknowledges it.
-func (c *Conn) subscribe(call *Call, lists []string) {
-	s := &subscription{call: call, lists: lists}
+func (c *Conn) subscribe(call *Call, lists, tasks []string) {
+	s := &subscription{call: call, lists: lists, tasks: tasks}
 	c.mu.Lock()
 	if c.subs == nil {
 		c.subs = map[mcp.ID]*subscription{}
@@ -131,6 +136,14 @@ func (c *Conn) subscribe(call *Call, lists []string) {
 			}
 		}
 		b = append(b, ":true"...)
+	}
+	if len(tasks) > 0 {
+		if len(lists) > 0 {
+			b = append(b, ',')
+		}
+		ids, _ := json.Marshal(tasks)
+		b = append(b, `"taskIds":`...)
+		b = append(b, ids...)
 	}
 	b = append(b, "}}"...)
 	c.Send(&mcp.Message{Method: "notifications/subscriptions/acknowledged", Params: b})

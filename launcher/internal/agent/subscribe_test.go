@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -125,5 +126,33 @@ func TestConnListenEOF(t *testing.T) {
 	case <-served:
 	case <-time.After(waitLong):
 		t.Fatal("the Conn did not end once its agent's input did")
+	}
+}
+
+// TestConnTasks: a task that a modern call is answered with is kept with
+// the call's owner, for the face's routing of its requests; the oldest
+// are forgotten beyond maxTasks.
+func TestConnTasks(t *testing.T) {
+	f := newTestFace()
+	f.desc = testDescription
+	c, a, _ := serveConn(t, f, Options{})
+	for i := range maxTasks + 1 {
+		id := fmt.Sprint(i)
+		a.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{` + modernMeta + `}}`)
+		call := f.call(t, id)
+		call.SetOwner("server" + id)
+		call.Answer(json.RawMessage(`{"resultType":"task","taskId":"t`+id+`","status":"working"}`), nil)
+		if m := a.next(); !strings.Contains(string(m.Result), `"taskId":"t`+id+`"`) || strings.Contains(string(m.Result), "ttlMs\":0") {
+			t.Fatalf("the task's handle: %s", m.Result)
+		}
+	}
+	if owner, ok := c.TaskOwner("t1"); !ok || owner != "server1" {
+		t.Errorf("TaskOwner(t1) = %v, %v", owner, ok)
+	}
+	if _, ok := c.TaskOwner("t0"); ok {
+		t.Error("the oldest task is kept beyond maxTasks")
+	}
+	if _, ok := c.TaskOwner("nope"); ok {
+		t.Error("a task never issued has an owner")
 	}
 }

@@ -87,7 +87,17 @@ type Catalog struct {
 	capabilities                                         json.RawMessage
 	instructions                                         string
 	logging                                              []string // servers that log
+	tasks                                                bool     // a server has the tasks extension
 }
+
+// tasksExtension is the tasks extension's key among a server's
+// capabilities' extensions (agent.TasksExtension).
+const tasksExtension = "io.modelcontextprotocol/tasks"
+
+// Tasks reports whether a server of the workspace issues tasks (the tasks
+// extension): the gateway then advertises it to modern agents, and routes
+// each task's requests to its server.
+func (c *Catalog) Tasks() bool { return c.tasks }
 
 type template struct {
 	Route
@@ -244,8 +254,9 @@ func (c *Catalog) buildInitialize(servers []Server) {
 			Resources *struct {
 				Subscribe bool `json:"subscribe"`
 			} `json:"resources"`
-			Logging     json.RawMessage `json:"logging"`
-			Completions json.RawMessage `json:"completions"`
+			Logging     json.RawMessage            `json:"logging"`
+			Completions json.RawMessage            `json:"completions"`
+			Extensions  map[string]json.RawMessage `json:"extensions"`
 		}
 		_ = json.Unmarshal(s.Init.Capabilities, &caps)
 		prompts = prompts || present(caps.Prompts)
@@ -258,6 +269,9 @@ func (c *Catalog) buildInitialize(servers []Server) {
 			c.logging = append(c.logging, s.Name)
 		}
 		completions = completions || present(caps.Completions)
+		if _, ok := caps.Extensions[tasksExtension]; ok && !s.Failed {
+			c.tasks = true
+		}
 		if text := strings.TrimSpace(s.Init.Instructions); text != "" && !s.Failed {
 			instructions = append(instructions, "## "+s.Name+"\n\n"+text)
 		}

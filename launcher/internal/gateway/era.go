@@ -2,10 +2,13 @@ package gateway
 
 import (
 	"context"
+	"slices"
+	"strings"
 
 	json "github.com/goccy/go-json"
 
 	"github.com/mcpgen/mcpgen/launcher/internal/agent"
+	"github.com/mcpgen/mcpgen/mcp"
 )
 
 // This file is what the gateway tells the agent.Conn of the workspace,
@@ -36,8 +39,14 @@ func (s *session) Describe() *agent.Description {
 	if d := s.desc.Load(); d != nil && d.cat == cat {
 		return d.d
 	}
+	caps := cat.Capabilities()
+	if cat.Tasks() {
+		if c, err := mcp.SetMembers(caps, mcp.ObjectMember{Key: "extensions", Value: json.RawMessage(`{"` + agent.TasksExtension + `":{}}`)}); err == nil {
+			caps = c
+		}
+	}
 	d := &agent.Description{
-		Capabilities: cat.Capabilities(),
+		Capabilities: caps,
 		ServerInfo:   serverInfoJSON,
 		Instructions: cat.Instructions(),
 		Own:          true,
@@ -49,3 +58,34 @@ func (s *session) Describe() *agent.Description {
 // Ready is at once: the gateway answers from the catalog it has, as its
 // initialize does.
 func (s *session) Ready(context.Context) error { return nil }
+
+// byTask routes tasks/get, tasks/update and tasks/cancel to the server that
+// issued the task to this agent (see agent.Conn.TaskOwner); a task it was
+// not issued through the gateway is an error that says so.
+func (s *session) byTask(call *agent.Call) {
+	id, err := agent.TaskID(call.Params())
+	if err != nil {
+		call.Answer(nil, err)
+		return
+	}
+	owner, _ := s.conn.TaskOwner(id)
+	m, ok := owner.(*member)
+	if !ok {
+		call.Answer(nil, mcp.NewError(mcp.CodeInvalidParams, "invalid params: unknown task %q: no server of the workspace issued it to this client", id))
+		return
+	}
+	s.route(m.name, false, call, false)
+}
+
+// Eras returns what status shows of the era of each agent connected to the
+// gateway, by name.
+func (g *Gateway) Eras() []agent.EraStatus {
+	g.mu.Lock()
+	out := make([]agent.EraStatus, 0, len(g.sessions))
+	for s := range g.sessions {
+		out = append(out, s.conn.EraStatus())
+	}
+	g.mu.Unlock()
+	slices.SortFunc(out, func(a, b agent.EraStatus) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}

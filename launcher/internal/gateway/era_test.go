@@ -219,3 +219,53 @@ func TestGatewayLogLevel(t *testing.T) {
 		}
 	}
 }
+
+// TestGatewayTasks: the tasks extension through the gateway: advertised
+// to modern agents when a server has it; a task's tasks/get and
+// tasks/update go to the server that issued it, and its notifications to
+// the agent's subscription that asked for it, tagged; a task the agent
+// was not issued is an error.
+func TestGatewayTasks(t *testing.T) {
+	w := newWorld(t)
+	w.addMode("old", "echo")
+	w.addMode("new", "modern", "MCPGEN_TESTSERVER_TASKS=1")
+	c := w.statelessClient()
+	meta := testserver.ModernMeta("m", `{"extensions":{"io.modelcontextprotocol/tasks":{}}}`)
+	c.Send(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{` + meta + `}}}`)
+	if r := members(t, next(t, c, "1")); !strings.Contains(string(r["capabilities"]), `"extensions":{"io.modelcontextprotocol/tasks":{}}`) {
+		t.Errorf("discover: capabilities %s, want the tasks extension", r["capabilities"])
+	}
+	c.Send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"task","arguments":{"text":"x"},"_meta":{` + meta + `}}}`)
+	if r := members(t, next(t, c, "2")); string(r["resultType"]) != `"task"` || string(r["taskId"]) != `"task-x"` {
+		t.Fatalf("the task: %v", r)
+	}
+	c.Send(`{"jsonrpc":"2.0","id":"sub","method":"subscriptions/listen","params":{"notifications":{"taskIds":["task-x","task-y"]},"_meta":{` + meta + `}}}`)
+	if m := c.Next(); m.Method != "notifications/subscriptions/acknowledged" ||
+		string(m.Params) != `{"_meta":{"io.modelcontextprotocol/subscriptionId":"sub"},"notifications":{"taskIds":["task-x"]}}` {
+		t.Fatalf("acknowledgment: %s", m.AppendJSON(nil))
+	}
+	c.Send(`{"jsonrpc":"2.0","id":3,"method":"tasks/get","params":{"taskId":"task-x","_meta":{` + meta + `}}}`)
+	if m := next(t, c, "3"); !strings.Contains(string(m.Result), `"done task-x"`) {
+		t.Errorf("tasks/get: %s", m.AppendJSON(nil))
+	}
+	c.Send(`{"jsonrpc":"2.0","id":4,"method":"tasks/update","params":{"taskId":"task-x","inputResponses":{},"_meta":{` + meta + `}}}`)
+	var acked, told bool
+	for !acked || !told {
+		m := c.Next()
+		switch {
+		case m.IsResponse():
+			acked = m.ID.String() == "4" && m.Error == nil
+		case m.Method == "notifications/tasks":
+			if !strings.Contains(string(m.Params), `"io.modelcontextprotocol/subscriptionId":"sub"`) || !strings.Contains(string(m.Params), `"taskId":"task-x"`) {
+				t.Errorf("the task's notification: %s", m.AppendJSON(nil))
+			}
+			told = true
+		default:
+			t.Errorf("got %s", m.AppendJSON(nil))
+		}
+	}
+	c.Send(`{"jsonrpc":"2.0","id":5,"method":"tasks/get","params":{"taskId":"task-y","_meta":{` + meta + `}}}`)
+	if m := next(t, c, "5"); m.Error == nil || m.Error.Code != mcp.CodeInvalidParams || !strings.Contains(m.Error.Message, `unknown task "task-y"`) {
+		t.Errorf("tasks/get of a task not issued: %s", m.AppendJSON(nil))
+	}
+}

@@ -38,6 +38,8 @@ func (s *session) Request(call *agent.Call) {
 		s.complete(call)
 	case "logging/setLevel":
 		s.setLevel(call)
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		s.byTask(call)
 	default:
 		call.Answer(nil, mcp.NewError(mcp.CodeMethodNotFound, "method not found: %s", call.Method()))
 	}

@@ -2,6 +2,8 @@ package hub
 
 import (
 	"context"
+	"slices"
+	"strings"
 
 	json "github.com/goccy/go-json"
 
@@ -65,4 +67,20 @@ func (c *client) Describe() *agent.Description { return c.hub.describe() }
 func (c *client) Ready(ctx context.Context) error {
 	_, err := c.hub.initResult(ctx)
 	return err
+}
+
+// Eras returns what status shows of the era of each agent connected to the
+// hub itself (the gateway's show in its status), by name.
+func (h *Hub) Eras() []agent.EraStatus {
+	h.mu.Lock()
+	clients := h.clientList()
+	h.mu.Unlock()
+	var out []agent.EraStatus
+	for _, c := range clients {
+		if !c.member {
+			out = append(out, c.conn.EraStatus())
+		}
+	}
+	slices.SortFunc(out, func(a, b agent.EraStatus) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }

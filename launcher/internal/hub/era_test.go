@@ -274,3 +274,44 @@ func TestHubTraceLogged(t *testing.T) {
 		}
 	}
 }
+
+// TestHubTasks: the tasks extension through the hub: advertised when the
+// server has it; a task's requests reach the server, and its notification
+// the subscription of the agent it was issued to, tagged, and no other
+// agent.
+func TestHubTasks(t *testing.T) {
+	th := newTestHub(t, "modern", "MCPGEN_TESTSERVER_TASKS=1")
+	c, other := th.statelessClient(), th.statelessClient()
+	meta := testserver.ModernMeta("m", `{"extensions":{"io.modelcontextprotocol/tasks":{}}}`)
+	c.Send(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{` + meta + `}}}`)
+	if r := resultMembers(t, c.Next()); !strings.Contains(string(r["capabilities"]), `"io.modelcontextprotocol/tasks":{}`) {
+		t.Errorf("discover: capabilities %s, want the tasks extension", r["capabilities"])
+	}
+	c.Send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"task","arguments":{"text":"x"},"_meta":{` + meta + `}}}`)
+	if r := resultMembers(t, c.Next()); string(r["resultType"]) != `"task"` || string(r["taskId"]) != `"task-x"` {
+		t.Fatalf("the task: %v", r)
+	}
+	for _, a := range []*testserver.Client{c, other} {
+		a.Send(`{"jsonrpc":"2.0","id":"sub","method":"subscriptions/listen","params":{"notifications":{"taskIds":["task-x"]},"_meta":{` + meta + `}}}`)
+		a.Next() // acknowledged: other's without the task, which is not its
+	}
+	c.Send(`{"jsonrpc":"2.0","id":3,"method":"tasks/get","params":{"taskId":"task-x","_meta":{` + meta + `}}}`)
+	if m := c.Next(); !strings.Contains(string(m.Result), `"done task-x"`) {
+		t.Errorf("tasks/get: %s", m.AppendJSON(nil))
+	}
+	c.Send(`{"jsonrpc":"2.0","id":4,"method":"tasks/update","params":{"taskId":"task-x","inputResponses":{},"_meta":{` + meta + `}}}`)
+	var acked, told bool
+	for !acked || !told {
+		m := c.Next()
+		switch {
+		case m.IsResponse():
+			acked = m.ID.String() == "4" && m.Error == nil
+		case m.Method == "notifications/tasks":
+			if !strings.Contains(string(m.Params), `"io.modelcontextprotocol/subscriptionId":"sub"`) {
+				t.Errorf("the task's notification: %s", m.AppendJSON(nil))
+			}
+			told = true
+		}
+	}
+	other.Quiet()
+}

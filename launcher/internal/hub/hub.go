@@ -498,6 +498,8 @@ func (h *Hub) serverNotification(u *Upstream, msg *mcp.Message) {
 		h.relist(u)
 	case "notifications/progress":
 		h.routeProgress(msg)
+	case "notifications/tasks":
+		h.routeTask(msg)
 	case "notifications/prompts/list_changed", "notifications/resources/list_changed":
 		h.mu.Lock()
 		wanted := h.listsWanted && h.up == u
@@ -603,6 +605,24 @@ func (c *client) hears(msg *mcp.Message, level **string) bool {
 		*level = &p.Level
 	}
 	return c.conn.WantsLog(**level)
+}
+
+// routeTask gives a task's notification to the agent it was issued to
+// (see agent.Conn.TaskChanged): its subscriptions that asked for it hear
+// it; nobody else does.
+func (h *Hub) routeTask(msg *mcp.Message) {
+	id, err := agent.TaskID(msg.Params)
+	if err != nil {
+		return
+	}
+	h.mu.Lock()
+	clients := h.clientList()
+	h.mu.Unlock()
+	for _, c := range clients {
+		if c.conn.TaskChanged(id, msg) {
+			return
+		}
+	}
 }
 
 // changedList returns the list a list_changed notification is of.

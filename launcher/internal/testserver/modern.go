@@ -84,6 +84,10 @@ func (s *wireServer) modernRequest(ctx context.Context, msg *mcp.Message) {
 			"ttlMs":             0,
 			"cacheScope":        mcp.CachePrivate,
 		}
+		if tasksOn() {
+			result["capabilities"] = map[string]any{"tools": map[string]any{"listChanged": true},
+				"extensions": map[string]any{tasksExtension: map[string]any{}}}
+		}
 		if text := os.Getenv("MCPGEN_TESTSERVER_INSTRUCTIONS"); text != "" {
 			result["instructions"] = text
 		}
@@ -112,6 +116,8 @@ func (s *wireServer) modernRequest(ctx context.Context, msg *mcp.Message) {
 		s.complete(msg.ID, result)
 	case "tools/call":
 		s.modernCall(ctx, msg, &meta)
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		s.taskRequest(msg)
 	default:
 		s.fail(msg.ID, mcp.NewError(mcp.CodeMethodNotFound, "no method %s", msg.Method))
 	}
@@ -292,7 +298,43 @@ func (s *wireServer) modernCall(ctx context.Context, msg *mcp.Message, meta *mcp
 		text("added")
 	case "elicit":
 		s.elicit(msg, meta, text)
+	case "task":
+		// A task: its result is the handle (see taskRequest).
+		id := "task-" + p.Arguments.Text
+		s.reply(msg.ID, map[string]any{"resultType": "task", "taskId": id, "status": "working", "ttlMs": 60000, "pollIntervalMs": 10})
 	}
+}
+
+// The tasks extension, in the modern mode with $MCPGEN_TESTSERVER_TASKS=1:
+// advertised in discover, with the tool task {text}, which issues the
+// task task-TEXT.
+const tasksExtension = "io.modelcontextprotocol/tasks"
+
+func tasksOn() bool { return os.Getenv("MCPGEN_TESTSERVER_TASKS") == "1" }
+
+// taskRequest answers tasks/get (every task of task-* is completed, its
+// result naming it), tasks/update (acknowledged, then notifications/tasks
+// says the task completed: untagged, for the launcher to route) and
+// tasks/cancel (acknowledged); an unknown task is an error.
+func (s *wireServer) taskRequest(msg *mcp.Message) {
+	var p struct {
+		TaskID string `json:"taskId"`
+	}
+	_ = json.Unmarshal(msg.Params, &p)
+	if !strings.HasPrefix(p.TaskID, "task-") {
+		s.fail(msg.ID, mcp.NewError(mcp.CodeInvalidParams, "unknown task %q", p.TaskID))
+		return
+	}
+	if msg.Method != "tasks/get" {
+		s.complete(msg.ID, map[string]any{})
+		if msg.Method == "tasks/update" {
+			params, _ := json.Marshal(map[string]any{"taskId": p.TaskID, "status": "completed"})
+			_ = s.w.Write(&mcp.Message{Method: "notifications/tasks", Params: params})
+		}
+		return
+	}
+	s.complete(msg.ID, map[string]any{"taskId": p.TaskID, "status": "completed",
+		"result": map[string]any{"content": []any{map[string]any{"type": "text", "text": "done " + p.TaskID}}}})
 }
 
 // elicit asks for input through multi round-trip requests: each call

@@ -162,6 +162,9 @@ func serve(mode string) {
 	}
 	if mode == "modern" {
 		s.modern, s.tools = true, slices.Clone(modernTools)
+		if tasksOn() {
+			s.tools = append(s.tools, "task")
+		}
 	}
 	if list := os.Getenv("MCPGEN_TESTSERVER_TOOLS"); list != "" {
 		s.tools = strings.Split(list, ",")
