@@ -10,6 +10,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/mcpgen/mcpgen/internal/jsonwire"
 	"github.com/mcpgen/mcpgen/launcher/internal/agent"
 	"github.com/mcpgen/mcpgen/launcher/internal/translate"
 	"github.com/mcpgen/mcpgen/mcp"
@@ -46,11 +47,13 @@ type input struct {
 	cancel context.CancelFunc
 
 	// modern: a modern agent's call to a legacy server, which may be held
-	// for the agent's input (see Hub.holdForInput): its digest, and what
-	// its agent can answer.
-	modern              bool
-	digest              translate.Digest
-	elicitation, sample bool
+	// for the agent's input (see Hub.holdForInput), with what its digest is
+	// made of: its params, kept (they are small), or the digest itself.
+	// What its agent can answer is the call's _meta's (agent.Call.Meta).
+	modern    bool
+	params    json.RawMessage
+	digest    translate.Digest
+	hasDigest bool
 	// held, while the call waits for the agent's retry: the agent's call
 	// was answered input_required, and the server's request waits.
 	held *translate.Held
@@ -64,7 +67,7 @@ func (in *input) endLocked() *translate.Held {
 		in.cancel()
 		in.cancel = nil
 	}
-	in.sent = nil
+	in.sent, in.params = nil, nil
 	held := in.held
 	in.held = nil
 	return held
@@ -153,7 +156,7 @@ func (c *client) inputRequired(f *forward, method string, result json.RawMessage
 	}
 	if !c.spawn(func() {
 		defer cancel()
-		c.answerInput(ctx, f, method, sent, ir)
+		c.answerInput(ctx, f, method, sent, ir, rounds)
 	}) {
 		cancel() // the client is going: its end stops f
 	}
@@ -162,7 +165,7 @@ func (c *client) inputRequired(f *forward, method string, result json.RawMessage
 // answerInput asks the agent what the server asked, and retries the call
 // with the answers, to the server's process of now (a modern server keeps
 // no state between the two: its requestState has it).
-func (c *client) answerInput(ctx context.Context, f *forward, method string, sent json.RawMessage, ir *mcp.InputRequiredResult) {
+func (c *client) answerInput(ctx context.Context, f *forward, method string, sent json.RawMessage, ir *mcp.InputRequiredResult, round int) {
 	retry, err := translate.Answer(ctx, agentAsker{c}, sent, ir)
 	if ctx.Err() != nil {
 		return // the forward ended: whoever ended it answered the agent
@@ -187,7 +190,9 @@ func (c *client) answerInput(ctx context.Context, f *forward, method string, sen
 		return
 	}
 	c.mu.Lock()
-	f.up = call
+	if f.input.rounds == round {
+		f.up = call // else the server answered it already, asking again: the next round's is f.up
+	}
 	done := f.done
 	c.mu.Unlock()
 	if done {
@@ -246,36 +251,51 @@ type heldCall struct {
 }
 
 // mayHold notes what a modern agent's call to a legacy server needs to be
-// held: its digest, and what the agent can answer (its capabilities, in
-// the request's _meta).
+// held. The digest of its params is made only if it is held: params up to
+// maxDigestParams are kept until then (a copy: the agent's line is let go),
+// larger ones digested now.
 func (c *client) mayHold(f *forward, method string, params json.RawMessage) {
-	digest, err := translate.DigestOf(method, params)
-	if err != nil {
-		return // the server says what is wrong with the params
+	var kept json.RawMessage
+	var digest translate.Digest
+	hasDigest := false
+	if len(params) <= maxDigestParams {
+		kept = bytes.Clone(params)
+	} else {
+		var err error
+		if digest, err = translate.DigestOf(method, params); err != nil {
+			return // the server says what is wrong with the params
+		}
+		hasDigest = true
 	}
-	var caps map[string]json.RawMessage
-	_ = json.Unmarshal(f.call.Meta().ClientCapabilities, &caps)
-	_, elicitation := caps["elicitation"]
-	_, sample := caps["sampling"]
 	c.mu.Lock()
-	f.input.modern, f.input.digest = true, digest
-	f.input.elicitation, f.input.sample = elicitation, sample
+	f.input.modern, f.input.params, f.input.digest, f.input.hasDigest = true, kept, digest, hasDigest
 	c.mu.Unlock()
 }
 
+// maxDigestParams bounds the params of a call kept to make its digest if
+// it is held.
+const maxDigestParams = 64 << 10
+
 // canAnswerLocked reports whether the forward's agent can answer a
 // server's request of method: a modern call whose agent declared the
-// capability, or any request of a legacy agent that did. The caller holds
-// the client's mu.
+// capability in its _meta, or any request of a legacy agent that did in
+// its initialize. The caller holds the client's mu.
 func (c *client) canAnswerLocked(f *forward, method string) bool {
 	if !f.input.modern {
 		return c.conn.Can(method)
 	}
-	switch {
-	case strings.HasPrefix(method, "elicitation/"):
-		return f.input.elicitation
-	case strings.HasPrefix(method, "sampling/"):
-		return f.input.sample
+	capability, _, _ := strings.Cut(method, "/")
+	if capability != "elicitation" && capability != "sampling" {
+		return false
+	}
+	members, err := jsonwire.Members(f.call.Meta().ClientCapabilities, 0)
+	if err != nil {
+		return false
+	}
+	for _, mb := range members {
+		if mb.Key == capability {
+			return true
+		}
 	}
 	return false
 }
@@ -345,6 +365,14 @@ func (h *Hub) holdForInput(ctx context.Context, c *client, f *forward, req *mcp.
 	if f.done || f.input.held != nil {
 		c.mu.Unlock()
 		return nil, mcp.NewError(CodeUnavailable, "the call that this request was for has ended")
+	}
+	if !f.input.hasDigest {
+		d, err := translate.DigestOf(f.call.Method(), f.input.params)
+		if err != nil {
+			c.mu.Unlock()
+			return nil, mcp.NewError(CodeUnavailable, "mcpgen cannot hold the call for its client's input: %v", err)
+		}
+		f.input.digest, f.input.hasDigest, f.input.params = d, true, nil
 	}
 	held, result, err := h.held.Hold(translate.Request{
 		Agent:    c.serial,
@@ -449,17 +477,20 @@ func (c *client) resume(call *agent.Call) bool {
 		call.Answer(nil, mcp.NewError(CodeUnavailable, "server %q: the call ended while it waited for its input; call again", c.hub.name))
 		return true
 	}
-	hc.answer <- &mcp.Message{Result: r.Input}
+	// The retry is the call's before the server has the input: the
+	// server may answer, or ask again, at once.
 	c.hub.retoken(key, token)
 	if !call.OnCancel(func(why error) { c.stop(f, why) }) {
 		c.stop(f, errCancelled)
+		hc.answer <- &mcp.Message{Error: mcp.NewError(CodeUnavailable, "the client cancelled its call")}
 		return true
 	}
 	if r.Answered {
 		c.finish(f, r.Result, r.Err)
-		return true
+	} else {
+		c.limit(f, method) // a new tool_timeout from now
 	}
-	c.limit(f, method) // a new tool_timeout from now
+	hc.answer <- &mcp.Message{Result: r.Input}
 	return true
 }
 

@@ -218,7 +218,7 @@ func TestTranslateHeldRoundTrip(t *testing.T) {
 	c := th.client("agent", "")
 	modernCall(c, "1", "elicit", `{"text":"deploy","steps":2}`, elicits, "")
 	state := inputRequired(t, c, "1", "elicitation/create", "Confirm deploy?")
-	modernCall(c, "2", "elicit", `{"steps":2,"text":"deploy"}`, elicits, retryWith(state, `{"action":"accept","content":{"ok":true}}`))
+	modernCall(c, "2", "elicit", `{"text": "deploy", "steps": 2}`, elicits, retryWith(state, `{"action":"accept","content":{"ok":true}}`))
 	state2 := inputRequired(t, c, "2", "elicitation/create", "Confirm deploy?")
 	modernCall(c, "3", "elicit", `{"text":"deploy","steps":2}`, elicits, retryWith(state2, `{"action":"decline"}`))
 	m := c.Next()

@@ -22,6 +22,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
+	stdjson "encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -152,45 +153,36 @@ func Translatable(method string) bool {
 
 // DigestOf returns the digest of a request's salient params: for a tool
 // or a prompt its name and arguments, for a resource its uri; the rest
-// (_meta, inputResponses, requestState) does not count. The arguments are
-// read and written again, so that the same arguments in another order or
-// spacing are the same.
+// (_meta, inputResponses, requestState) does not count. The arguments
+// count as written, spacing aside: a retry carries them as the call did
+// (clients send the same params again), and re-encoding them in a canonical
+// order would cost every call that may be held what few retries need.
 func DigestOf(method string, params json.RawMessage) (Digest, error) {
-	var p struct {
-		Name      string          `json:"name"`
-		URI       string          `json:"uri"`
-		Arguments json.RawMessage `json:"arguments"`
-	}
-	if err := json.Unmarshal(params, &p); err != nil {
+	members, err := jsonwire.Members(params, 0)
+	if err != nil {
 		return Digest{}, mcp.NewError(mcp.CodeInvalidParams, "invalid params: %v", err)
 	}
-	h := sha256.New()
-	h.Write([]byte(method))
-	h.Write([]byte{0})
-	h.Write([]byte(p.Name))
-	h.Write([]byte{0})
-	h.Write([]byte(p.URI))
-	h.Write([]byte{0})
-	if args := bytes.TrimSpace(p.Arguments); len(args) > 0 && string(args) != "null" {
-		canon, err := canonical(args)
-		if err != nil {
+	var name, uri, args []byte
+	for _, mb := range members {
+		switch mb.Key {
+		case "name":
+			name = mb.Value
+		case "uri":
+			uri = mb.Value
+		case "arguments":
+			args = mb.Value
+		}
+	}
+	args = bytes.TrimSpace(args)
+	b := bytes.NewBuffer(make([]byte, 0, len(method)+len(name)+len(uri)+len(args)+3))
+	for _, v := range [][]byte{[]byte(method), name, uri} {
+		b.Write(v)
+		b.WriteByte(0)
+	}
+	if len(args) > 0 && string(args) != "null" {
+		if err := stdjson.Compact(b, args); err != nil {
 			return Digest{}, mcp.NewError(mcp.CodeInvalidParams, "invalid params: arguments: %v", err)
 		}
-		h.Write(canon)
 	}
-	var d Digest
-	h.Sum(d[:0])
-	return d, nil
-}
-
-// canonical writes a JSON value again with its objects' keys sorted and
-// no spacing; numbers stay as written.
-func canonical(v json.RawMessage) ([]byte, error) {
-	d := json.NewDecoder(bytes.NewReader(v))
-	d.UseNumber()
-	var x any
-	if err := d.Decode(&x); err != nil {
-		return nil, err
-	}
-	return jsonwire.Marshal(x)
+	return sha256.Sum256(b.Bytes()), nil
 }

@@ -30,7 +30,8 @@ func TestDigestOf(t *testing.T) {
 		name, method, params string
 		same                 bool
 	}{
-		{"reordered and spaced", "tools/call", `{ "arguments" : {"b":[true, "s"], "a":1}, "name":"x"}`, true},
+		{"spaced, in another order of params", "tools/call", `{ "arguments" : {"a":1, "b":[true, "s"]}, "name":"x"}`, true},
+		{"arguments in another order", "tools/call", `{"name":"x","arguments":{"b":[true,"s"],"a":1}}`, false},
 		{"with the retry's members", "tools/call", `{"name":"x","arguments":{"a":1,"b":[true,"s"]},"inputResponses":{"k":{}},"requestState":"s","_meta":{"progressToken":3}}`, true},
 		{"other arguments", "tools/call", `{"name":"x","arguments":{"a":2,"b":[true,"s"]}}`, false},
 		{"a number written otherwise", "tools/call", `{"name":"x","arguments":{"a":1.0,"b":[true,"s"]}}`, false},
