@@ -86,12 +86,13 @@ func Self(t testing.TB) string {
 // can, then answers), deep {idLast} (answers with structuredContent nested
 // DeepNesting levels, its id before the result, or after it with
 // idLast), never (never answers), stream (sends progress every few
-// milliseconds, and never answers), elicit {text, steps, impatient} (asks
-// its client elicitation/create steps times, one after the other, then
-// answers "TEXT: ANSWER..." with each answer, or "refused: ERROR" when one
-// was an error; impatient, it asks once and answers "impatient" at once,
-// without waiting for the answer; a call cancelled meanwhile is not
-// answered); and the method test/never is never answered either. $MCPGEN_TESTSERVER_CANCELS names a
+// milliseconds, and never answers), elicit {text, steps, impatient, until}
+// (asks its client elicitation/create steps times, one after the other,
+// then answers "TEXT: ANSWER..." with each answer, or "refused: ERROR" when
+// one was an error; impatient, it asks once and answers "impatient"
+// without waiting for the answer: at once, or once the file until names
+// exists; a call cancelled meanwhile is not answered); and the method
+// test/never is never answered either. $MCPGEN_TESTSERVER_CANCELS names a
 // file that the server appends each notifications/cancelled's requestId
 // to, on a line, as it reads it.
 //
@@ -407,7 +408,8 @@ func (s *wireServer) call(ctx context.Context, msg *mcp.Message) {
 			Steps  int    `json:"steps"`
 			IDLast bool   `json:"idLast"`
 			// elicit's
-			Impatient bool `json:"impatient"`
+			Impatient bool   `json:"impatient"`
+			Until     string `json:"until"`
 		} `json:"arguments"`
 		Meta struct {
 			ProgressToken json.RawMessage `json:"progressToken"`
@@ -463,7 +465,7 @@ func (s *wireServer) call(ctx context.Context, msg *mcp.Message) {
 		resp := s.ask("roots/list", nil)
 		s.text(msg.ID, answerText(resp))
 	case "elicit":
-		s.legacyElicit(ctx, msg.ID, p.Arguments.Text, p.Arguments.Steps, p.Arguments.Impatient)
+		s.legacyElicit(ctx, msg.ID, p.Arguments.Text, p.Arguments.Steps, p.Arguments.Impatient, p.Arguments.Until)
 	case "log":
 		params, _ := json.Marshal(map[string]any{"level": "info", "logger": "testlog", "data": p.Arguments.Text})
 		_ = s.w.Write(&mcp.Message{Method: "notifications/message", Params: params})
@@ -524,11 +526,16 @@ func answerText(m *mcp.Message) string {
 }
 
 // legacyElicit is the tool elicit of the legacy modes: see serve.
-func (s *wireServer) legacyElicit(ctx context.Context, id mcp.ID, text string, steps int, impatient bool) {
+func (s *wireServer) legacyElicit(ctx context.Context, id mcp.ID, text string, steps int, impatient bool, until string) {
 	params := map[string]any{"mode": "form", "message": "Confirm " + text + "?",
 		"requestedSchema": map[string]any{"type": "object", "properties": map[string]any{"ok": map[string]any{"type": "boolean"}}}}
 	if impatient {
 		go s.ask("elicitation/create", params) // ends when the client answers, or the hub refuses
+		for deadline := time.Now().Add(WaitLong); until != "" && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			if _, err := os.Stat(until); err == nil {
+				break
+			}
+		}
 		s.text(id, "impatient")
 		return
 	}
