@@ -20,12 +20,22 @@ import (
 // from the hub, and answers it with result.
 func answerAsk(t *testing.T, c *testserver.Client, method, result string) *mcp.Message {
 	t.Helper()
-	m := c.Next()
+	m := nextNotProgress(c)
 	if m.Method != method || !m.IsRequest() {
 		t.Fatalf("got %s, want a request %s", m.AppendJSON(nil), method)
 	}
 	c.Send(`{"jsonrpc":"2.0","id":` + m.ID.String() + `,"result":` + result + `}`)
 	return m
+}
+
+// nextNotProgress returns the next message that is not progress (see
+// TestTranslateProgress).
+func nextNotProgress(c *testserver.Client) *mcp.Message {
+	for {
+		if m := c.Next(); m.Method != "notifications/progress" {
+			return m
+		}
+	}
 }
 
 // TestTranslateInputRequiredToLegacyAgent: a modern server that asks for
@@ -45,7 +55,7 @@ func TestTranslateInputRequiredToLegacyAgent(t *testing.T) {
 		}
 		answerAsk(t, c, "sampling/createMessage", `{"role":"assistant","content":{"type":"text","text":"ok"},"model":"m"}`)
 	}
-	m := c.Next()
+	m := nextNotProgress(c)
 	if m.ID.String() != `"c1"` {
 		t.Fatalf("got %s, want the answer to c1", m.AppendJSON(nil))
 	}
@@ -374,4 +384,77 @@ func TestTranslateAttribution(t *testing.T) {
 	m.Quiet()
 	l.Quiet()
 	plain.Quiet()
+}
+
+// TestTranslateHeldRetryCancelled: a modern agent that cancels its retry
+// of a held call, while the server works on it with the input: the server
+// hears the cancellation, the agent gets no answer, and nothing is held.
+func TestTranslateHeldRetryCancelled(t *testing.T) {
+	cancels := t.TempDir() + "/cancels"
+	th := newTestHub(t, "echo", "MCPGEN_TESTSERVER_CANCELS="+cancels)
+	c := th.client("agent", "")
+	args := `{"text":"x","ms":60000}`
+	modernCall(c, "1", "elicit", args, elicits, "")
+	state := inputRequired(t, c, "1", "elicitation/create", "Confirm x?")
+	modernCall(c, "2", "elicit", args, elicits, retryWith(state, `{"action":"accept"}`))
+	c.Send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}`)
+	waitFor(t, func() []string { b, _ := os.ReadFile(cancels); return strings.Fields(string(b)) }, "the call's cancellation", func(string) bool { return true })
+	c.Quiet()
+	if s := th.hub.held.Stats(); s.Held != 0 {
+		t.Errorf("held after the cancel: %+v", s)
+	}
+	c.Call("3", "echo", `{"text":"next"}`)
+	if got := testserver.ResultText(t, c.Next()); got != "next" {
+		t.Errorf("echo: %q", got)
+	}
+}
+
+// TestTranslateProgress: progress crosses the eras with the call: a legacy
+// agent gets the modern server's progress of every round under its own
+// token; a modern agent gets the legacy server's progress of a held call
+// (which asked for progress) under its retry's token.
+func TestTranslateProgress(t *testing.T) {
+	t.Run("legacy agent, modern server", func(t *testing.T) {
+		th := newTestHub(t, "modern")
+		c := th.client("agent", elicits)
+		c.Send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"elicit","arguments":{"text":"x","steps":2},"_meta":{"progressToken":"mine"}}}`)
+		progress := 0
+		for {
+			m := c.Next()
+			switch {
+			case m.Method == "notifications/progress":
+				if !strings.Contains(string(m.Params), `"progressToken":"mine"`) {
+					t.Errorf("progress under another token: %s", m.Params)
+				}
+				progress++
+			case m.Method == "elicitation/create":
+				c.Send(`{"jsonrpc":"2.0","id":` + m.ID.String() + `,"result":{"action":"accept"}}`)
+			case m.IsResponse():
+				if progress != 3 {
+					t.Errorf("%d progress notifications before the answer, want 3 (one each round)", progress)
+				}
+				testserver.ResultText(t, m)
+				return
+			default:
+				t.Fatalf("got %s", m.AppendJSON(nil))
+			}
+		}
+	})
+	t.Run("modern agent, legacy server", func(t *testing.T) {
+		th := newTestHub(t, "echo")
+		c := th.client("agent", "")
+		// The server's call is the first one: its progress token is the
+		// first call's, whose progress then goes to the retry's.
+		c.Send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"elicit","arguments":{"text":"x"},"_meta":{"progressToken":"first",` + testserver.ModernMeta("m", elicits) + `}}}`)
+		state := inputRequired(t, c, "1", "elicitation/create", "Confirm x?")
+		c.Send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"elicit","arguments":{"text":"x"}` + retryWith(state, `{"action":"accept"}`) +
+			`,"_meta":{"progressToken":"retry",` + testserver.ModernMeta("m", elicits) + `}}}`)
+		m := c.Next()
+		if m.Method != "notifications/progress" || !strings.Contains(string(m.Params), `"progressToken":"retry"`) {
+			t.Fatalf("got %s, want progress under the retry's token", m.AppendJSON(nil))
+		}
+		if m := c.Next(); m.ID.String() != "2" {
+			t.Fatalf("got %s, want the answer to the retry", m.AppendJSON(nil))
+		}
+	})
 }

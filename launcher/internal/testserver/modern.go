@@ -347,6 +347,7 @@ func (s *wireServer) taskRequest(msg *mcp.Message) {
 // does not check, as the spec says it must). The state names the text and
 // the round, so that a retry of another call is refused. It completes with
 // "TEXT: ANSWER..." listing each round's answers, as the client gave them.
+// A call with a progress token gets progress ROUND+1 of STEPS+1 each round.
 func (s *wireServer) elicit(msg *mcp.Message, meta *mcp.RequestMeta, text func(string)) {
 	var p struct {
 		Arguments struct {
@@ -385,6 +386,10 @@ func (s *wireServer) elicit(msg *mcp.Message, meta *mcp.RequestMeta, text func(s
 			answers += " " + k + "=" + strings.TrimSpace(string(responses[k]))
 		}
 		round++
+	}
+	if meta.ProgressToken != nil { // one step of progress per round, on the call's token
+		params, _ := json.Marshal(map[string]any{"progressToken": meta.ProgressToken, "progress": round + 1, "total": steps + 1})
+		_ = s.w.Write(&mcp.Message{Method: "notifications/progress", Params: params})
 	}
 	if round >= steps {
 		text(fmt.Sprintf("%s:%s", arg, answers))

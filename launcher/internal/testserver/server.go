@@ -86,10 +86,11 @@ func Self(t testing.TB) string {
 // can, then answers), deep {idLast} (answers with structuredContent nested
 // DeepNesting levels, its id before the result, or after it with
 // idLast), never (never answers), stream (sends progress every few
-// milliseconds, and never answers), elicit {text, steps, impatient, until}
-// (asks its client elicitation/create steps times, one after the other,
-// then answers "TEXT: ANSWER..." with each answer, or "refused: ERROR" when
-// one was an error; impatient, it asks once and answers "impatient"
+// milliseconds, and never answers), elicit {text, steps, ms, impatient,
+// until} (asks its client elicitation/create steps times, one after the
+// other, then answers "TEXT: ANSWER..." with each answer ms later, or
+// "refused: ERROR" when one was an error, with progress after each answer
+// when the call has a progress token; impatient, it asks once and answers "impatient"
 // without waiting for the answer: at once, or once the file until names
 // exists; a call cancelled meanwhile is not answered); and the method
 // test/never is never answered either. $MCPGEN_TESTSERVER_CANCELS names a
@@ -465,7 +466,7 @@ func (s *wireServer) call(ctx context.Context, msg *mcp.Message) {
 		resp := s.ask("roots/list", nil)
 		s.text(msg.ID, answerText(resp))
 	case "elicit":
-		s.legacyElicit(ctx, msg.ID, p.Arguments.Text, p.Arguments.Steps, p.Arguments.Impatient, p.Arguments.Until)
+		s.legacyElicit(ctx, msg.ID, p.Meta.ProgressToken, p.Arguments.Text, p.Arguments.Steps, p.Arguments.Ms, p.Arguments.Impatient, p.Arguments.Until)
 	case "log":
 		params, _ := json.Marshal(map[string]any{"level": "info", "logger": "testlog", "data": p.Arguments.Text})
 		_ = s.w.Write(&mcp.Message{Method: "notifications/message", Params: params})
@@ -526,7 +527,7 @@ func answerText(m *mcp.Message) string {
 }
 
 // legacyElicit is the tool elicit of the legacy modes: see serve.
-func (s *wireServer) legacyElicit(ctx context.Context, id mcp.ID, text string, steps int, impatient bool, until string) {
+func (s *wireServer) legacyElicit(ctx context.Context, id mcp.ID, token json.RawMessage, text string, steps, ms int, impatient bool, until string) {
 	params := map[string]any{"mode": "form", "message": "Confirm " + text + "?",
 		"requestedSchema": map[string]any{"type": "object", "properties": map[string]any{"ok": map[string]any{"type": "boolean"}}}}
 	if impatient {
@@ -550,6 +551,15 @@ func (s *wireServer) legacyElicit(ctx context.Context, id mcp.ID, text string, s
 			return
 		}
 		answers += " " + string(resp.Result)
+		if token != nil { // progress after each answer, on the call's token
+			params, _ := json.Marshal(map[string]any{"progressToken": token, "progress": len(answers)})
+			_ = s.w.Write(&mcp.Message{Method: "notifications/progress", Params: params})
+		}
+	}
+	select {
+	case <-ctx.Done():
+		return // cancelled: no answer
+	case <-time.After(time.Duration(ms) * time.Millisecond):
 	}
 	s.text(id, text+":"+answers)
 }
