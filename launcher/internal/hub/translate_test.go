@@ -3,6 +3,7 @@ package hub
 import (
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/mcpgen/mcpgen/launcher/internal/testserver"
+	"github.com/mcpgen/mcpgen/launcher/internal/translate"
 	"github.com/mcpgen/mcpgen/mcp"
 )
 
@@ -457,4 +459,28 @@ func TestTranslateProgress(t *testing.T) {
 			t.Fatalf("got %s, want the answer to the retry", m.AppendJSON(nil))
 		}
 	})
+}
+
+// TestTranslateHeldBound: an agent that holds as many calls as it may
+// (translate.MaxHeldPerAgent) and retries none: the server's request for
+// one more call is refused, saying why, and that call goes on (the server
+// answers it); another agent still holds its own.
+func TestTranslateHeldBound(t *testing.T) {
+	th := newTestHub(t, "echo")
+	c, other := th.client("greedy", ""), th.client("other", "")
+	for i := range translate.MaxHeldPerAgent {
+		id := strconv.Itoa(i + 1)
+		modernCall(c, id, "elicit", `{"text":"x`+id+`"}`, elicits, "")
+		inputRequired(t, c, id, "elicitation/create", "Confirm x"+id+"?")
+	}
+	modernCall(c, "99", "elicit", `{"text":"one more"}`, elicits, "")
+	m := c.Next()
+	if got := testserver.ResultText(t, m); m.ID.String() != "99" || !strings.Contains(got, "refused: mcpgen cannot hold the call") || !strings.Contains(got, "at most 16") {
+		t.Errorf("one call more than the bound: got %s", m.AppendJSON(nil))
+	}
+	modernCall(other, "1", "elicit", `{"text":"y"}`, elicits, "")
+	inputRequired(t, other, "1", "elicitation/create", "Confirm y?")
+	if s := th.hub.held.Stats(); s.Held != translate.MaxHeldPerAgent+1 {
+		t.Errorf("held: %+v, want %d", s, translate.MaxHeldPerAgent+1)
+	}
 }
