@@ -81,4 +81,10 @@ func TestSessionEras(t *testing.T) {
 	if g := st.Gateway.Clients.Eras; len(g) != 1 || g[0] != (ctl.ClientEra{Name: "modern-agent 1.0", Modern: 2}) {
 		t.Errorf("the gateway's clients' eras: %+v", g)
 	}
+	if r := server(st, "old").Clients.Requests; r != (ctl.EraRequests{Modern: 2, Legacy: 2}) {
+		t.Errorf("old's requests: %+v", r)
+	}
+	if r := st.Gateway.Clients.Requests; r != (ctl.EraRequests{Modern: 2}) {
+		t.Errorf("the gateway's requests: %+v", r)
+	}
 }

@@ -69,6 +69,7 @@ func (s *Session) gatewayStatus() *ctl.GatewayStatus {
 	st.Clients.Names = gw.Clients()
 	st.Clients.Count = len(st.Clients.Names)
 	st.Clients.Eras = clientEras(gw.Eras())
+	st.Clients.Requests.Modern, st.Clients.Requests.Legacy = gw.Requests()
 	return st
 }
 

@@ -763,6 +763,7 @@ func (v *supervisor) status() ctl.ServerStatus {
 	st.Clients.Count = len(st.Clients.Names)
 	st.Clients.Gateway = v.hub.Members()
 	st.Clients.Eras = clientEras(v.hub.Eras())
+	st.Clients.Requests.Modern, st.Clients.Requests.Legacy = v.hub.Requests()
 	if st.Clients.Names == nil {
 		st.Clients.Names = []string{} // [] in JSON, as tools are
 	}

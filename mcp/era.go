@@ -475,6 +475,9 @@ func RetryParams(params json.RawMessage) (responses map[string]json.RawMessage, 
 // a complete result: resultType (when absent), and the server's identity
 // in _meta (when serverInfo is not nil and _meta has none).
 func CompleteResult(result, serverInfo json.RawMessage) (json.RawMessage, error) {
+	if out, ok := appendComplete(result, serverInfo); ok {
+		return out, nil
+	}
 	set := []ObjectMember{}
 	members, err := jsonwire.Members(result, 0)
 	if err != nil {
@@ -503,6 +506,30 @@ func CompleteResult(result, serverInfo json.RawMessage) (json.RawMessage, error)
 		return result, nil
 	}
 	return SetMembers(result, set...)
+}
+
+// appendComplete is CompleteResult's short way, for the result of most
+// calls, which has neither resultType nor _meta (a legacy server's): both
+// are appended to the object as written, without scanning its members;
+// ok is false for any other result.
+func appendComplete(result, serverInfo json.RawMessage) (json.RawMessage, bool) {
+	r := bytes.TrimSpace(result)
+	if len(r) < 2 || r[0] != '{' || r[len(r)-1] != '}' ||
+		bytes.Contains(r, []byte(`"resultType"`)) || bytes.Contains(r, []byte(`"_meta"`)) {
+		return nil, false
+	}
+	out := make([]byte, 0, len(r)+64+len(serverInfo))
+	out = append(out, r[:len(r)-1]...)
+	if len(bytes.TrimSpace(r[1:len(r)-1])) > 0 {
+		out = append(out, ',')
+	}
+	out = append(out, `"resultType":"complete"`...)
+	if serverInfo != nil {
+		out = append(out, `,"_meta":{"`+MetaServerInfo+`":`...)
+		out = append(out, serverInfo...)
+		out = append(out, '}')
+	}
+	return append(out, '}'), true
 }
 
 // Cache scopes of cacheable results (ttlMs says for how long).

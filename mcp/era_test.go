@@ -173,6 +173,9 @@ func TestCompleteResult(t *testing.T) {
 		{`{}`, `{"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}}}`},
 		{`{"content":[],"_meta":{"x":1}}`, `{"content":[],"_meta":{"x":1,"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}},"resultType":"complete"}`},
 		{`{"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"t"}}}`, `{"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"t"}}}`},
+		{`{"content":[{"type":"text","text":"hi"}]}`, `{"content":[{"type":"text","text":"hi"}],"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}}}`},
+		{` { } `, `{ "resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}}}`},
+		{`{"content":[{"type":"text","text":"\"_meta\""}]}`, `{"content":[{"type":"text","text":"\"_meta\""}],"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}}}`},
 	}
 	for _, tt := range tests {
 		got, err := CompleteResult(json.RawMessage(tt.in), info)

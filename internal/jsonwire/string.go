@@ -61,6 +61,9 @@ func AppendString(dst []byte, s string) []byte {
 func Unquote(lit []byte, escaped bool) string {
 	body := lit[1 : len(lit)-1]
 	if !escaped && utf8.Valid(body) {
+		if k, ok := commonKey(body); ok {
+			return k
+		}
 		return string(body)
 	}
 	out := make([]byte, 0, len(body))
@@ -127,4 +130,58 @@ func hex4(b []byte) rune {
 		r = r<<4 | rune(c)
 	}
 	return r
+}
+
+// commonKey returns the keys that every MCP message has, and the members of
+// _meta that every modern request has, without a copy: the proxy reads
+// them in each message it forwards (Members). (A switch on string(b) does
+// not allocate.)
+func commonKey(b []byte) (string, bool) {
+	switch string(b) {
+	case "jsonrpc":
+		return "jsonrpc", true
+	case "id":
+		return "id", true
+	case "method":
+		return "method", true
+	case "params":
+		return "params", true
+	case "result":
+		return "result", true
+	case "error":
+		return "error", true
+	case "name":
+		return "name", true
+	case "version":
+		return "version", true
+	case "arguments":
+		return "arguments", true
+	case "content":
+		return "content", true
+	case "type":
+		return "type", true
+	case "text":
+		return "text", true
+	case "_meta":
+		return "_meta", true
+	case "progressToken":
+		return "progressToken", true
+	case "resultType":
+		return "resultType", true
+	case "traceparent":
+		return "traceparent", true
+	case "tracestate":
+		return "tracestate", true
+	case "io.modelcontextprotocol/protocolVersion":
+		return "io.modelcontextprotocol/protocolVersion", true
+	case "io.modelcontextprotocol/clientCapabilities":
+		return "io.modelcontextprotocol/clientCapabilities", true
+	case "io.modelcontextprotocol/clientInfo":
+		return "io.modelcontextprotocol/clientInfo", true
+	case "io.modelcontextprotocol/serverInfo":
+		return "io.modelcontextprotocol/serverInfo", true
+	case "io.modelcontextprotocol/logLevel":
+		return "io.modelcontextprotocol/logLevel", true
+	}
+	return "", false
 }

@@ -100,6 +100,15 @@ type ClientsStatus struct {
 	// gateway's status), which era it speaks: whether it opened a legacy
 	// session, and how many requests of each era it sent.
 	Eras []ClientEra `json:"eras,omitempty"`
+	// Requests counts the requests of each era that the clients sent
+	// since the session started, those that left included.
+	Requests EraRequests `json:"requests"`
+}
+
+// EraRequests count requests by era.
+type EraRequests struct {
+	Modern int64 `json:"modern"`
+	Legacy int64 `json:"legacy"`
 }
 
 // A ClientEra is which era of MCP a client speaks to mcpgen.

@@ -107,6 +107,9 @@ type Options struct {
 	// agent that closed its input waits no longer than that for the
 	// answers to what it asked before. nil: it waits for none.
 	AnswerBound func() time.Duration
+	// Eras, if set, counts the agent's requests of each era, with those of
+	// the face's other agents.
+	Eras *EraTotals
 	// Stalled, in tests, hears each time the read loop starts waiting for
 	// room: how a test knows that the Conn stopped reading the agent.
 	Stalled func()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"slices"
+	"sync/atomic"
 
 	json "github.com/goccy/go-json"
 
@@ -16,15 +17,18 @@ import (
 // names a version is served statelessly in the modern era (2026-07-28),
 // beside a legacy session on the same connection if the agent mixes them.
 // A modern request's _meta is read and checked here, server/discover is
-// answered here from what the face describes (Handler.Description), and
+// answered here from what the face describes (Handler.Describe), and
 // what a modern request is answered is completed here: resultType, the
 // server's identity, the caching hints of what may be cached, the tools of
-// tools/list in a stable order.
+// tools/list in a stable order. subscriptions/listen is subscribe.go's,
+// the tasks extension tasks.go's.
 //
-// Translation between eras is the face's (the hub's upstream decides what
-// a forwarded request carries), except for the seams marked below, where
-// a server's input_required result reaches a legacy agent, and where a
-// server's request during a modern agent's call would be answered.
+// What a forwarded request carries to a server of either era is the
+// face's (the hub's forAgent, the one place). Translation between eras
+// has seams, marked "seam: translation": where a server's input_required
+// result reaches a legacy agent (legacyResult here, hub.Upstream.forward),
+// and where a server's request during a modern agent's call would be
+// answered (hub.Hub.serverRequest).
 
 // A Description is what a face says of the server it stands for: a
 // server's (the hub), or the workspace's (the gateway).
@@ -150,6 +154,12 @@ type EraCounts struct {
 	Legacy, Modern int64
 }
 
+// EraTotals count the requests of each era of every agent of a face, those
+// that left included (Options.Eras): what status shows of a face.
+type EraTotals struct {
+	Legacy, Modern atomic.Int64
+}
+
 // Eras returns how many requests of each era the agent sent.
 func (c *Conn) Eras() EraCounts {
 	c.mu.Lock()
@@ -187,6 +197,9 @@ func (c *Conn) Session() bool {
 // initialize. The first is logged, at debug level: how to see that an
 // agent stays modern through mcpgen.
 func (c *Conn) noteModern(meta *mcp.RequestMeta) {
+	if c.opts.Eras != nil {
+		c.opts.Eras.Modern.Add(1)
+	}
 	c.mu.Lock()
 	c.eras.Modern++
 	first := c.eras.Modern == 1
@@ -206,6 +219,9 @@ func (c *Conn) noteModern(meta *mcp.RequestMeta) {
 }
 
 func (c *Conn) noteLegacy() {
+	if c.opts.Eras != nil {
+		c.opts.Eras.Legacy.Add(1)
+	}
 	c.mu.Lock()
 	c.eras.Legacy++
 	c.mu.Unlock()

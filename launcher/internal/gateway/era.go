@@ -89,3 +89,9 @@ func (g *Gateway) Eras() []agent.EraStatus {
 	slices.SortFunc(out, func(a, b agent.EraStatus) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
+
+// Requests returns how many requests of each era the gateway's agents sent
+// since it began, those that left included.
+func (g *Gateway) Requests() (modern, legacy int64) {
+	return g.eras.Modern.Load(), g.eras.Legacy.Load()
+}

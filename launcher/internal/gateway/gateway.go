@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpgen/mcpgen/launcher/internal/agent"
 	"github.com/mcpgen/mcpgen/launcher/internal/hub"
 )
 
@@ -45,7 +46,8 @@ type Gateway struct {
 	version  int                 // bumped at every change
 	catalogs map[string]*cached  // by the servers a session serves
 	sessions map[*session]struct{}
-	wake     chan struct{} // closed (and replaced) after every change
+	eras     agent.EraTotals // its agents' requests of each era (era.go)
+	wake     chan struct{}   // closed (and replaced) after every change
 	closed   bool
 
 	kick chan struct{} // a change to apply; run takes it

@@ -41,20 +41,63 @@ func BenchmarkHop(b *testing.B) {
 		{"", func(*testing.B) (io.ReadWriteCloser, io.ReadWriteCloser) { a, c := net.Pipe(); return a, c }},
 		{"-stdio", stdioPair},
 	} {
-		b.Run("hub"+kind.name, func(b *testing.B) {
-			ours, theirs := kind.pair(b)
-			go w.servers["a"].hub.Serve(context.Background(), theirs)
+		for _, era := range []string{"", "-modern"} {
+			b.Run("hub"+kind.name+era, func(b *testing.B) {
+				ours, theirs := kind.pair(b)
+				go w.servers["a"].hub.Serve(context.Background(), theirs)
+				defer ours.Close()
+				benchHop(b, ours, "echo", era != "")
+			})
+			b.Run("gateway"+kind.name+era, func(b *testing.B) {
+				ours, theirs := kind.pair(b)
+				go w.g.Serve(context.Background(), theirs, nil)
+				defer ours.Close()
+				benchHop(b, ours, "echo", era != "")
+			})
+		}
+	}
+}
+
+// BenchmarkDiscover is server/discover, answered by mcpgen from the
+// catalog (never the server), through the hub and through the gateway,
+// over in-process pipes: the round trip of a modern agent's probe.
+//
+//	go test -run '^$' -bench Discover ./launcher/internal/gateway/
+func BenchmarkDiscover(b *testing.B) {
+	w := newWorld(b)
+	w.add("a", true, "MCPGEN_TESTSERVER_TOOLS=echo")
+	for _, face := range []string{"hub", "gateway"} {
+		b.Run(face, func(b *testing.B) {
+			ours, theirs := net.Pipe()
+			if face == "hub" {
+				go w.servers["a"].hub.Serve(context.Background(), theirs)
+			} else {
+				go w.g.Serve(context.Background(), theirs, nil)
+			}
 			defer ours.Close()
-			benchHop(b, ours, "echo")
-		})
-		b.Run("gateway"+kind.name, func(b *testing.B) {
-			ours, theirs := kind.pair(b)
-			go w.g.Serve(context.Background(), theirs, nil)
-			defer ours.Close()
-			benchHop(b, ours, "echo")
+			wr, r := mcp.NewWriter(ours), mcp.NewReader(ours)
+			lat := make([]time.Duration, 0, b.N)
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				start := time.Now()
+				line := fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"server/discover","params":{"_meta":{%s}}}`, i, modernMeta)
+				if err := wr.WriteLine(line); err != nil {
+					b.Fatal(err)
+				}
+				m, err := r.Read()
+				if err != nil || m.Error != nil || m.ID.String() != strconv.Itoa(i) {
+					b.Fatalf("server/discover: %v %v", m, err)
+				}
+				lat = append(lat, time.Since(start))
+			}
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds())/1e3, "p50-µs")
 		})
 	}
 }
+
+// modernMeta is the _meta members of the benchmarks' modern requests.
+const modernMeta = `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"}`
 
 // stdioConn is two pipes as one connection, as the launcher holds an
 // agent's stdin and stdout after the stdio hand-off: non-blocking, with a
@@ -87,10 +130,16 @@ func stdioPair(b *testing.B) (io.ReadWriteCloser, io.ReadWriteCloser) {
 	return ours, theirs
 }
 
-func benchHop(b *testing.B, conn io.ReadWriter, tool string) {
+// benchHop measures tools/call round trips on conn: a legacy session's,
+// or (modern) stateless requests of the modern revision, without a
+// session.
+func benchHop(b *testing.B, conn io.ReadWriter, tool string, modern bool) {
 	wr, r := mcp.NewWriter(conn), mcp.NewReader(conn)
 	call := func(id int) {
 		line := fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":{"text":"hop %d"}}}`, id, tool, id)
+		if modern {
+			line = fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":{"text":"hop %d"},"_meta":{%s}}}`, id, tool, id, modernMeta)
+		}
 		if err := wr.WriteLine(line); err != nil {
 			b.Fatal(err)
 		}
@@ -107,11 +156,13 @@ func benchHop(b *testing.B, conn io.ReadWriter, tool string) {
 			}
 		}
 	}
-	if err := wr.WriteLine([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`)); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := r.Read(); err != nil {
-		b.Fatal(err)
+	if !modern {
+		if err := wr.WriteLine([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`)); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := r.Read(); err != nil {
+			b.Fatal(err)
+		}
 	}
 	for i := range 100 { // warm up
 		call(i + 1)

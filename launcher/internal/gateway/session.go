@@ -66,6 +66,7 @@ func newSession(ctx context.Context, g *Gateway, rwc io.ReadWriteCloser, servers
 		Log:         g.log,
 		Limits:      agent.Limits{MaxQueued: int(maxQueued), SoftQueued: -1},
 		AnswerBound: s.drainBound,
+		Eras:        &g.eras,
 	})
 	return s
 }

@@ -84,3 +84,9 @@ func (h *Hub) Eras() []agent.EraStatus {
 	slices.SortFunc(out, func(a, b agent.EraStatus) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
+
+// Requests returns how many requests of each era the hub's own clients
+// sent since it began, those that left included.
+func (h *Hub) Requests() (modern, legacy int64) {
+	return h.eras.Modern.Load(), h.eras.Legacy.Load()
+}

@@ -60,6 +60,9 @@ type Hub struct {
 	listing   bool                        // a re-list after list_changed is under way
 	idle      idleState                   // lazy start and idle stop (lazy.go)
 
+	// The requests of each era of the hub's own clients (era.go).
+	eras agent.EraTotals
+
 	// What clients lost of the server's notifications (shed.go).
 	dropped, coalesced atomic.Int64
 
@@ -688,6 +691,7 @@ func (h *Hub) Serve(ctx context.Context, rwc io.ReadWriteCloser) {
 		Log:         h.log.With("server", h.name),
 		AnswerBound: h.AnswerBound,
 		Stalled:     h.roomWaits,
+		Eras:        &h.eras,
 	})
 	c.attach(conn)
 	h.mu.Lock()

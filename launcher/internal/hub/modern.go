@@ -284,14 +284,18 @@ func withoutModernMeta(params json.RawMessage) json.RawMessage {
 		if err != nil {
 			return params
 		}
-		if string(meta) == "{}" {
-			meta = nil // nothing else was there: no _meta
+		if string(meta) == "{}" { // nothing else was there: no _meta
+			out, err := mcp.SetMembers(params, mcp.ObjectMember{Key: "_meta"})
+			if err != nil {
+				return params
+			}
+			return out
 		}
-		out, err := mcp.SetMembers(params, mcp.ObjectMember{Key: "_meta", Value: meta})
-		if err != nil {
-			return params
-		}
-		return out
+		// The new _meta in place of the old, the rest as written.
+		out := make([]byte, 0, len(params)-len(mb.Value)+len(meta))
+		out = append(out, params[:mb.ValueAt]...)
+		out = append(out, meta...)
+		return append(out, params[mb.ValueAt+len(mb.Value):]...)
 	}
 	return params
 }
