@@ -318,7 +318,7 @@ func (h *Hub) attribute(method string) (*client, *forward) {
 	h.mu.Unlock()
 	var oldest *forward
 	var owner *client
-	inFlight := false
+	inFlight, modern := false, false
 	for _, c := range clients {
 		c.mu.Lock()
 		for f := range c.forwards {
@@ -329,10 +329,7 @@ func (h *Hub) attribute(method string) (*client, *forward) {
 			if oldest != nil && f.seq > oldest.seq || !c.canAnswerLocked(f, method) {
 				continue
 			}
-			if f.input.modern && !translate.Translatable(f.call.Method()) {
-				continue
-			}
-			oldest, owner = f, c
+			oldest, owner, modern = f, c, f.input.modern
 		}
 		c.mu.Unlock()
 	}
@@ -341,7 +338,7 @@ func (h *Hub) attribute(method string) (*client, *forward) {
 		return nil, nil // the calls under way are of agents that cannot answer: no other is asked
 	case oldest == nil:
 		return h.answerer(method), nil
-	case oldest.input.modern:
+	case modern:
 		return owner, oldest
 	}
 	return owner, nil
