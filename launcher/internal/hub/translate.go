@@ -37,23 +37,22 @@ func (h *Hub) SetInputTimeout(d time.Duration) {
 // input is what a forward needs for translation; guarded by the client's
 // mu.
 type input struct {
-	// sent are the params of a legacy agent's call to a modern server, as
-	// the hub sent them before the revision's _meta (see forAgent): what
-	// a retry is made of. nil when the call cannot be retried (not such a
-	// call, or its params are larger than maxRetryParams).
-	sent   json.RawMessage
+	// params are the call's params, kept as the hub sent them (before the
+	// _meta of the server's era) while the call may need them again: a
+	// legacy agent's call to a modern server, to retry it (nil when they
+	// are larger than maxRetryParams); a modern agent's call to a legacy
+	// server, to make its digest if it is held (see mayHold).
+	params json.RawMessage
 	rounds int // the input_required results answered so far
 	// cancel stops the asking of the agent under way, if any.
 	cancel context.CancelFunc
 
 	// modern: a modern agent's call to a legacy server, which may be held
-	// for the agent's input (see Hub.holdForInput), with what its digest is
-	// made of: its params, kept (they are small), or the digest itself.
-	// What its agent can answer is the call's _meta's (agent.Call.Meta).
-	modern    bool
-	params    json.RawMessage
-	digest    translate.Digest
-	hasDigest bool
+	// for the agent's input (see Hub.holdForInput), and its digest once
+	// made. What its agent can answer is the call's _meta's
+	// (agent.Call.Meta).
+	modern bool
+	digest *translate.Digest
 	// held, while the call waits for the agent's retry: the agent's call
 	// was answered input_required, and the server's request waits.
 	held *translate.Held
@@ -67,7 +66,7 @@ func (in *input) endLocked() *translate.Held {
 		in.cancel()
 		in.cancel = nil
 	}
-	in.sent, in.params = nil, nil
+	in.params = nil
 	held := in.held
 	in.held = nil
 	return held
@@ -108,10 +107,10 @@ func (c *client) answered(up *Upstream, f *forward, method string, params json.R
 	}
 	var sent json.RawMessage
 	if len(params) <= maxRetryParams {
-		sent = bytes.Clone(params) // params may be the agent's line, which is let go
+		sent = params // see mayHold
 	}
 	c.mu.Lock()
-	f.input.sent = sent
+	f.input.params = sent
 	c.mu.Unlock()
 	return func(result json.RawMessage, err *mcp.Error) {
 		if err == nil && mcp.ResultType(result) == mcp.ResultInputRequired {
@@ -140,7 +139,7 @@ func (c *client) inputRequired(f *forward, method string, result json.RawMessage
 		return
 	}
 	f.input.rounds++
-	rounds, sent := f.input.rounds, f.input.sent
+	rounds, sent := f.input.rounds, f.input.params
 	ctx, cancel := context.WithCancel(c.ctx)
 	f.input.cancel = cancel
 	c.mu.Unlock()
@@ -252,23 +251,26 @@ type heldCall struct {
 
 // mayHold notes what a modern agent's call to a legacy server needs to be
 // held. The digest of its params is made only if it is held: params up to
-// maxDigestParams are kept until then (a copy: the agent's line is let go),
-// larger ones digested now.
+// maxDigestParams are kept until then, larger ones digested now. They are
+// kept as they are, not copied: a line read from the agent is its own
+// buffer, which nothing writes once read (what changes params makes new
+// ones: the gateway's rename, the progress token's splice, the _meta a
+// server of the other era gets), so keeping them keeps the line the call
+// was read from alive, no more, while the call is.
 func (c *client) mayHold(f *forward, method string, params json.RawMessage) {
 	var kept json.RawMessage
-	var digest translate.Digest
-	hasDigest := false
+	var digest *translate.Digest
 	if len(params) <= maxDigestParams {
-		kept = bytes.Clone(params)
+		kept = params
 	} else {
-		var err error
-		if digest, err = translate.DigestOf(method, params); err != nil {
+		d, err := translate.DigestOf(method, params)
+		if err != nil {
 			return // the server says what is wrong with the params
 		}
-		hasDigest = true
+		digest = &d
 	}
 	c.mu.Lock()
-	f.input.modern, f.input.params, f.input.digest, f.input.hasDigest = true, kept, digest, hasDigest
+	f.input.modern, f.input.params, f.input.digest = true, kept, digest
 	c.mu.Unlock()
 }
 
@@ -363,18 +365,18 @@ func (h *Hub) holdForInput(ctx context.Context, c *client, f *forward, req *mcp.
 		c.mu.Unlock()
 		return nil, mcp.NewError(CodeUnavailable, "the call that this request was for has ended")
 	}
-	if !f.input.hasDigest {
+	if f.input.digest == nil {
 		d, err := translate.DigestOf(f.call.Method(), f.input.params)
 		if err != nil {
 			c.mu.Unlock()
 			return nil, mcp.NewError(CodeUnavailable, "mcpgen cannot hold the call for its client's input: %v", err)
 		}
-		f.input.digest, f.input.hasDigest, f.input.params = d, true, nil
+		f.input.digest, f.input.params = &d, nil
 	}
 	held, result, err := h.held.Hold(translate.Request{
 		Agent:    c.serial,
 		Method:   f.call.Method(),
-		Digest:   f.input.digest,
+		Digest:   *f.input.digest,
 		Ask:      mcp.InputRequest{Method: req.Method, Params: req.Params},
 		Timeout:  timeout,
 		OnExpire: func(*translate.Held) { c.inputExpired(hc, timeout) },
