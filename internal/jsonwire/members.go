@@ -22,7 +22,7 @@ func Members(data []byte, at int) ([]Member, error) {
 	if s.Peek() == '}' {
 		return nil, nil
 	}
-	var ms []Member
+	ms := make([]Member, 0, 4) // most objects of a message have few: one allocation
 	for {
 		if s.Peek() != '"' {
 			return nil, s.Unexpected("looking for an object key")

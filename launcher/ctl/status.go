@@ -90,8 +90,11 @@ type ShedStatus struct {
 
 // ClientsStatus lists the clients connected to a server.
 type ClientsStatus struct {
-	Count int      `json:"count"`
-	Names []string `json:"names"`
+	Count int `json:"count"`
+	// Requests counts the requests of each era that the clients sent
+	// since the session started, those that left included.
+	Requests EraRequests `json:"requests"`
+	Names    []string    `json:"names"`
 	// Gateway is how many of them are agents of the workspace gateway,
 	// which joins every server (they are counted once, in the gateway's
 	// status).
@@ -100,9 +103,6 @@ type ClientsStatus struct {
 	// gateway's status), which era it speaks: whether it opened a legacy
 	// session, and how many requests of each era it sent.
 	Eras []ClientEra `json:"eras,omitempty"`
-	// Requests counts the requests of each era that the clients sent
-	// since the session started, those that left included.
-	Requests EraRequests `json:"requests"`
 }
 
 // EraRequests count requests by era.

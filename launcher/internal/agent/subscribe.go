@@ -23,7 +23,23 @@ type subscription struct {
 	call  *Call
 	lists []string // the lists whose changes it hears: "tools", "prompts", "resources"
 	tasks []string // the tasks whose notifications it hears (taskIds)
+	uris  []string // the resources whose changes it hears (resourceSubscriptions)
 	acked bool     // its acknowledgment is written: notifications may follow
+}
+
+// A ResourceSubscriber is a face that tells of changes of resources
+// (resources/updated) to the subscriptions that ask for them: its Handler
+// implements it, or no resource subscription is honoured.
+type ResourceSubscriber interface {
+	// SubscribeResources has the servers of uris tell of their changes,
+	// and returns those whose changes the face will tell of (Conn.
+	// ResourceUpdated): a server that cannot tell of them is not asked.
+	// It must not block: what it asks of a server is asked on a goroutine
+	// of the face's.
+	SubscribeResources(uris []string) []string
+	// UnsubscribeResources undoes a SubscribeResources of uris (the
+	// subscription ended), on the same terms.
+	UnsubscribeResources(uris []string)
 }
 
 // listFilters are the filter's members that ask for a list's changes, and
@@ -98,7 +114,7 @@ func listChanges(caps json.RawMessage) []string {
 // (resource subscriptions are not honoured: none is acknowledged), and the call stays under way until the agent cancels it
 // or goes. A face that does not know yet is waited for, as discover does.
 func (c *Conn) listen(call *Call) {
-	lists, _, tasks, err := readFilter(call.Params())
+	lists, uris, tasks, err := readFilter(call.Params())
 	call.Release()
 	if err != nil {
 		call.Answer(nil, err)
@@ -107,13 +123,18 @@ func (c *Conn) listen(call *Call) {
 	c.described(call, func(d *Description) {
 		can := listChanges(d.Capabilities)
 		lists = slices.DeleteFunc(lists, func(l string) bool { return !slices.Contains(can, l) })
-		c.subscribe(call, lists, c.ownTasks(tasks))
+		var honoured []string
+		if rs, ok := c.h.(ResourceSubscriber); ok && len(uris) > 0 {
+			slices.Sort(uris)
+			honoured = rs.SubscribeResources(slices.Compact(uris))
+		}
+		c.subscribe(call, lists, c.ownTasks(tasks), honoured)
 	})
 }
 
 // subscribe keeps a subscription, and acknowledges it.
-func (c *Conn) subscribe(call *Call, lists, tasks []string) {
-	s := &subscription{call: call, lists: lists, tasks: tasks}
+func (c *Conn) subscribe(call *Call, lists, tasks, uris []string) {
+	s := &subscription{call: call, lists: lists, tasks: tasks, uris: uris}
 	c.mu.Lock()
 	if c.subs == nil {
 		c.subs = map[mcp.ID]*subscription{}
@@ -145,6 +166,14 @@ func (c *Conn) subscribe(call *Call, lists, tasks []string) {
 		b = append(b, `"taskIds":`...)
 		b = append(b, ids...)
 	}
+	if len(uris) > 0 {
+		if len(lists) > 0 || len(tasks) > 0 {
+			b = append(b, ',')
+		}
+		list, _ := json.Marshal(uris)
+		b = append(b, `"resourceSubscriptions":`...)
+		b = append(b, list...)
+	}
 	b = append(b, "}}"...)
 	c.Send(&mcp.Message{Method: "notifications/subscriptions/acknowledged", Params: b})
 	c.mu.Lock()
@@ -155,8 +184,41 @@ func (c *Conn) subscribe(call *Call, lists, tasks []string) {
 
 func (c *Conn) unsubscribe(id mcp.ID) {
 	c.mu.Lock()
+	s := c.subs[id]
 	delete(c.subs, id)
 	c.mu.Unlock()
+	c.unsubscribed(s)
+}
+
+// unsubscribed undoes what a subscription that ended asked of the face.
+func (c *Conn) unsubscribed(s *subscription) {
+	if s == nil || len(s.uris) == 0 {
+		return
+	}
+	if rs, ok := c.h.(ResourceSubscriber); ok {
+		rs.UnsubscribeResources(s.uris)
+	}
+}
+
+// ResourceUpdated gives the agent a server's notifications/resources/
+// updated of uri: to each of its subscriptions that asked for the
+// resource, tagged with the subscription's id.
+func (c *Conn) ResourceUpdated(uri string, msg *mcp.Message) {
+	c.mu.Lock()
+	var ids []mcp.ID
+	for id, s := range c.subs {
+		if s.acked && slices.Contains(s.uris, uri) {
+			ids = append(ids, id)
+		}
+	}
+	c.mu.Unlock()
+	for _, id := range ids {
+		params, err := mcp.SetMeta(msg.Params, mcp.ObjectMember{Key: mcp.MetaSubscriptionID, Value: json.RawMessage(id.String())})
+		if err != nil {
+			continue
+		}
+		c.Send(&mcp.Message{Method: msg.Method, Params: params})
+	}
 }
 
 // ListChanged tells the agent that a list of the face's changed ("tools",
@@ -209,6 +271,7 @@ func (c *Conn) endSubscriptions() {
 	for id, s := range subs {
 		result := append([]byte(`{"_meta":{"`+mcp.MetaSubscriptionID+`":`), id.String()...)
 		s.call.Answer(append(result, "}}"...), nil)
+		c.unsubscribed(s)
 	}
 }
 

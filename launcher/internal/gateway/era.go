@@ -95,3 +95,44 @@ func (g *Gateway) Eras() []agent.EraStatus {
 func (g *Gateway) Requests() (modern, legacy int64) {
 	return g.eras.Modern.Load(), g.eras.Legacy.Load()
 }
+
+// SubscribeResources has the servers of uris tell of their changes, each
+// through its hub (see agent.ResourceSubscriber): a URI goes to the
+// server that serves it, as resources/read does.
+func (s *session) SubscribeResources(uris []string) []string {
+	var honoured []string
+	for m, us := range s.byServer(uris) {
+		honoured = append(honoured, m.m.SubscribeResources(us)...)
+	}
+	slices.Sort(honoured)
+	return honoured
+}
+
+// UnsubscribeResources undoes SubscribeResources.
+func (s *session) UnsubscribeResources(uris []string) {
+	for m, us := range s.byServer(uris) {
+		m.m.UnsubscribeResources(us)
+	}
+}
+
+// byServer groups uris by the membership of the server that serves each;
+// a URI that no server of the session serves is left out.
+func (s *session) byServer(uris []string) map[*member][]string {
+	cat := s.cat.Load()
+	out := map[*member][]string{}
+	if cat == nil {
+		return out
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, uri := range uris {
+		r, ok := cat.Resource(uri)
+		if !ok {
+			continue
+		}
+		if m := s.members[r.Server]; m != nil {
+			out[m] = append(out[m], uri)
+		}
+	}
+	return out
+}

@@ -269,3 +269,42 @@ func TestGatewayTasks(t *testing.T) {
 		t.Errorf("tasks/get of a task not issued: %s", m.AppendJSON(nil))
 	}
 }
+
+// TestGatewayResourceSubscriptions: through the gateway, a modern agent's
+// subscription to resources goes to the server of each URI, and a
+// server's update reaches it tagged; a URI that no server serves is not
+// acknowledged.
+func TestGatewayResourceSubscriptions(t *testing.T) {
+	w := newWorld(t)
+	w.add("a", true, "MCPGEN_TESTSERVER_CATALOG=1", "MCPGEN_TESTSERVER_TOOLS=echo,touch")
+	w.add("b", true, "MCPGEN_TESTSERVER_CATALOG=1", "MCPGEN_TESTSERVER_TOOLS=log")
+	for deadline := time.Now().Add(waitLong); ; time.Sleep(5 * time.Millisecond) {
+		_, a := w.g.Catalog().Resource("test://a/readme")
+		_, b := w.g.Catalog().Resource("test://b/readme")
+		if a && b {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the servers' resources never reached the catalog")
+		}
+	}
+	c := w.statelessClient()
+	meta := testserver.ModernMeta("m", "")
+	c.Send(`{"jsonrpc":"2.0","id":"sub","method":"subscriptions/listen","params":{"notifications":{"resourceSubscriptions":["test://b/readme","test://a/readme","test://nobody"]},"_meta":{` + meta + `}}}`)
+	if m := c.Next(); string(m.Params) != `{"_meta":{"io.modelcontextprotocol/subscriptionId":"sub"},"notifications":{"resourceSubscriptions":["test://a/readme","test://b/readme"]}}` {
+		t.Fatalf("acknowledgment: %s", m.AppendJSON(nil))
+	}
+	c.Send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"touch","arguments":{"text":"test://a/readme"},"_meta":{` + meta + `}}}`)
+	var got []string
+	for {
+		m := c.Next()
+		if m.IsResponse() {
+			break
+		}
+		got = append(got, m.Method+" "+string(m.Params))
+	}
+	want := []string{`notifications/resources/updated {"uri":"test://a/readme","_meta":{"io.modelcontextprotocol/subscriptionId":"sub"}}`}
+	if !slices.Equal(got, want) {
+		t.Errorf("touch: got %q, want %q", got, want)
+	}
+}

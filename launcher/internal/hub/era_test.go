@@ -315,3 +315,48 @@ func TestHubTasks(t *testing.T) {
 	}
 	other.Quiet()
 }
+
+// TestHubResourceSubscriptions: a modern agent's subscription to a
+// resource of a legacy server that has resources.subscribe: the hub
+// subscribes at the server once, the server's update reaches the
+// subscription tagged, and the hub unsubscribes when the agent's
+// subscription ends; a modern server's are not honoured (the hub's own
+// subscription does not ask for them).
+func TestHubResourceSubscriptions(t *testing.T) {
+	menv, methods := methodsLog(t)
+	th := newTestHub(t, "echo", "MCPGEN_TESTSERVER_CATALOG=1", menv)
+	c := th.statelessClient()
+	meta := testserver.ModernMeta("m", "")
+	c.Send(`{"jsonrpc":"2.0","id":"sub","method":"subscriptions/listen","params":{"notifications":{"resourceSubscriptions":["test://test/readme","test://test/readme"]},"_meta":{` + meta + `}}}`)
+	if m := c.Next(); string(m.Params) != `{"_meta":{"io.modelcontextprotocol/subscriptionId":"sub"},"notifications":{"resourceSubscriptions":["test://test/readme"]}}` {
+		t.Fatalf("acknowledgment: %s", m.AppendJSON(nil))
+	}
+	waitFor(t, methods, "resources/subscribe", func(l string) bool { return strings.HasPrefix(l, "resources/subscribe ") })
+	for _, uri := range []string{"test://other", "test://test/readme"} {
+		c.Send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"touch","arguments":{"text":"` + uri + `"},"_meta":{` + meta + `}}}`)
+		var got []string
+		for {
+			m := c.Next()
+			if m.IsResponse() {
+				break
+			}
+			got = append(got, m.Method+" "+string(m.Params))
+		}
+		want := []string{}
+		if uri == "test://test/readme" {
+			want = []string{`notifications/resources/updated {"uri":"test://test/readme","_meta":{"io.modelcontextprotocol/subscriptionId":"sub"}}`}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("touch %s: got %q, want %q", uri, got, want)
+		}
+	}
+	c.Send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"sub"}}`)
+	waitFor(t, methods, "resources/unsubscribe", func(l string) bool { return strings.HasPrefix(l, "resources/unsubscribe ") })
+
+	modern := newTestHub(t, "modern")
+	mc := modern.statelessClient()
+	mc.Send(`{"jsonrpc":"2.0","id":"sub","method":"subscriptions/listen","params":{"notifications":{"resourceSubscriptions":["test://x"]},"_meta":{` + meta + `}}}`)
+	if m := mc.Next(); string(m.Params) != `{"_meta":{"io.modelcontextprotocol/subscriptionId":"sub"},"notifications":{}}` {
+		t.Errorf("a modern server's acknowledgment: %s", m.AppendJSON(nil))
+	}
+}

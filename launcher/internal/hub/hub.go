@@ -44,21 +44,24 @@ type Hub struct {
 	root string // the workspace dir, answered to roots/list
 	log  *slog.Logger
 
-	mu        sync.Mutex
-	up        *Upstream             // the ready server, nil while there is none
-	init      *mcp.InitializeResult // the server's answer to initialize
-	desc      description           // what modern agents are told of init (era.go)
-	tools     []*mcp.Tool
-	toolsJSON []byte        // the catalog as listed, to tell when it changes
-	wake      chan struct{} // closed (and replaced) when up is set or the server fails
-	failure   error         // why the server is not ready, when it will not be soon
-	closed    bool
-	clients   map[*client]struct{}
-	routed    map[*routedRequest]struct{} // server requests handed to a client
-	progress  map[string]*progressRoute   // by the token the server sees (see tokenKey)
-	nextID    int64                       // the hub's progress tokens so far
-	listing   bool                        // a re-list after list_changed is under way
-	idle      idleState                   // lazy start and idle stop (lazy.go)
+	mu   sync.Mutex
+	up   *Upstream             // the ready server, nil while there is none
+	init *mcp.InitializeResult // the server's answer to initialize
+	desc description           // what modern agents are told of init (era.go)
+	// The resources that agents' subscriptions want to hear of, and how
+	// many want each (resources.go).
+	resourceSubs map[string]int
+	tools        []*mcp.Tool
+	toolsJSON    []byte        // the catalog as listed, to tell when it changes
+	wake         chan struct{} // closed (and replaced) when up is set or the server fails
+	failure      error         // why the server is not ready, when it will not be soon
+	closed       bool
+	clients      map[*client]struct{}
+	routed       map[*routedRequest]struct{} // server requests handed to a client
+	progress     map[string]*progressRoute   // by the token the server sees (see tokenKey)
+	nextID       int64                       // the hub's progress tokens so far
+	listing      bool                        // a re-list after list_changed is under way
+	idle         idleState                   // lazy start and idle stop (lazy.go)
 
 	// The requests of each era of the hub's own clients (era.go).
 	eras agent.EraTotals
@@ -190,6 +193,7 @@ func (h *Hub) Attach(up *Upstream, init *mcp.InitializeResult, tools []*mcp.Tool
 		h.broadcast(clients, listChanged)
 	}
 	h.listOthers(up, done, others...)
+	h.resubscribe(up, init)
 	h.changed()
 }
 
@@ -521,6 +525,9 @@ func (h *Hub) serverNotification(u *Upstream, msg *mcp.Message) {
 		h.mu.Lock()
 		clients := h.clientList()
 		h.mu.Unlock()
+		if msg.Method == "notifications/resources/updated" {
+			h.routeResourceUpdated(clients, msg)
+		}
 		h.broadcast(clients, msg)
 	}
 }

@@ -86,14 +86,16 @@ func Self(t testing.TB) string {
 // can, then answers), deep {idLast} (answers with structuredContent nested
 // DeepNesting levels, its id before the result, or after it with
 // idLast), never (never answers), stream (sends progress every few
-// milliseconds, and never answers), elicit {text, steps, ms, impatient,
-// until} (asks its client elicitation/create steps times, one after the
-// other, then answers "TEXT: ANSWER..." with each answer ms later, or
-// "refused: ERROR" when one was an error, with progress after each answer
-// when the call has a progress token; impatient, it asks once and answers "impatient"
-// without waiting for the answer: at once, or once the file until names
-// exists; a call cancelled meanwhile is not answered); and the method
-// test/never is never answered either. $MCPGEN_TESTSERVER_CANCELS names a
+// milliseconds, and never answers), touch {text} (says that the resource
+// of URI text was updated: notifications/resources/updated), elicit {text,
+// steps, ms, impatient, until} (asks its client elicitation/create steps
+// times, one after the other, then answers "TEXT: ANSWER..." with each
+// answer ms later, or "refused: ERROR" when one was an error, with
+// progress after each answer when the call has a progress token;
+// impatient, it asks once and answers "impatient" without waiting for the
+// answer: at once, or once the file until names exists; a call cancelled
+// meanwhile is not answered); and the method test/never is never answered
+// either. $MCPGEN_TESTSERVER_CANCELS names a
 // file that the server appends each notifications/cancelled's requestId
 // to, on a line, as it reads it.
 //
@@ -471,6 +473,10 @@ func (s *wireServer) call(ctx context.Context, msg *mcp.Message) {
 		params, _ := json.Marshal(map[string]any{"level": "info", "logger": "testlog", "data": p.Arguments.Text})
 		_ = s.w.Write(&mcp.Message{Method: "notifications/message", Params: params})
 		s.text(msg.ID, "logged")
+	case "touch":
+		params, _ := json.Marshal(map[string]any{"uri": p.Arguments.Text})
+		_ = s.w.Write(&mcp.Message{Method: "notifications/resources/updated", Params: params})
+		s.text(msg.ID, "touched")
 	case "flood":
 		for i := range p.Arguments.Steps {
 			params, _ := json.Marshal(map[string]any{"level": "info", "logger": "flood", "data": fmt.Sprintf("line %d of %d", i+1, p.Arguments.Steps)})

@@ -1,0 +1,149 @@
+package hub
+
+import (
+	"context"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/mcpgen/mcpgen/internal/jsonwire"
+	"github.com/mcpgen/mcpgen/mcp"
+)
+
+// This file is the modern agents' resource subscriptions (the
+// resourceSubscriptions of their subscriptions/listen) on a legacy server
+// that has resources.subscribe: the hub subscribes to each resource once
+// (resources/subscribe) while an agent wants it, again on each new
+// process, and gives the server's notifications/resources/updated to the
+// subscriptions that asked (agent.Conn.ResourceUpdated). A modern
+// server's resource changes would come on the hub's own subscription,
+// which does not ask for them yet: they are not honoured there.
+
+// canSubscribe reports whether the server tells of changes of resources
+// it was asked about (resources.subscribe in its answer to initialize).
+func canSubscribe(init *mcp.InitializeResult) bool {
+	if init == nil || init.Era == mcp.EraModern {
+		return false
+	}
+	var caps struct {
+		Resources struct {
+			Subscribe bool `json:"subscribe"`
+		} `json:"resources"`
+	}
+	_ = json.Unmarshal(init.Capabilities, &caps)
+	return caps.Resources.Subscribe
+}
+
+// maxResourceSubs bounds the resources the hub subscribes to for its
+// agents: each is a request to the server, and a count kept.
+const maxResourceSubs = 1024
+
+// subscribeResources counts the agents' wish to hear of uris, and asks the
+// server about each that nobody asked for before; it returns those it will
+// tell of (none when the server cannot).
+func (h *Hub) subscribeResources(uris []string) []string {
+	h.mu.Lock()
+	if !canSubscribe(h.init) {
+		h.mu.Unlock()
+		return nil
+	}
+	if h.resourceSubs == nil {
+		h.resourceSubs = map[string]int{}
+	}
+	var honoured, ask []string
+	for _, uri := range uris {
+		if h.resourceSubs[uri] == 0 && len(h.resourceSubs) >= maxResourceSubs {
+			continue
+		}
+		h.resourceSubs[uri]++
+		honoured = append(honoured, uri)
+		if h.resourceSubs[uri] == 1 {
+			ask = append(ask, uri)
+		}
+	}
+	up := h.up
+	h.mu.Unlock()
+	h.askResources(up, "resources/subscribe", ask)
+	return honoured
+}
+
+// unsubscribeResources undoes subscribeResources: a resource nobody wants
+// any more is unsubscribed at the server.
+func (h *Hub) unsubscribeResources(uris []string) {
+	h.mu.Lock()
+	var ask []string
+	for _, uri := range uris {
+		if n, ok := h.resourceSubs[uri]; ok {
+			if n <= 1 {
+				delete(h.resourceSubs, uri)
+				ask = append(ask, uri)
+			} else {
+				h.resourceSubs[uri] = n - 1
+			}
+		}
+	}
+	up := h.up
+	h.mu.Unlock()
+	h.askResources(up, "resources/unsubscribe", ask)
+}
+
+// resubscribe asks a new process of the server about every resource that
+// agents want to hear of: the last one's subscriptions ended with it.
+func (h *Hub) resubscribe(up *Upstream, init *mcp.InitializeResult) {
+	if !canSubscribe(init) {
+		return
+	}
+	h.mu.Lock()
+	uris := make([]string, 0, len(h.resourceSubs))
+	for uri := range h.resourceSubs {
+		uris = append(uris, uri)
+	}
+	h.mu.Unlock()
+	h.askResources(up, "resources/subscribe", uris)
+}
+
+// askResources sends method for each of uris to up, on a goroutine that
+// ends once the server answered each, or readyWait passed, or the process
+// ended. Nothing is sent while the server has no process: its next one is
+// asked (resubscribe).
+func (h *Hub) askResources(up *Upstream, method string, uris []string) {
+	if up == nil || len(uris) == 0 {
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), readyWait)
+		defer cancel()
+		for _, uri := range uris {
+			params := append(jsonwire.AppendString([]byte(`{"uri":`), uri), '}')
+			if err := up.client.Call(ctx, method, json.RawMessage(params), nil); err != nil {
+				h.log.Warn("asking the server about a resource for an agent's subscription", "server", h.name, "method", method, "uri", uri, "error", err)
+			}
+		}
+	}()
+}
+
+// routeResourceUpdated gives the server's notifications/resources/updated
+// to the agents' subscriptions that asked for its resource.
+func (h *Hub) routeResourceUpdated(clients []*client, msg *mcp.Message) {
+	var p struct {
+		URI string `json:"uri"`
+	}
+	if json.Unmarshal(msg.Params, &p) != nil || p.URI == "" {
+		return
+	}
+	for _, c := range clients {
+		c.conn.ResourceUpdated(p.URI, msg)
+	}
+}
+
+// SubscribeResources is the client's part of agent.ResourceSubscriber.
+func (c *client) SubscribeResources(uris []string) []string { return c.hub.subscribeResources(uris) }
+
+// UnsubscribeResources is the client's part of agent.ResourceSubscriber.
+func (c *client) UnsubscribeResources(uris []string) { c.hub.unsubscribeResources(uris) }
+
+// SubscribeResources has the server tell of changes of uris, for a
+// subscription of the member's agent (see agent.ResourceSubscriber).
+func (m *Member) SubscribeResources(uris []string) []string { return m.c.hub.subscribeResources(uris) }
+
+// UnsubscribeResources undoes SubscribeResources.
+func (m *Member) UnsubscribeResources(uris []string) { m.c.hub.unsubscribeResources(uris) }
