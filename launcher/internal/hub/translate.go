@@ -183,8 +183,22 @@ func (c *client) answerInput(ctx context.Context, f *forward, method string, sen
 		c.finish(f, nil, asWireError(err))
 		return
 	}
-	call, err := up.forward(c, false, method, retry, c.answered(up, f, method, sent), true)
-	if err != nil {
+	c.resend(up, f, method, sent, retry, round, false)
+}
+
+// resend sends a legacy agent's call again, with the agent's input (retry;
+// sent are the call's params without it), as forward sends it: unless
+// wait, a retry that the server's input cannot take now is sent on a
+// goroutine of its own, which the client's end does not wait for (it ends
+// when its write does: the server reads, or its process ends), so that a
+// server that reads nothing holds up no agent that goes.
+func (c *client) resend(up *Upstream, f *forward, method string, sent, retry json.RawMessage, round int, wait bool) {
+	call, err := up.forward(c, false, method, retry, c.answered(up, f, method, sent), wait)
+	switch {
+	case errors.Is(err, mcp.ErrWouldBlock):
+		go c.resend(up, f, method, sent, retry, round, true)
+		return
+	case err != nil:
 		c.finish(f, nil, up.wireError(err))
 		return
 	}
