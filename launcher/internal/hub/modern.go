@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -31,7 +32,15 @@ type subscription struct {
 	sending bool            // it is being sent: its id is not known yet
 	acked   bool            // the server acknowledged it
 	reopens int
+	call    *mcp.AsyncCall // the last listen, once sent: a new filter cancels it
+	// tasks are the tasks that the server issued to agents, whose
+	// notifications/tasks the listen asks for (taskIds), the newest last.
+	tasks []string
 }
+
+// maxWatchedTasks bounds the tasks the hub's subscription asks about, the
+// oldest dropped first.
+const maxWatchedTasks = 256
 
 // maxReopens bounds the listens sent again after the server ended one it
 // had acknowledged, and reopenDelay spaces them: a server that ends every
@@ -86,24 +95,78 @@ func listenFilter(caps json.RawMessage) json.RawMessage {
 func (u *Upstream) openListen() {
 	u.mu.Lock()
 	u.sub.gen++
-	gen, filter := u.sub.gen, u.sub.filter
+	gen, filter, tasks := u.sub.gen, u.sub.filter, u.sub.tasks
 	u.sub.id, u.sub.sending, u.sub.acked = mcp.ID{}, true, false
 	u.mu.Unlock()
+	if len(tasks) > 0 {
+		ids, _ := json.Marshal(tasks)
+		f, err := mcp.SetMembers(filter, mcp.ObjectMember{Key: "taskIds", Value: ids})
+		if err == nil {
+			filter = f
+		}
+	}
+	if filter == nil {
+		filter = json.RawMessage(`{}`)
+	}
 	params := append(append([]byte(`{"notifications":`), filter...), '}')
 	call, err := u.client.Go(context.Background(), "subscriptions/listen", json.RawMessage(params), func(result json.RawMessage, err error) {
 		u.listenEnded(gen, err)
 	})
 	u.mu.Lock()
-	if u.sub.gen == gen {
+	superseded := u.sub.gen != gen
+	if !superseded {
 		u.sub.sending = false
 		if call != nil {
-			u.sub.id = call.ID()
+			u.sub.id, u.sub.call = call.ID(), call
 		}
 	}
 	u.mu.Unlock()
+	if superseded && call != nil {
+		call.CancelNoWait(errors.New("the subscription asks for more")) // a newer listen was sent meanwhile
+	}
 	if err != nil && !errors.Is(err, mcp.ErrNotSent) {
 		u.hub.log.Warn("subscribing to the server's list changes", "server", u.name, "error", err)
 	}
+}
+
+// watchTask has the hub's subscription ask for the notifications of a task
+// that the server issued to an agent (see agent.Conn.TaskChanged, which
+// routes them): the listen is sent again with the task among its taskIds,
+// and the last one cancelled. It runs on the upstream's read loop: nothing
+// here waits for the server.
+func (u *Upstream) watchTask(id string) {
+	u.mu.Lock()
+	if slices.Contains(u.sub.tasks, id) {
+		u.mu.Unlock()
+		return
+	}
+	if len(u.sub.tasks) >= maxWatchedTasks {
+		u.sub.tasks = slices.Delete(u.sub.tasks, 0, 1)
+	}
+	u.sub.tasks = append(u.sub.tasks, id)
+	last := u.sub.call
+	u.sub.call = nil
+	u.mu.Unlock()
+	if last != nil {
+		last.CancelNoWait(errors.New("the subscription asks for more"))
+	}
+	// On a goroutine: the listen's write must not wait on this read loop.
+	go u.openListen()
+}
+
+// taskIssued returns the id of the task that a result is the handle of
+// (resultType "task"), if it is one.
+func taskIssued(result json.RawMessage) (string, bool) {
+	if !bytes.Contains(result, []byte(`"task"`)) || mcp.ResultType(result) != "task" {
+		return "", false
+	}
+	var r struct {
+		TaskID string `json:"taskId"`
+	}
+	if json.Unmarshal(result, &r) != nil || r.TaskID == "" {
+		return "", false
+	}
+	return r.TaskID, true
 }
 
 // listenEnded hears the end of a subscription: the process ended (nothing
@@ -210,6 +273,16 @@ func (u *Upstream) forward(c *client, modern bool, method string, params json.Ra
 	if stamped {
 		answer := then
 		then = func(result json.RawMessage, err *mcp.Error) { answer(legacyResult(result), err) }
+	} else if modern && u.client.Era() == mcp.EraModern {
+		// A task issued to a modern agent: the hub's subscription asks
+		// for its notifications.
+		answer := then
+		then = func(result json.RawMessage, err *mcp.Error) {
+			if id, ok := taskIssued(result); ok && err == nil {
+				u.watchTask(id)
+			}
+			answer(result, err)
+		}
 	}
 	return u.send(c.ctx, method, params, then, wait)
 }

@@ -46,7 +46,8 @@ var modernTools = []string{"echo", "slow", "progress", "crash", "pid", "add", "e
 // notifications it asked for.
 type listen struct {
 	id    mcp.ID
-	tools bool // toolsListChanged
+	tools bool     // toolsListChanged
+	tasks []string // taskIds: the tasks of the tasks extension it hears of
 }
 
 var serverInfo = json.RawMessage(`{"name":"testserver-modern","version":"1"}`)
@@ -140,17 +141,24 @@ func (s *wireServer) fail(id mcp.ID, err *mcp.Error) {
 func (s *wireServer) listen(msg *mcp.Message) {
 	var p struct {
 		Notifications struct {
-			ToolsListChanged bool `json:"toolsListChanged"`
+			ToolsListChanged bool     `json:"toolsListChanged"`
+			TaskIDs          []string `json:"taskIds"`
 		} `json:"notifications"`
 	}
 	_ = json.Unmarshal(msg.Params, &p)
 	l := &listen{id: msg.ID, tools: p.Notifications.ToolsListChanged}
+	if tasksOn() {
+		l.tasks = slices.DeleteFunc(p.Notifications.TaskIDs, func(id string) bool { return !strings.HasPrefix(id, "task-") })
+	}
 	s.mu.Lock()
 	s.listens = append(s.listens, l)
 	s.mu.Unlock()
 	honored := map[string]any{}
 	if l.tools {
 		honored["toolsListChanged"] = true
+	}
+	if len(l.tasks) > 0 {
+		honored["taskIds"] = l.tasks
 	}
 	s.notify(l, "notifications/subscriptions/acknowledged", map[string]any{"notifications": honored})
 }
@@ -314,8 +322,8 @@ func tasksOn() bool { return os.Getenv("MCPGEN_TESTSERVER_TASKS") == "1" }
 
 // taskRequest answers tasks/get (every task of task-* is completed, its
 // result naming it), tasks/update (acknowledged, then notifications/tasks
-// says the task completed: untagged, for the launcher to route) and
-// tasks/cancel (acknowledged); an unknown task is an error.
+// says the task completed, on each subscription that asked for the task:
+// taskIds) and tasks/cancel (acknowledged); an unknown task is an error.
 func (s *wireServer) taskRequest(msg *mcp.Message) {
 	var p struct {
 		TaskID string `json:"taskId"`
@@ -328,8 +336,17 @@ func (s *wireServer) taskRequest(msg *mcp.Message) {
 	if msg.Method != "tasks/get" {
 		s.complete(msg.ID, map[string]any{})
 		if msg.Method == "tasks/update" {
-			params, _ := json.Marshal(map[string]any{"taskId": p.TaskID, "status": "completed"})
-			_ = s.w.Write(&mcp.Message{Method: "notifications/tasks", Params: params})
+			s.mu.Lock()
+			var tell []*listen
+			for _, l := range s.listens {
+				if slices.Contains(l.tasks, p.TaskID) {
+					tell = append(tell, l)
+				}
+			}
+			s.mu.Unlock()
+			for _, l := range tell {
+				s.notify(l, "notifications/tasks", map[string]any{"taskId": p.TaskID, "status": "completed"})
+			}
 		}
 		return
 	}
