@@ -17,10 +17,14 @@ import (
 )
 
 // This file is the hub's part of translation between the eras (the unit
-// itself is package translate): a modern server's input_required result to
-// a legacy agent's call is answered by asking the agent the server's
-// requests, and the call is retried upstream with the answers, until the
-// server completes it (the agent sees one call).
+// itself is package translate), both ways. A modern server's
+// input_required result to a legacy agent's call is answered by asking the
+// agent the server's requests, and the call is retried upstream with the
+// answers, until the server completes it (the agent sees one call). A
+// legacy server's request during a modern agent's call becomes an
+// input_required result to the call, which is held upstream until the
+// agent's retry brings the input (further down). The gateway's sessions
+// are the hub's clients: they get the same.
 
 // SetInputTimeout says how long a call of the server's that waits for a
 // modern agent's input is held for the agent's retry (its input_timeout);
