@@ -65,6 +65,7 @@ func TestShare(t *testing.T) {
 	t.Run("ReloadAndCrash", func(t *testing.T) { shareReloadAndCrash(t, bin) })
 	t.Run("Agents", func(t *testing.T) { shareAgentsCodexClaude(t, bin) })
 	t.Run("ModernServer", func(t *testing.T) { shareModernServer(t, bin) })
+	t.Run("Translation", func(t *testing.T) { shareTranslation(t, bin) })
 }
 
 // shareBinary builds mcpgen for the share tests, with the race detector

@@ -279,6 +279,7 @@ func restartKey(srv *manifest.Server, spec *proc.Spec, err error) string {
 	// Tool filters and lifecycle settings change what the hub shows and
 	// when the server runs, not the process.
 	def.EnabledTools, def.DisabledTools, def.Lazy, def.IdleTimeout = nil, nil, false, 0
+	def.InputTimeout = 0 // the hub's bound on held calls (see hub.SetInputTimeout)
 	def.Env = sortedVars(def.Env)
 	def.Headers = sortedVars(def.Headers)
 	// The tools go apart, as copies without their positions: def.Tools

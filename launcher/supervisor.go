@@ -163,6 +163,7 @@ func newSupervisor(host *supervisorHost, cfg *serverConfig, h *hub.Hub) *supervi
 	}
 	h.SetFilter(toolFilter(cfg.server))
 	h.SetTimeouts(cfg.server.Startup(), cfg.server.ToolCall())
+	h.SetInputTimeout(cfg.server.Input())
 	return v
 }
 
@@ -368,6 +369,7 @@ func (v *supervisor) adopt(cfg *serverConfig) {
 	v.mu.Unlock()
 	v.hub.SetFilter(toolFilter(cfg.server))
 	v.hub.SetTimeouts(cfg.server.Startup(), cfg.server.ToolCall())
+	v.hub.SetInputTimeout(cfg.server.Input())
 	v.poke() // its idle_timeout may have changed
 }
 
@@ -388,6 +390,7 @@ func (v *supervisor) runOnce() (*supervisorCmd, crashInfo) {
 		return nil, crashInfo{err: &proc.PermanentError{Err: cfg.err}}
 	}
 	v.hub.SetTimeouts(cfg.server.Startup(), cfg.server.ToolCall())
+	v.hub.SetInputTimeout(cfg.server.Input())
 	if cfg.remote != nil {
 		return v.runRemote(cfg)
 	}

@@ -246,6 +246,9 @@ func (f *formatter) server(s *Server) {
 	if s.ToolTimeout > 0 {
 		f.line(key("tool_timeout"), "tool_timeout", formatDuration(s.ToolTimeout))
 	}
+	if s.InputTimeout > 0 {
+		f.line(key("input_timeout"), "input_timeout", formatDuration(s.InputTimeout))
+	}
 	if s.EnabledTools != nil {
 		f.line(key("enabled_tools"), "enabled_tools", formatStrings(s.EnabledTools))
 	}

@@ -54,6 +54,7 @@ providers = ["codex", "claude"]
 scope = "project"
 startup_timeout = "1m30.5s"
 tool_timeout = "250ms"
+input_timeout = "90s"
 enabled_tools = []
 disabled_tools = ["drop"]
 start = "lazy"

@@ -15,6 +15,7 @@ import (
 const (
 	DefaultStartupTimeout = 10 * time.Second
 	DefaultToolTimeout    = 60 * time.Second
+	DefaultInputTimeout   = 5 * time.Minute
 )
 
 // The context variables every stdio server receives, besides [workspace.vars].
@@ -261,10 +262,12 @@ type Server struct {
 	Cwd         Template // empty: the workspace dir
 	Context     ContextSelect
 
-	// StartupTimeout and ToolTimeout are zero when the manifest sets none;
-	// use Startup and ToolCall for the effective values.
+	// StartupTimeout, ToolTimeout and InputTimeout are zero when the
+	// manifest sets none; use Startup, ToolCall and Input for the
+	// effective values.
 	StartupTimeout time.Duration
 	ToolTimeout    time.Duration
+	InputTimeout   time.Duration
 
 	// EnabledTools, when not nil, are the only tools the hub and the
 	// gateway expose; DisabledTools are hidden. Codex's own key names.
@@ -320,6 +323,15 @@ func (s *Server) Startup() time.Duration {
 		return s.StartupTimeout
 	}
 	return DefaultStartupTimeout
+}
+
+// Input is how long a call that waits for an agent's input is held for
+// its retry (see docs/eras.md).
+func (s *Server) Input() time.Duration {
+	if s.InputTimeout > 0 {
+		return s.InputTimeout
+	}
+	return DefaultInputTimeout
 }
 
 // ToolCall is how long one tool call may take.

@@ -31,8 +31,8 @@ func TestLoadFull(t *testing.T) {
 	if mem.Command.String() != "npx" || len(mem.Args) != 2 || mem.Args[1].String() != "@modelcontextprotocol/server-memory" {
 		t.Errorf("memory command: got %q %v", mem.Command, mem.Args)
 	}
-	if mem.StartupTimeout != 30*time.Second || mem.ToolCall() != 2*time.Minute {
-		t.Errorf("memory timeouts: got %v %v", mem.StartupTimeout, mem.ToolCall())
+	if mem.StartupTimeout != 30*time.Second || mem.ToolCall() != 2*time.Minute || mem.Input() != DefaultInputTimeout {
+		t.Errorf("memory timeouts: got %v %v %v", mem.StartupTimeout, mem.ToolCall(), mem.Input())
 	}
 	if got := mem.Env[0].Name + "=" + mem.Env[0].Value.String(); got != "MEMORY_FILE_PATH=${WORKSPACE_DIR}/.memory.json" {
 		t.Errorf("memory env in file order: got %s", got)
@@ -109,9 +109,10 @@ func TestErrors(t *testing.T) {
 			`m.toml:3:8: server "x": "args" must be an array of strings: write ["-v"]`,
 			`m.toml:4:16: server "x": "env.PORT" must be a string, not an integer (write "8080")`,
 			`m.toml:5:11: server "x": "enabled" must be true or false, not a string`}},
-		{"durations", "[servers.x]\ncommand = \"a\"\nstartup_timeout = 30\ntool_timeout = \"soon\"\n", []string{
+		{"durations", "[servers.x]\ncommand = \"a\"\nstartup_timeout = 30\ntool_timeout = \"soon\"\ninput_timeout = \"-1m\"\n", []string{
 			`m.toml:3:19: server "x": "startup_timeout" must be a duration such as "30s"`,
-			`m.toml:4:16: server "x": "tool_timeout": "soon" is not a positive duration (write "30s", "1m30s", "500ms")`}},
+			`m.toml:4:16: server "x": "tool_timeout": "soon" is not a positive duration (write "30s", "1m30s", "500ms")`,
+			`m.toml:5:17: server "x": "input_timeout": "-1m" is not a positive duration (write "30s", "1m30s", "500ms")`}},
 		{"bad template", "[servers.x]\ncommand = \"a\"\nargs = [\"${X\", \"${1A}\"]\n", []string{
 			`m.toml:3:9: server "x": "args[0]": unterminated "${X": close it with "}"`,
 			`m.toml:3:16: server "x": "args[1]": "${1A}" is not a variable reference: write ${NAME} or ${NAME:-default}, NAME made of letters, digits and _`}},
@@ -634,4 +635,14 @@ func FuzzParse(f *testing.F) {
 			_ = m.Where("servers", s.Name)
 		}
 	})
+}
+
+func TestInputTimeout(t *testing.T) {
+	m, err := Parse([]byte("[servers.x]\ncommand = \"a\"\ninput_timeout = \"90s\"\n"), "m.toml", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.Server("x").Input(); got != 90*time.Second {
+		t.Errorf("input_timeout: got %v, want 1m30s", got)
+	}
 }

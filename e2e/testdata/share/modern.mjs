@@ -9,10 +9,15 @@
 //   node modern.mjs
 //
 // Environment:
-//   SHARE_LOG  a file that gets "PID METHOD VERSION CLIENT" for every
-//              message read (VERSION and CLIENT from _meta, "-" if absent)
+//   SHARE_LOG       a file that gets "PID METHOD VERSION CLIENT" for every
+//                   message read (VERSION and CLIENT from _meta, "-" if absent)
+//   MODERN_CONFIRM  "1": the tool confirm too
 //
-// Tools: echo {message} answers "modern: message".
+// Tools: echo {message} answers "modern: message". confirm {message} asks
+// the client "Confirm MESSAGE?" the modern way (input_required, with an
+// elicitation/create and a requestState), and answers the retry that
+// carries the client's answer and the state with "confirmed: ACTION
+// MESSAGE"; a client that declared no elicitation gets -32021.
 import { appendFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 
@@ -66,14 +71,47 @@ rl.on("line", (line) => {
       });
     case "tools/list":
       return complete(msg.id, {
-        tools: [{ name: "echo", description: "the echo tool", inputSchema: { type: "object" } }],
+        tools: [
+          { name: "echo", description: "the echo tool", inputSchema: { type: "object" } },
+          ...(process.env.MODERN_CONFIRM === "1"
+            ? [{ name: "confirm", description: "asks the client to confirm", inputSchema: { type: "object", properties: { message: { type: "string" } } } }]
+            : []),
+        ],
         ttlMs: 0,
         cacheScope: "private",
       });
     case "tools/call":
+      if (msg.params?.name === "confirm" && process.env.MODERN_CONFIRM === "1") return confirm(msg, meta);
       if (msg.params?.name !== "echo") return fail(msg.id, -32602, `unknown tool ${msg.params?.name}`);
       return complete(msg.id, { content: [{ type: "text", text: `modern: ${msg.params?.arguments?.message}` }] });
     default:
       return fail(msg.id, -32601, `method not found: ${msg.method}`);
   }
 });
+
+// confirm is the tool confirm: see the top.
+function confirm(msg, meta) {
+  const message = msg.params?.arguments?.message;
+  const state = `confirm:${Buffer.from(String(message)).toString("base64url")}`;
+  const answer = msg.params?.inputResponses?.confirm;
+  if (answer === undefined) {
+    if (typeof meta["io.modelcontextprotocol/clientCapabilities"].elicitation !== "object") {
+      return fail(msg.id, -32021, "Missing required client capability: elicitation");
+    }
+    return send({
+      id: msg.id,
+      result: {
+        resultType: "input_required",
+        inputRequests: {
+          confirm: {
+            method: "elicitation/create",
+            params: { mode: "form", message: `Confirm ${message}?`, requestedSchema: { type: "object", properties: { ok: { type: "boolean" } } } },
+          },
+        },
+        requestState: state,
+      },
+    });
+  }
+  if (msg.params?.requestState !== state) return fail(msg.id, -32602, "invalid params: requestState is not this call's");
+  return complete(msg.id, { content: [{ type: "text", text: `confirmed: ${answer.action} ${message}` }] });
+}

@@ -25,10 +25,11 @@ import (
 //
 // What a forwarded request carries to a server of either era is the
 // face's (the hub's forAgent, the one place). Translation between eras
-// has seams, marked "seam: translation": where a server's input_required
-// result reaches a legacy agent (legacyResult here, hub.Upstream.forward),
-// and where a server's request during a modern agent's call would be
-// answered (hub.Hub.serverRequest).
+// is the hub's (hub/translate.go, with package translate), at the seams
+// marked "seam: translation": where a server's input_required result
+// reaches a legacy agent (hub.Upstream.forward: it never reaches
+// legacyResult here), and where a server's request during a modern agent's
+// call is answered (hub.Hub.serverRequest).
 
 // A Description is what a face says of the server it stands for: a
 // server's (the hub), or the workspace's (the gateway).
@@ -425,10 +426,8 @@ func asWireError(err error) *mcp.Error {
 	return mcp.NewError(CodeUnavailable, "%v", err)
 }
 
-// legacyResult is where a result reaches a legacy request. seam:
-// translation: a modern server's input_required result would become the
-// server's requests of the legacy revision here (or in the face, before
-// it answers), for the next helper to build; it passes as it is now, as a
-// modern server's other results do, which the hub's upstream has made
-// legacy already (hub.legacyResult).
+// legacyResult is where a result reaches a legacy request: as it is, since
+// the hub's upstream has made a modern server's results legacy already
+// (hub.legacyResult), and answered its input_required results itself by
+// asking the agent (seam: translation, hub/translate.go).
 func legacyResult(call *Call, result json.RawMessage) json.RawMessage { return result }

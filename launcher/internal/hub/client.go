@@ -23,8 +23,9 @@ import (
 // gateway, a Member, whose requests the gateway hands it. It holds what
 // the hub forwarded for it.
 type client struct {
-	hub  *Hub
-	conn *agent.Conn
+	hub    *Hub
+	conn   *agent.Conn
+	serial uint64 // unique among the hub's clients: who holds a call (translate.go)
 
 	// A Member's (see MemberOptions); member is false for a connection.
 	member bool
@@ -54,7 +55,7 @@ type client struct {
 // newClient returns a client, a member's if m is not nil; attach gives it
 // its agent's Conn.
 func (h *Hub) newClient(m *MemberOptions) *client {
-	c := &client{hub: h, forwards: make(map[*forward]struct{})}
+	c := &client{hub: h, forwards: make(map[*forward]struct{}), serial: h.seq.Add(1)}
 	if m != nil {
 		c.member, c.tag, c.notify, c.closed = true, m.Tag, m.Notify, m.Closed
 	}
@@ -68,19 +69,24 @@ func (c *client) attach(conn *agent.Conn) {
 
 // A forward is one agent request on its way to the server.
 type forward struct {
-	call  *agent.Call
-	tools bool // a tools/list, whose result the tool filter applies to
+	call  *agent.Call // guarded by the client's mu: a retry replaces it (translate.go)
+	tools bool        // a tools/list, whose result the tool filter applies to
+	seq   uint64      // the hub's order of forwards: which is oldest (see Hub.attribute)
 	// Guarded by the client's mu.
 	up    *mcp.AsyncCall // once sent
 	token string         // the hub's progress token, if the agent asked for progress
 	bound *time.Timer    // ends it at the server's tool_timeout, once sent (see limit)
 	done  bool           // answered, or stopped
+	input input          // what translation between eras needs of it (translate.go)
 }
 
 // Request handles one of the agent's requests (see agent.Handler): the hub
 // answers initialize itself, and the lists of an idle server from its
 // catalog, and forwards everything else.
 func (c *client) Request(call *agent.Call) {
+	if c.resume(call) {
+		return // a modern agent's retry of a call held for its input
+	}
 	switch call.Method() {
 	case "initialize":
 		call.Hold()
@@ -113,6 +119,7 @@ func (c *client) Request(call *agent.Call) {
 // begin counts a forward under way, and stops it when its call ends
 // without an answer; it reports false when the call has ended already.
 func (c *client) begin(f *forward) bool {
+	f.seq = c.hub.seq.Add(1)
 	c.mu.Lock()
 	c.forwards[f] = struct{}{}
 	c.mu.Unlock()
@@ -179,9 +186,7 @@ func (c *client) forward(up *Upstream, f *forward, wait bool) {
 		c.hub.dropToken(token)
 		return
 	}
-	call, err := up.forward(c, f.call.Modern(), method, params, func(result json.RawMessage, err *mcp.Error) {
-		c.finish(f, result, err)
-	}, wait)
+	call, err := up.forward(c, f.call.Modern(), method, params, c.answered(up, f, method, params), wait)
 	switch {
 	case errors.Is(err, mcp.ErrWouldBlock):
 		c.mu.Lock()
@@ -282,11 +287,19 @@ func (c *client) finish(f *forward, result json.RawMessage, err *mcp.Error) {
 		c.mu.Unlock()
 		return
 	}
+	if held := f.input.held; held != nil {
+		held.Settle(result, err) // the agent's retry gets it (see resume)
+		c.mu.Unlock()
+		return
+	}
 	f.done = true
 	delete(c.forwards, f)
 	token, bound := f.token, f.bound
 	f.bound = nil
+	held := f.input.endLocked()
+	call := f.call
 	c.mu.Unlock()
+	dropHeld(held, errCallEnded)
 	if bound != nil {
 		bound.Stop()
 	}
@@ -294,7 +307,7 @@ func (c *client) finish(f *forward, result json.RawMessage, err *mcp.Error) {
 	if f.tools && result != nil {
 		result = c.hub.filterTools(result)
 	}
-	f.call.Answer(result, err)
+	call.Answer(result, err)
 	c.noteUse()
 }
 
@@ -311,7 +324,9 @@ func (c *client) stop(f *forward, why error) {
 	delete(c.forwards, f)
 	up, token, bound := f.up, f.token, f.bound
 	f.bound = nil
+	held := f.input.endLocked()
 	c.mu.Unlock()
+	dropHeld(held, why)
 	if bound != nil {
 		bound.Stop()
 	}

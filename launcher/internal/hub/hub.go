@@ -22,6 +22,7 @@ import (
 
 	"github.com/mcpgen/mcpgen/internal/jsonwire"
 	"github.com/mcpgen/mcpgen/launcher/internal/agent"
+	"github.com/mcpgen/mcpgen/launcher/internal/translate"
 	"github.com/mcpgen/mcpgen/mcp"
 )
 
@@ -91,6 +92,13 @@ type Hub struct {
 	// server may take to answer it (client.limit), and so how long a
 	// client that closed its input waits for its answers (AnswerBound).
 	startTimeout, toolTimeout time.Duration
+
+	// Translation between the eras (translate.go): the server's calls held
+	// for a modern agent's input, and how long each may wait for it (the
+	// server's input_timeout).
+	held         *translate.Table
+	inputTimeout time.Duration
+	seq          atomic.Uint64 // numbers clients and forwards (client.serial, forward.seq)
 }
 
 // A routedRequest is a server's request that a client answers. Its
@@ -124,6 +132,7 @@ func New(name, root string, log *slog.Logger) *Hub {
 		watchers: make(map[int]func()),
 
 		toolTimeout: defaultToolTimeout,
+		held:        translate.NewTable(),
 	}
 }
 
@@ -400,12 +409,12 @@ func (h *Hub) serverRequest(ctx context.Context, u *Upstream, req *mcp.Request) 
 	if u.refuses() {
 		return nil, unavailable(h.name, errStopping) // nobody will read it: the server is going
 	}
-	// seam: translation. A modern agent opened no session and declared
-	// its capabilities in each request's _meta only, so Can is false for
-	// it: a legacy server's request during a modern agent's call would
-	// become an input_required result to that call here, instead of a
-	// request to an agent that has a session.
-	c := h.answerer(req.Method)
+	// seam: translation. A modern agent's call is answered input_required,
+	// and held for its retry; a legacy agent is asked (attribute).
+	c, f := h.attribute(req.Method)
+	if f != nil {
+		return h.holdForInput(ctx, c, f, req)
+	}
 	if c == nil {
 		return nil, mcp.NewError(mcp.CodeMethodNotFound, "no client of this workspace can answer %s", req.Method)
 	}
@@ -667,14 +676,18 @@ func (h *Hub) routeProgress(msg *mcp.Message) {
 	}
 	h.mu.Lock()
 	route := h.progress[key]
+	var token []byte
+	if route != nil {
+		token = route.token
+	}
 	h.mu.Unlock()
-	if route == nil {
-		return
+	if route == nil || token == nil {
+		return // nobody's, or a held call's (see retoken)
 	}
 	// It may be coalesced with another of its token, for a client that is
 	// behind (see agent.Conn.Notify): route.key is unique among the
 	// client's tokens.
-	out := &mcp.Message{Method: msg.Method, Params: splice(msg.Params, spans, route.token)}
+	out := &mcp.Message{Method: msg.Method, Params: splice(msg.Params, spans, token)}
 	route.client.deliver(out, agent.EncodeLine(out), true, route.key)
 }
 

@@ -227,7 +227,8 @@ func TestHubProgress(t *testing.T) {
 }
 
 // TestHubServerRequests: the hub answers ping and roots/list itself, routes
-// sampling to a client that can answer, and rejects what nobody can.
+// sampling to the client whose call asks it, and rejects what nobody can:
+// a client is never asked what another's call needs.
 func TestHubServerRequests(t *testing.T) {
 	th := newTestHub(t, "echo")
 	plain := th.client("plain", "")
@@ -242,13 +243,18 @@ func TestHubServerRequests(t *testing.T) {
 
 	sampler := th.client("sampler", `{"sampling":{}}`)
 	plain.Call("3", "sample", `{}`)
+	if got := testserver.ResultText(t, plain.Next()); !strings.HasPrefix(got, "error -32601: no client") {
+		t.Errorf("sampling for a client that cannot answer, another that can connected: got %s", got)
+	}
+	sampler.Quiet() // not asked what plain's call needs
+	sampler.Call("1", "sample", `{}`)
 	req := sampler.Next()
 	if req.Method != "sampling/createMessage" || !req.ID.IsValid() {
 		t.Fatalf("sampler got %s", req.AppendJSON(nil))
 	}
 	sampler.Send(`{"jsonrpc":"2.0","id":` + req.ID.String() + `,"result":{"role":"assistant","content":{"type":"text","text":"from the sampler"}}}`)
-	if got := testserver.ResultText(t, plain.Next()); !strings.Contains(got, "from the sampler") {
-		t.Errorf("sampling answered by another client: got %s", got)
+	if got := testserver.ResultText(t, sampler.Next()); !strings.Contains(got, "from the sampler") {
+		t.Errorf("sampling answered by the client that called: got %s", got)
 	}
 }
 

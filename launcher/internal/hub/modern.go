@@ -268,8 +268,8 @@ func subscriptionTag(params json.RawMessage) (mcp.ID, bool) {
 func (u *Upstream) forward(c *client, modern bool, method string, params json.RawMessage, then func(json.RawMessage, *mcp.Error), wait bool) (*mcp.AsyncCall, error) {
 	params, stamped := u.forAgent(c, modern, params)
 	// seam: translation. A modern server's input_required result to a
-	// legacy agent's request (stamped) reaches then as it is: turning it
-	// into requests to the agent, and a retry, would wrap then here.
+	// legacy agent's request (stamped) reaches then as it is, and then
+	// (client.answered, translate.go) asks the agent and retries.
 	if stamped {
 		answer := then
 		then = func(result json.RawMessage, err *mcp.Error) { answer(legacyResult(result), err) }

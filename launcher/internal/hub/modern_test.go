@@ -249,7 +249,7 @@ func TestModernTestServerElicit(t *testing.T) {
 	err = c.Call(ctx, "tools/call", map[string]any{"name": "elicit", "arguments": map[string]string{"text": "deploy"},
 		"inputResponses": map[string]any{"confirm": map[string]any{"action": "accept", "content": map[string]bool{"ok": true}}},
 		"requestState":   ir.RequestState}, &final)
-	if err != nil || len(final.Content) == 0 || final.Content[0].Text != `deploy accept: {"ok":true}` {
+	if err != nil || len(final.Content) == 0 || final.Content[0].Text != `deploy: confirm={"action":"accept","content":{"ok":true}}` {
 		t.Fatalf("the retry: got %+v, %v", final, err)
 	}
 	err = c.Call(ctx, "tools/call", map[string]any{"name": "elicit", "arguments": map[string]string{"text": "other"},

@@ -29,9 +29,10 @@ import (
 // tools/list_changed goes to the subscriptions that asked for it, tagged
 // with their id. The tools are those of echo, but for sample and roots
 // (server requests, which the revision has no more), and with elicit
-// {text}: it returns input_required, asking elicitation/create, and
-// completes on the retry that carries the answer (inputResponses) and the
-// requestState it gave. $MCPGEN_TESTSERVER_TOOLS limits the tools listed,
+// {text, ask, steps, careless}: it returns input_required, asking
+// elicitation/create (or sampling, or roots), and goes on with the retry
+// that carries the answers (inputResponses) and the requestState it gave
+// (see wireServer.elicit). $MCPGEN_TESTSERVER_TOOLS limits the tools listed,
 // as in the other modes; $MCPGEN_TESTSERVER_DISCOVER_DELAY_MS makes it
 // answer server/discover that late.
 //
@@ -304,7 +305,7 @@ func (s *wireServer) modernCall(ctx context.Context, msg *mcp.Message, meta *mcp
 		}
 		text("added")
 	case "elicit":
-		s.elicit(msg, meta, p.Arguments.Text, text)
+		s.elicit(msg, meta, text)
 	case "task":
 		// A task: its result is the handle (see taskRequest).
 		id := "task-" + p.Arguments.Text
@@ -353,48 +354,104 @@ func (s *wireServer) taskRequest(msg *mcp.Message) {
 		"result": map[string]any{"content": []any{map[string]any{"type": "text", "text": "done " + p.TaskID}}}})
 }
 
-// elicit asks for a confirmation through a multi round-trip request: the
-// first call gets input_required; the retry with the answer and the state
-// completes. The state names the text, so that a retry of another call
-// is refused.
-func (s *wireServer) elicit(msg *mcp.Message, meta *mcp.RequestMeta, arg string, text func(string)) {
-	state := "confirm:" + base64.RawURLEncoding.EncodeToString([]byte(arg))
+// elicit asks for input through multi round-trip requests: each call
+// without the answers gets input_required; the retry with the answers and
+// the state it gave goes on. Its arguments: text; ask, what it asks:
+// "elicitation" (the default: a confirmation), "sampling" (a message),
+// "roots" (the client's roots) or "all" (the three at once); steps, how
+// many rounds it asks (1 by default: the retry of round N asks round
+// N+1's); careless, to ask whatever the client declared (a server that
+// does not check, as the spec says it must). The state names the text and
+// the round, so that a retry of another call is refused. It completes with
+// "TEXT: ANSWER..." listing each round's answers, as the client gave them.
+// A call with a progress token gets progress ROUND+1 of STEPS+1 each round.
+func (s *wireServer) elicit(msg *mcp.Message, meta *mcp.RequestMeta, text func(string)) {
+	var p struct {
+		Arguments struct {
+			Text     string `json:"text"`
+			Ask      string `json:"ask"`
+			Steps    int    `json:"steps"`
+			Careless bool   `json:"careless"`
+		} `json:"arguments"`
+	}
+	_ = json.Unmarshal(msg.Params, &p)
+	arg := p.Arguments.Text
+	steps := max(p.Arguments.Steps, 1)
 	responses, got, hasState, retry, err := mcp.RetryParams(msg.Params)
 	if err != nil {
 		s.fail(msg.ID, err.(*mcp.Error))
 		return
 	}
-	if !retry {
-		var caps map[string]json.RawMessage
-		_ = json.Unmarshal(meta.ClientCapabilities, &caps)
-		if _, ok := caps["elicitation"]; !ok {
-			s.fail(msg.ID, mcp.MissingCapabilityError("elicitation"))
+	prefix := "confirm:" + base64.RawURLEncoding.EncodeToString([]byte(arg)) + ":"
+	round, answers := 0, ""
+	if retry {
+		rest, ok := strings.CutPrefix(got, prefix)
+		n, answered, _ := strings.Cut(rest, ":")
+		round, err = strconv.Atoi(n)
+		if !hasState || !ok || err != nil {
+			s.fail(msg.ID, mcp.NewError(mcp.CodeInvalidParams, "invalid params: requestState %q is not this call's", got))
 			return
 		}
-		r := &mcp.InputRequiredResult{
-			InputRequests: map[string]mcp.InputRequest{"confirm": {Method: "elicitation/create", Params: json.RawMessage(
-				`{"mode":"form","message":` + quote("Confirm "+arg+"?") + `,"requestedSchema":{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]}}`)}},
-			Keys:         []string{"confirm"},
-			RequestState: state,
-			HasState:     true,
+		prev, _ := base64.RawURLEncoding.DecodeString(answered)
+		answers = string(prev)
+		keys := askKeys(p.Arguments.Ask)
+		for _, k := range keys {
+			if len(responses[k]) == 0 {
+				s.fail(msg.ID, mcp.NewError(mcp.CodeInvalidParams, "invalid params: inputResponses has no answer to %q", k))
+				return
+			}
+			answers += " " + k + "=" + strings.TrimSpace(string(responses[k]))
 		}
-		raw, _ := r.MarshalJSON()
-		_ = s.w.Write(&mcp.Message{ID: msg.ID, Result: raw})
+		round++
+	}
+	if meta.ProgressToken != nil { // one step of progress per round, on the call's token
+		params, _ := json.Marshal(map[string]any{"progressToken": meta.ProgressToken, "progress": round + 1, "total": steps + 1})
+		_ = s.w.Write(&mcp.Message{Method: "notifications/progress", Params: params})
+	}
+	if round >= steps {
+		text(fmt.Sprintf("%s:%s", arg, answers))
 		return
 	}
-	if !hasState || got != state {
-		s.fail(msg.ID, mcp.NewError(mcp.CodeInvalidParams, "invalid params: requestState %q is not this call's", got))
-		return
+	var caps map[string]json.RawMessage
+	_ = json.Unmarshal(meta.ClientCapabilities, &caps)
+	r := &mcp.InputRequiredResult{InputRequests: map[string]mcp.InputRequest{},
+		RequestState: prefix + strconv.Itoa(round) + ":" + base64.RawURLEncoding.EncodeToString([]byte(answers)), HasState: true}
+	for _, k := range askKeys(p.Arguments.Ask) {
+		var req mcp.InputRequest
+		switch k {
+		case "confirm":
+			req = mcp.InputRequest{Method: "elicitation/create", Params: json.RawMessage(
+				`{"mode":"form","message":` + quote("Confirm "+arg+"?") + `,"requestedSchema":{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]}}`)}
+		case "sample":
+			req = mcp.InputRequest{Method: "sampling/createMessage", Params: json.RawMessage(
+				`{"messages":[{"role":"user","content":{"type":"text","text":` + quote("Say "+arg) + `}}],"maxTokens":10}`)}
+		case "roots":
+			req = mcp.InputRequest{Method: "roots/list"}
+		}
+		if capability, _, _ := strings.Cut(req.Method, "/"); !p.Arguments.Careless && capability != "roots" {
+			if _, ok := caps[capability]; !ok {
+				s.fail(msg.ID, mcp.MissingCapabilityError(capability))
+				return
+			}
+		}
+		r.InputRequests[k] = req
+		r.Keys = append(r.Keys, k)
 	}
-	var answer struct {
-		Action  string          `json:"action"`
-		Content json.RawMessage `json:"content"`
+	raw, _ := r.MarshalJSON()
+	_ = s.w.Write(&mcp.Message{ID: msg.ID, Result: raw})
+}
+
+// askKeys are the keys of the input requests that elicit's ask asks.
+func askKeys(ask string) []string {
+	switch ask {
+	case "sampling":
+		return []string{"sample"}
+	case "roots":
+		return []string{"roots"}
+	case "all":
+		return []string{"confirm", "sample", "roots"}
 	}
-	if err := json.Unmarshal(responses["confirm"], &answer); err != nil || answer.Action == "" {
-		s.fail(msg.ID, mcp.NewError(mcp.CodeInvalidParams, "invalid params: inputResponses has no answer to \"confirm\""))
-		return
-	}
-	text(fmt.Sprintf("%s %s: %s", arg, answer.Action, strings.TrimSpace(string(answer.Content))))
+	return []string{"confirm"}
 }
 
 func quote(s string) string {

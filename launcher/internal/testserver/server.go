@@ -87,9 +87,15 @@ func Self(t testing.TB) string {
 // DeepNesting levels, its id before the result, or after it with
 // idLast), never (never answers), stream (sends progress every few
 // milliseconds, and never answers), touch {text} (says that the resource
-// of URI text was updated: notifications/resources/updated); and the
-// method test/never is never
-// answered either. $MCPGEN_TESTSERVER_CANCELS names a
+// of URI text was updated: notifications/resources/updated), elicit {text,
+// steps, ms, impatient, until} (asks its client elicitation/create steps
+// times, one after the other, then answers "TEXT: ANSWER..." with each
+// answer ms later, or "refused: ERROR" when one was an error, with
+// progress after each answer when the call has a progress token;
+// impatient, it asks once and answers "impatient" without waiting for the
+// answer: at once, or once the file until names exists; a call cancelled
+// meanwhile is not answered); and the method test/never is never answered
+// either. $MCPGEN_TESTSERVER_CANCELS names a
 // file that the server appends each notifications/cancelled's requestId
 // to, on a line, as it reads it.
 //
@@ -404,6 +410,9 @@ func (s *wireServer) call(ctx context.Context, msg *mcp.Message) {
 			Ms     int    `json:"ms"`
 			Steps  int    `json:"steps"`
 			IDLast bool   `json:"idLast"`
+			// elicit's
+			Impatient bool   `json:"impatient"`
+			Until     string `json:"until"`
 		} `json:"arguments"`
 		Meta struct {
 			ProgressToken json.RawMessage `json:"progressToken"`
@@ -458,6 +467,8 @@ func (s *wireServer) call(ctx context.Context, msg *mcp.Message) {
 	case "roots":
 		resp := s.ask("roots/list", nil)
 		s.text(msg.ID, answerText(resp))
+	case "elicit":
+		s.legacyElicit(ctx, msg.ID, p.Meta.ProgressToken, p.Arguments.Text, p.Arguments.Steps, p.Arguments.Ms, p.Arguments.Impatient, p.Arguments.Until)
 	case "log":
 		params, _ := json.Marshal(map[string]any{"level": "info", "logger": "testlog", "data": p.Arguments.Text})
 		_ = s.w.Write(&mcp.Message{Method: "notifications/message", Params: params})
@@ -519,4 +530,42 @@ func answerText(m *mcp.Message) string {
 		return fmt.Sprintf("error %d: %s", m.Error.Code, m.Error.Message)
 	}
 	return string(m.Result)
+}
+
+// legacyElicit is the tool elicit of the legacy modes: see serve.
+func (s *wireServer) legacyElicit(ctx context.Context, id mcp.ID, token json.RawMessage, text string, steps, ms int, impatient bool, until string) {
+	params := map[string]any{"mode": "form", "message": "Confirm " + text + "?",
+		"requestedSchema": map[string]any{"type": "object", "properties": map[string]any{"ok": map[string]any{"type": "boolean"}}}}
+	if impatient {
+		go s.ask("elicitation/create", params) // ends when the client answers, or the hub refuses
+		for deadline := time.Now().Add(WaitLong); until != "" && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			if _, err := os.Stat(until); err == nil {
+				break
+			}
+		}
+		s.text(id, "impatient")
+		return
+	}
+	answers := ""
+	for range max(steps, 1) {
+		resp := s.ask("elicitation/create", params)
+		if ctx.Err() != nil {
+			return // cancelled: no answer
+		}
+		if resp.Error != nil {
+			s.text(id, "refused: "+resp.Error.Message)
+			return
+		}
+		answers += " " + string(resp.Result)
+		if token != nil { // progress after each answer, on the call's token
+			params, _ := json.Marshal(map[string]any{"progressToken": token, "progress": len(answers)})
+			_ = s.w.Write(&mcp.Message{Method: "notifications/progress", Params: params})
+		}
+	}
+	select {
+	case <-ctx.Done():
+		return // cancelled: no answer
+	case <-time.After(time.Duration(ms) * time.Millisecond):
+	}
+	s.text(id, text+":"+answers)
 }
