@@ -5,14 +5,17 @@ package e2e
 // The eras test has the real Claude Code (of the modern revision: it
 // probes with server/discover, and stays stateless when answered) and the
 // real Codex (legacy: initialize) reach a workspace through the hub
-// (emit --launcher) and the gateway (emit --gateway), and reads from the
-// launcher's status which era each spoke:
+// (emit --launcher) and the gateway (emit --gateway), to a legacy server
+// (the project's test server, and the reference server-everything) and to
+// a server of the modern revision only, and reads from the launcher's
+// status which era each agent spoke:
 //
 //	eval "$(e2e/clients/install.sh)"
 //	MCPGEN_E2E=1 go test -count=1 -v -run Eras ./e2e/
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -139,14 +142,34 @@ func TestEras(t *testing.T) {
 	if !enabled {
 		t.Skip(howToRun)
 	}
-	for _, v := range []string{"CODEX_BIN", "CLAUDE_BIN"} {
+	for _, v := range []string{"CODEX_BIN", "CLAUDE_BIN", "SERVER_EVERYTHING"} {
 		if os.Getenv(v) == "" {
 			t.Fatalf("%s is not set: run eval \"$(e2e/clients/install.sh)\" first", v)
 		}
 	}
 	bin := shareBinary(t)
+	// Each server alone behind the launcher, so that the gateway's tool
+	// keeps its name: the project's test server (legacy), the reference
+	// server-everything (legacy), and a server of the modern revision
+	// only. Each has an echo tool.
+	servers := []struct{ name, toml string }{
+		{"echo", ""},
+		{"everything", fmt.Sprintf("[servers.everything]\ncommand = \"node\"\nargs = [%q, \"stdio\"]\n", os.Getenv("SERVER_EVERYTHING"))},
+		{"modern", "[servers.modern]\ncommand = \"node\"\nargs = [" + quote(shareTestdata(t, "modern.mjs")) + "]\n"},
+	}
+	for _, srv := range servers {
+		t.Run(srv.name, func(t *testing.T) { erasThrough(t, bin, srv.name, srv.toml) })
+	}
+}
+
+// erasThrough is TestEras for one server, named name and declared by toml
+// (the project's test server when empty).
+func erasThrough(t *testing.T, bin, name, toml string) {
 	w := newShareWorld(t, bin)
-	w.writeManifest(w.echoServer("echo", nil))
+	if toml == "" {
+		toml = w.echoServer(name, nil)
+	}
+	w.writeManifest(toml)
 	files := map[string]string{}
 	for _, provider := range []string{"codex", "claude"} {
 		for _, face := range []string{"--launcher", "--gateway"} {
@@ -159,13 +182,13 @@ func TestEras(t *testing.T) {
 		}
 	}
 	l := w.launch()
-	w.readyPid("echo")
+	w.readyPid(name)
 
 	for _, tc := range []struct {
 		provider, face, where string
 	}{
-		{"claude", "--launcher", "echo"}, {"claude", "--gateway", "gateway"},
-		{"codex", "--launcher", "echo"}, {"codex", "--gateway", "gateway"},
+		{"claude", "--launcher", name}, {"claude", "--gateway", "gateway"},
+		{"codex", "--launcher", name}, {"codex", "--gateway", "gateway"},
 	} {
 		modern0, legacy0 := eraRequests(t, w, tc.where)
 		watch := watchEras(t, w)
