@@ -146,6 +146,9 @@ func post(t *testing.T, url, body string) response {
 // while nothing is written to it): its session ends, and the launcher
 // serves the next agent.
 func TestSessionHTTPSlowReader(t *testing.T) {
+	if testing.Short() {
+		t.Skip("an attack test (a client that never reads): run without -short")
+	}
 	dir := t.TempDir()
 	path := filepath.Join(dir, "mcpgen.toml")
 	if err := os.WriteFile(path, []byte(testServerTOML(t, "a", "serve", "MCPGEN_TESTSERVER_TOOLS=echo,flood")), 0o600); err != nil {
