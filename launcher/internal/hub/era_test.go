@@ -353,10 +353,52 @@ func TestHubResourceSubscriptions(t *testing.T) {
 	c.Send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"sub"}}`)
 	waitFor(t, methods, "resources/unsubscribe", func(l string) bool { return strings.HasPrefix(l, "resources/unsubscribe ") })
 
+	// A modern server that cannot tell of resources: nothing honoured.
 	modern := newTestHub(t, "modern")
 	mc := modern.statelessClient()
 	mc.Send(`{"jsonrpc":"2.0","id":"sub","method":"subscriptions/listen","params":{"notifications":{"resourceSubscriptions":["test://x"]},"_meta":{` + meta + `}}}`)
 	if m := mc.Next(); string(m.Params) != `{"_meta":{"io.modelcontextprotocol/subscriptionId":"sub"},"notifications":{}}` {
 		t.Errorf("a modern server's acknowledgment: %s", m.AppendJSON(nil))
+	}
+
+	// A modern server that can: the hub's own subscription asks for the
+	// resources agents want, and the server's updates reach the agents'
+	// subscriptions that asked, tagged with their own ids.
+	sub := newTestHub(t, "modern", "MCPGEN_TESTSERVER_SUBSCRIBE=1")
+	a, b := sub.statelessClient(), sub.statelessClient()
+	a.Send(`{"jsonrpc":"2.0","id":"a1","method":"subscriptions/listen","params":{"notifications":{"resourceSubscriptions":["test://a"]},"_meta":{` + meta + `}}}`)
+	if m := a.Next(); string(m.Params) != `{"_meta":{"io.modelcontextprotocol/subscriptionId":"a1"},"notifications":{"resourceSubscriptions":["test://a"]}}` {
+		t.Fatalf("acknowledgment, a modern server that tells of resources: %s", m.AppendJSON(nil))
+	}
+	b.Send(`{"jsonrpc":"2.0","id":"b1","method":"subscriptions/listen","params":{"notifications":{"resourceSubscriptions":["test://b"]},"_meta":{` + meta + `}}}`)
+	if m := b.Next(); string(m.Params) != `{"_meta":{"io.modelcontextprotocol/subscriptionId":"b1"},"notifications":{"resourceSubscriptions":["test://b"]}}` {
+		t.Fatalf("second acknowledgment: %s", m.AppendJSON(nil))
+	}
+	touched := func(c *testserver.Client, uri string) []string {
+		t.Helper()
+		c.Send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"touch","arguments":{"text":"` + uri + `"},"_meta":{` + meta + `}}}`)
+		var got []string
+		for {
+			m := c.Next()
+			if m.IsResponse() {
+				return got
+			}
+			got = append(got, m.Method+" "+string(m.Params))
+		}
+	}
+	// The hub's listen that asks for test://b is sent on its own, and may
+	// reach the server after a call: touch until b hears (bounded).
+	var got []string
+	for i := 0; i < 500 && len(got) == 0; i++ {
+		got = touched(b, "test://b")
+	}
+	if want := []string{`notifications/resources/updated {"uri":"test://b","_meta":{"io.modelcontextprotocol/subscriptionId":"b1"}}`}; !slices.Equal(got, want) {
+		t.Errorf("touch test://b: b got %q, want %q", got, want)
+	}
+	if got := touched(b, "test://a"); len(got) != 0 {
+		t.Errorf("touch test://a: b, which did not ask, got %q", got)
+	}
+	if got := a.Next(); got.Method != "notifications/resources/updated" || string(got.Params) != `{"uri":"test://a","_meta":{"io.modelcontextprotocol/subscriptionId":"a1"}}` {
+		t.Errorf("touch test://a: a got %s", got.AppendJSON(nil))
 	}
 }

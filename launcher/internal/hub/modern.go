@@ -36,6 +36,9 @@ type subscription struct {
 	// tasks are the tasks that the server issued to agents, whose
 	// notifications/tasks the listen asks for (taskIds), the newest last.
 	tasks []string
+	// resources says that the server tells of resource changes: the
+	// listen asks for those that agents want (resourceSubscriptions).
+	resources bool
 }
 
 // maxWatchedTasks bounds the tasks the hub's subscription asks about, the
@@ -55,11 +58,12 @@ const (
 // capabilities), unless none does.
 func (u *Upstream) listen(init *mcp.InitializeResult) {
 	filter := listenFilter(init.Capabilities)
-	if filter == nil {
-		return
+	resources := canSubscribe(init)
+	if filter == nil && (!resources || len(u.hub.resourceURIs()) == 0) {
+		return // nothing to hear of yet: the first resource an agent wants opens it (relisten)
 	}
 	u.mu.Lock()
-	u.sub.filter = filter
+	u.sub.filter, u.sub.resources = filter, resources
 	u.mu.Unlock()
 	u.openListen()
 }
@@ -95,18 +99,27 @@ func listenFilter(caps json.RawMessage) json.RawMessage {
 func (u *Upstream) openListen() {
 	u.mu.Lock()
 	u.sub.gen++
-	gen, filter, tasks := u.sub.gen, u.sub.filter, u.sub.tasks
+	gen, filter, tasks, resources := u.sub.gen, u.sub.filter, u.sub.tasks, u.sub.resources
 	u.sub.id, u.sub.sending, u.sub.acked = mcp.ID{}, true, false
 	u.mu.Unlock()
-	if len(tasks) > 0 {
-		ids, _ := json.Marshal(tasks)
-		f, err := mcp.SetMembers(filter, mcp.ObjectMember{Key: "taskIds", Value: ids})
-		if err == nil {
-			filter = f
-		}
-	}
 	if filter == nil {
 		filter = json.RawMessage(`{}`)
+	}
+	var more []mcp.ObjectMember
+	if len(tasks) > 0 {
+		ids, _ := json.Marshal(tasks)
+		more = append(more, mcp.ObjectMember{Key: "taskIds", Value: ids})
+	}
+	if resources {
+		if uris := u.hub.resourceURIs(); len(uris) > 0 {
+			raw, _ := json.Marshal(uris)
+			more = append(more, mcp.ObjectMember{Key: "resourceSubscriptions", Value: raw})
+		}
+	}
+	if len(more) > 0 {
+		if f, err := mcp.SetMembers(filter, more...); err == nil {
+			filter = f
+		}
 	}
 	params := append(append([]byte(`{"notifications":`), filter...), '}')
 	call, err := u.client.Go(context.Background(), "subscriptions/listen", json.RawMessage(params), func(result json.RawMessage, err error) {
@@ -144,13 +157,24 @@ func (u *Upstream) watchTask(id string) {
 		u.sub.tasks = slices.Delete(u.sub.tasks, 0, 1)
 	}
 	u.sub.tasks = append(u.sub.tasks, id)
+	u.mu.Unlock()
+	u.relisten(false)
+}
+
+// relisten sends the hub's subscription again, asking for what it asks
+// now (the tasks; the resources agents want, once resources says that the
+// server tells of them), and cancels the last one.
+// The listen goes on a goroutine: its write must not wait on the caller,
+// which may be the upstream's read loop.
+func (u *Upstream) relisten(resources bool) {
+	u.mu.Lock()
 	last := u.sub.call
 	u.sub.call = nil
+	u.sub.resources = u.sub.resources || resources
 	u.mu.Unlock()
 	if last != nil {
 		last.CancelNoWait(errors.New("the subscription asks for more"))
 	}
-	// On a goroutine: the listen's write must not wait on this read loop.
 	go u.openListen()
 }
 
@@ -236,6 +260,16 @@ func (u *Upstream) subscribed(msg *mcp.Message) (*mcp.Message, bool) {
 	}
 	if strings.HasSuffix(msg.Method, "/list_changed") {
 		return &mcp.Message{Method: msg.Method}, true
+	}
+	if msg.Method == "notifications/resources/updated" {
+		// Without the hub's tag: the agents' subscriptions get their own.
+		var p struct {
+			URI string `json:"uri"`
+		}
+		if json.Unmarshal(msg.Params, &p) != nil || p.URI == "" {
+			return nil, false
+		}
+		return &mcp.Message{Method: msg.Method, Params: append(jsonwire.AppendString([]byte(`{"uri":`), p.URI), '}')}, true
 	}
 	return msg, true
 }

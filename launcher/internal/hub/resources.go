@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"slices"
 
 	json "github.com/goccy/go-json"
 
@@ -10,26 +11,39 @@ import (
 )
 
 // This file is the modern agents' resource subscriptions (the
-// resourceSubscriptions of their subscriptions/listen) on a legacy server
-// that has resources.subscribe: the hub subscribes to each resource once
-// (resources/subscribe) while an agent wants it, again on each new
-// process, and gives the server's notifications/resources/updated to the
-// subscriptions that asked (agent.Conn.ResourceUpdated). A modern
-// server's resource changes would come on the hub's own subscription,
-// which does not ask for them yet: they are not honoured there.
+// resourceSubscriptions of their subscriptions/listen) on a server that
+// has resources.subscribe. The hub counts the agents that want each
+// resource, and asks the server about each once: a legacy server with
+// resources/subscribe (again on each new process, resources/unsubscribe
+// when nobody wants it any more), a modern one through the hub's own
+// subscription, whose resourceSubscriptions are the resources wanted (the
+// listen sent again when they change: modern.go). The server's
+// notifications/resources/updated go to the subscriptions that asked
+// (agent.Conn.ResourceUpdated).
 
 // canSubscribe reports whether the server tells of changes of resources
-// it was asked about (resources.subscribe in its answer to initialize).
+// it was asked about (resources.subscribe in its answer to initialize, or
+// in a modern server's discover result).
 func canSubscribe(init *mcp.InitializeResult) bool {
-	if init == nil || init.Era == mcp.EraModern {
+	if init == nil {
 		return false
+	}
+	raw := init.Capabilities
+	if init.Era == mcp.EraModern {
+		// The legacy form of a modern server's capabilities leaves
+		// resources.subscribe out (legacy agents subscribe otherwise):
+		// what the server said is in its discover result.
+		if init.Discover == nil {
+			return false
+		}
+		raw = init.Discover.Capabilities
 	}
 	var caps struct {
 		Resources struct {
 			Subscribe bool `json:"subscribe"`
 		} `json:"resources"`
 	}
-	_ = json.Unmarshal(init.Capabilities, &caps)
+	_ = json.Unmarshal(raw, &caps)
 	return caps.Resources.Subscribe
 }
 
@@ -60,8 +74,14 @@ func (h *Hub) subscribeResources(uris []string) []string {
 			ask = append(ask, uri)
 		}
 	}
-	up := h.up
+	up, modern := h.up, h.init.Era == mcp.EraModern
 	h.mu.Unlock()
+	if modern {
+		if up != nil && len(ask) > 0 {
+			up.relisten(true)
+		}
+		return honoured
+	}
 	h.askResources(up, "resources/subscribe", ask)
 	return honoured
 }
@@ -81,16 +101,35 @@ func (h *Hub) unsubscribeResources(uris []string) {
 			}
 		}
 	}
-	up := h.up
+	up, modern := h.up, h.init != nil && h.init.Era == mcp.EraModern
 	h.mu.Unlock()
+	if modern {
+		if up != nil && len(ask) > 0 {
+			up.relisten(true)
+		}
+		return
+	}
 	h.askResources(up, "resources/unsubscribe", ask)
+}
+
+// resourceURIs returns the resources that agents want to hear of, in
+// order: what a modern server's subscription asks for.
+func (h *Hub) resourceURIs() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	uris := make([]string, 0, len(h.resourceSubs))
+	for uri := range h.resourceSubs {
+		uris = append(uris, uri)
+	}
+	slices.Sort(uris)
+	return uris
 }
 
 // resubscribe asks a new process of the server about every resource that
 // agents want to hear of: the last one's subscriptions ended with it.
 func (h *Hub) resubscribe(up *Upstream, init *mcp.InitializeResult) {
-	if !canSubscribe(init) {
-		return
+	if !canSubscribe(init) || init.Era == mcp.EraModern {
+		return // a modern server's listen asked already (Upstream.listen)
 	}
 	h.mu.Lock()
 	uris := make([]string, 0, len(h.resourceSubs))

@@ -45,9 +45,10 @@ var modernTools = []string{"echo", "slow", "progress", "crash", "pid", "add", "e
 // A listen is a subscription of the modern mode: its request's id and the
 // notifications it asked for.
 type listen struct {
-	id    mcp.ID
-	tools bool     // toolsListChanged
-	tasks []string // taskIds: the tasks of the tasks extension it hears of
+	id        mcp.ID
+	tools     bool     // toolsListChanged
+	tasks     []string // taskIds: the tasks of the tasks extension it hears of
+	resources []string // resourceSubscriptions: the resources it hears of
 }
 
 var serverInfo = json.RawMessage(`{"name":"testserver-modern","version":"1"}`)
@@ -89,6 +90,9 @@ func (s *wireServer) modernRequest(ctx context.Context, msg *mcp.Message) {
 			result["capabilities"] = map[string]any{"tools": map[string]any{"listChanged": true},
 				"extensions": map[string]any{tasksExtension: map[string]any{}}}
 		}
+		if subscribeOn() {
+			result["capabilities"].(map[string]any)["resources"] = map[string]any{"subscribe": true}
+		}
 		if text := os.Getenv("MCPGEN_TESTSERVER_INSTRUCTIONS"); text != "" {
 			result["instructions"] = text
 		}
@@ -119,6 +123,8 @@ func (s *wireServer) modernRequest(ctx context.Context, msg *mcp.Message) {
 		s.modernCall(ctx, msg, &meta)
 	case "tasks/get", "tasks/update", "tasks/cancel":
 		s.taskRequest(msg)
+	case "resources/list":
+		s.complete(msg.ID, map[string]any{"resources": []any{}, "ttlMs": 0, "cacheScope": mcp.CachePrivate})
 	default:
 		s.fail(msg.ID, mcp.NewError(mcp.CodeMethodNotFound, "no method %s", msg.Method))
 	}
@@ -141,12 +147,16 @@ func (s *wireServer) fail(id mcp.ID, err *mcp.Error) {
 func (s *wireServer) listen(msg *mcp.Message) {
 	var p struct {
 		Notifications struct {
-			ToolsListChanged bool     `json:"toolsListChanged"`
-			TaskIDs          []string `json:"taskIds"`
+			ToolsListChanged      bool     `json:"toolsListChanged"`
+			TaskIDs               []string `json:"taskIds"`
+			ResourceSubscriptions []string `json:"resourceSubscriptions"`
 		} `json:"notifications"`
 	}
 	_ = json.Unmarshal(msg.Params, &p)
 	l := &listen{id: msg.ID, tools: p.Notifications.ToolsListChanged}
+	if subscribeOn() {
+		l.resources = p.Notifications.ResourceSubscriptions
+	}
 	if tasksOn() {
 		l.tasks = slices.DeleteFunc(p.Notifications.TaskIDs, func(id string) bool { return !strings.HasPrefix(id, "task-") })
 	}
@@ -159,6 +169,9 @@ func (s *wireServer) listen(msg *mcp.Message) {
 	}
 	if len(l.tasks) > 0 {
 		honored["taskIds"] = l.tasks
+	}
+	if len(l.resources) > 0 {
+		honored["resourceSubscriptions"] = l.resources
 	}
 	s.notify(l, "notifications/subscriptions/acknowledged", map[string]any{"notifications": honored})
 }
@@ -290,6 +303,19 @@ func (s *wireServer) modernCall(ctx context.Context, msg *mcp.Message, meta *mcp
 		os.Exit(3)
 	case "pid":
 		text(strconv.Itoa(os.Getpid()))
+	case "touch":
+		s.mu.Lock()
+		var tell []*listen
+		for _, l := range s.listens {
+			if slices.Contains(l.resources, p.Arguments.Text) {
+				tell = append(tell, l)
+			}
+		}
+		s.mu.Unlock()
+		for _, l := range tell {
+			s.notify(l, "notifications/resources/updated", map[string]any{"uri": p.Arguments.Text})
+		}
+		text("touched")
 	case "add":
 		s.mu.Lock()
 		s.tools = append(s.tools, "extra")
@@ -319,6 +345,13 @@ func (s *wireServer) modernCall(ctx context.Context, msg *mcp.Message, meta *mcp
 const tasksExtension = "io.modelcontextprotocol/tasks"
 
 func tasksOn() bool { return os.Getenv("MCPGEN_TESTSERVER_TASKS") == "1" }
+
+// subscribeOn says whether the modern mode tells of resource changes
+// ($MCPGEN_TESTSERVER_SUBSCRIBE=1): resources.subscribe in its
+// capabilities, the resourceSubscriptions of a listen honoured, and a
+// tool touch {text} that says the resource of URI text was updated, on
+// each subscription that asked for it.
+func subscribeOn() bool { return os.Getenv("MCPGEN_TESTSERVER_SUBSCRIBE") == "1" }
 
 // taskRequest answers tasks/get (every task of task-* is completed, its
 // result naming it), tasks/update (acknowledged, then notifications/tasks

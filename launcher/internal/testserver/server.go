@@ -166,6 +166,9 @@ func serve(mode string) {
 	}
 	if mode == "modern" {
 		s.modern, s.tools = true, slices.Clone(modernTools)
+		if subscribeOn() {
+			s.tools = append(s.tools, "touch")
+		}
 		if tasksOn() {
 			s.tools = append(s.tools, "task")
 		}
