@@ -48,15 +48,21 @@ func OpenFile(path string, flag int, perm fs.FileMode) (*os.File, error) {
 		}
 		return nil, err
 	}
-	fi, err := f.Stat()
-	if err == nil && !fi.Mode().IsRegular() {
-		err = &KindError{Path: path, Mode: fi.Mode()}
-	}
-	if err != nil {
+	if err := regular(f, path); err != nil {
 		f.Close()
 		return nil, err
 	}
 	return f, nil
+}
+
+// regular refuses f, opened at path, unless it is a regular file: the
+// type of the opened descriptor counts, not a look at the path before.
+func regular(f *os.File, path string) error {
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = &KindError{Path: path, Mode: fi.Mode()}
+	}
+	return err
 }
 
 // ReadFile reads the regular file at path whole (see Open); one of more
@@ -67,6 +73,12 @@ func ReadFile(path string, max int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
+	return readBounded(f, path, max)
+}
+
+// readBounded reads f, opened at path, whole: more than max bytes is an
+// error, read no further than that.
+func readBounded(f *os.File, path string, max int64) ([]byte, error) {
 	data, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
 		return nil, err
@@ -88,21 +100,10 @@ func ReadRegular(path string, max int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
+	if err := regular(f, path); err != nil {
 		return nil, err
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, &KindError{Path: path, Mode: fi.Mode()}
-	}
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > max {
-		return nil, fmt.Errorf("%s: more than %d bytes", path, max)
-	}
-	return data, nil
+	return readBounded(f, path, max)
 }
 
 // Kind names a file's type, with its article, for messages: "a file",
