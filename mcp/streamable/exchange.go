@@ -192,11 +192,18 @@ func (t *Transport) exchange(ctx context.Context, p *pending, msg *mcp.Message, 
 			return
 		}
 	}
+	t.readAnswer(ctx, p, resp, t.readStream)
+}
+
+// readAnswer reads the answer to a request's POST by its media type: one
+// JSON message, or an event stream that stream reads (each era has its
+// own); another type fails the request.
+func (t *Transport) readAnswer(ctx context.Context, p *pending, resp *http.Response, stream func(context.Context, *pending, io.ReadCloser)) {
 	switch mediaType(resp.Header.Get("Content-Type")) {
 	case "application/json":
 		t.readJSON(ctx, p, resp.Body)
 	case "text/event-stream":
-		t.readStream(ctx, p, resp.Body)
+		stream(ctx, p, resp.Body)
 	default:
 		discard(resp.Body)
 		t.answerError(p, CodeTransportError, fmt.Sprintf("POST %s: the server answered with Content-Type %q; MCP answers are application/json or text/event-stream",

@@ -260,16 +260,7 @@ func (t *Transport) exchangeModern(ctx context.Context, p *pending, msg *mcp.Mes
 		}
 		// A modern server hands out no session: an Mcp-Session-Id header
 		// here is ignored, as the spec asks.
-		switch mediaType(resp.Header.Get("Content-Type")) {
-		case "application/json":
-			t.readJSON(ctx, p, resp.Body)
-		case "text/event-stream":
-			t.readModernStream(ctx, p, resp.Body)
-		default:
-			discard(resp.Body)
-			t.answerError(p, CodeTransportError, fmt.Sprintf("POST %s: the server answered with Content-Type %q; MCP answers are application/json or text/event-stream",
-				t.where, resp.Header.Get("Content-Type")))
-		}
+		t.readAnswer(ctx, p, resp, t.readModernStream)
 		return
 	}
 }
