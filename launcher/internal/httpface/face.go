@@ -30,6 +30,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -209,7 +210,7 @@ func (f *Face) serveMCP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if v := r.Header.Get("MCP-Protocol-Version"); v != "" && !slices.Contains(mcp.SupportedVersions, v) {
-		httpguard.Refuse(w, http.StatusBadRequest, "unsupported MCP-Protocol-Version "+strconv.Quote(v)+": this endpoint speaks "+joinVersions())
+		httpguard.Refuse(w, http.StatusBadRequest, "unsupported MCP-Protocol-Version "+strconv.Quote(v)+": this endpoint speaks "+strings.Join(mcp.SupportedVersions, ", "))
 		return
 	}
 	switch r.Method {
@@ -225,17 +226,6 @@ func (f *Face) serveMCP(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(http.StatusNoContent)
 		}
 	}
-}
-
-func joinVersions() string {
-	out := ""
-	for i, v := range mcp.SupportedVersions {
-		if i > 0 {
-			out += ", "
-		}
-		out += v
-	}
-	return out
 }
 
 // post serves a POST: one message for the session's agent connection, or

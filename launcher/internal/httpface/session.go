@@ -1,6 +1,7 @@
 package httpface
 
 import (
+	"bytes"
 	"errors"
 	"net/http"
 	"strconv"
@@ -449,15 +450,11 @@ func tokenKey(raw json.RawMessage) string {
 	if len(raw) == 0 || string(raw) == "null" {
 		return ""
 	}
-	var v any
-	if json.Unmarshal(raw, &v) != nil {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
 		return ""
 	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return ""
-	}
-	return string(b)
+	return b.String()
 }
 
 // A stream is one open response: a POST that waits for its answer, or the
