@@ -65,7 +65,13 @@ func (c *Client) Initialize(name, caps string) {
 		caps = "{}"
 	}
 	c.Send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":` + caps + `,"clientInfo":{"name":"` + name + `","version":"1.0"}}}`)
-	if m := c.Next(); m.Error != nil {
+	// A server may send log messages before its answer (and over HTTP a
+	// GET stream's messages may overtake the POST's answer).
+	m := c.Next()
+	for !m.IsResponse() {
+		m = c.Next()
+	}
+	if m.Error != nil {
 		c.t.Fatalf("initialize: %v", m.Error)
 	}
 	c.Send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
