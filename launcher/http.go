@@ -137,5 +137,6 @@ func (h *sessionHTTP) status() *ctl.HTTPStatus {
 		ServersURL: h.base + httpauth.ServerPath("{name}"),
 		Auth:       orNone(h.auth),
 		Sessions:   h.face.Sessions(),
+		Stateless:  h.face.Stateless(),
 	}
 }

@@ -203,6 +203,13 @@ func (f *Face) Sessions() int {
 	return len(f.sessions)
 }
 
+// Stateless returns how many stateless agents are open.
+func (f *Face) Stateless() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.agents)
+}
+
 var (
 	errFaceClosed = errors.New("the launcher is stopping")
 	errDeleted    = errors.New("the client ended the session (DELETE)")

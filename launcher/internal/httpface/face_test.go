@@ -68,8 +68,8 @@ type testHandler struct {
 // (a progress notification for the request's token, then its params);
 // ask (asks the agent for sampling, and answers with the agent's answer);
 // notify (a notification for the agent, then {}); later (the same, the
-// other way round); flood (n notifications
-// of size bytes each, then {}).
+// other way round); flood (n notifications of size bytes each, lossy as
+// a hub's log messages are if it says so, then {}).
 func (h *testHandler) Request(call *agent.Call) {
 	params := call.Params()
 	switch call.Method() {
@@ -113,13 +113,21 @@ func (h *testHandler) Request(call *agent.Call) {
 		call.Answer(json.RawMessage(`{}`), nil)
 		h.conn.Send(&mcp.Message{Method: "notifications/tools/list_changed"})
 	case "flood":
-		var p struct{ N, Size int }
+		var p struct {
+			N, Size int
+			Lossy   bool
+		}
 		_ = json.Unmarshal(params, &p)
 		pad := strings.Repeat("x", p.Size)
 		call.Hold()
 		h.conn.Go(func() {
 			for i := 0; i < p.N && h.conn.Context().Err() == nil; i++ {
-				h.conn.Send(&mcp.Message{Method: "notifications/message", Params: json.RawMessage(`{"level":"info","data":"` + pad + `"}`)})
+				msg := &mcp.Message{Method: "notifications/message", Params: json.RawMessage(`{"level":"info","data":"` + pad + `"}`)}
+				if p.Lossy { // as a hub sends its server's log messages
+					h.conn.Notify(agent.EncodeLine(msg), true, "", nil)
+				} else {
+					h.conn.Send(msg)
+				}
 			}
 			call.Answer(json.RawMessage(`{}`), nil)
 		})

@@ -716,9 +716,11 @@ func (mc *modernCall) put(line []byte, final bool, errAnswer *mcp.Error) {
 	}
 	if !final && (len(mc.lines) >= maxPending || mc.bytes+len(line) > maxPendingBytes) {
 		mc.cut = true
+		// Its handler may be stuck in a write to the client: freed.
 		if mc.rc != nil && mc.rc.SetWriteDeadline(time.Now()) == nil {
 			mc.blocked = true
 		}
+		mc.a.f.log.Warn("http: a stateless client that does not read its response was cut off", "server", mc.a.key.server, "request", mc.id.String(), "waiting", len(mc.lines))
 	} else {
 		mc.lines = append(mc.lines, line)
 		mc.bytes += len(line)
@@ -801,7 +803,6 @@ func (mc *modernCall) serve(w http.ResponseWriter, r *http.Request, line []byte)
 		}
 		lines, final, answer, cut, why := mc.take()
 		if cut {
-			a.f.log.Warn("http: a stateless client that does not read its response was cut off", "server", a.key.server, "request", mc.id.String())
 			a.cancel(mc)
 			return
 		}

@@ -5,9 +5,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -277,4 +280,55 @@ func TestStatelessListen(t *testing.T) {
 	if m := next(); m == nil || m.Method != "notifications/tools/list_changed" || !strings.Contains(string(m.Params), `"io.modelcontextprotocol/subscriptionId":"sub"`) {
 		t.Fatalf("change event: %s", m.AppendJSON(nil))
 	}
+}
+
+// TestStatelessLinger: a stateless agent counts as a client of the
+// launcher until it has had no request for the linger; then it ends, and
+// the next request makes another.
+func TestStatelessLinger(t *testing.T) {
+	var opened, closed atomic.Int32
+	f, srv, ta := testFace(t, Options{
+		StatelessLinger: 20 * time.Millisecond,
+		Open:            func() bool { opened.Add(1); return true },
+		Close:           func() { closed.Add(1) },
+	})
+	call := `{"jsonrpc":"2.0","id":1,"method":"echo","params":{` + modernMeta("") + `}}`
+	for round := int32(1); round <= 2; round++ {
+		if ms := messages(t, modernPost(t, context.Background(), srv.URL+"/mcp", call, nil)); ms[0].Error != nil {
+			t.Fatalf("round %d: %s", round, ms[0].AppendJSON(nil))
+		}
+		waitFor(t, "the idle stateless agent to end", func() bool {
+			return f.Stateless() == 0 && ta.conns.Load() == 0 && closed.Load() == round
+		})
+		if opened.Load() != round {
+			t.Fatalf("round %d: opened %d times", round, opened.Load())
+		}
+	}
+}
+
+// TestStatelessDeafClient: a client that never reads its response while
+// its request floods it is cut off (its request cancelled) at the bounds
+// of what may wait for it; another client of the same subject, on the
+// same agent connection, is answered meanwhile and after.
+func TestStatelessDeafClient(t *testing.T) {
+	var logs logBuffer
+	_, srv, _ := testFace(t, Options{Log: slog.New(slog.NewTextHandler(&logs, nil))})
+	body := `{"jsonrpc":"2.0","id":1,"method":"flood","params":{"n":20000,"size":1000,"lossy":true,` + modernMeta(`,"io.modelcontextprotocol/logLevel":"debug"`) + `}}`
+	host := strings.TrimPrefix(srv.URL, "http://")
+	conn, err := net.Dial("tcp", host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n%s: %s\r\n%s: flood\r\nContent-Length: %d\r\n\r\n%s",
+		host, versionHeader, mcp.ModernVersion, methodHeader, len(body), body)
+	// Nothing of conn is read from now on.
+	echo := `{"jsonrpc":"2.0","id":1,"method":"echo","params":{"other":true,` + modernMeta("") + `}}`
+	waitFor(t, "the deaf client to be cut off", func() bool {
+		ms := messages(t, modernPost(t, context.Background(), srv.URL+"/mcp", echo, nil))
+		if len(ms) != 1 || !strings.Contains(string(ms[0].Result), `"other":true`) {
+			t.Fatalf("the other client: %s", ms[0].AppendJSON(nil))
+		}
+		return strings.Contains(logs.String(), "cut off")
+	})
 }
