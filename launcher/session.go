@@ -19,6 +19,7 @@ import (
 	"github.com/mcpgen/mcpgen/launcher/internal/gateway"
 	"github.com/mcpgen/mcpgen/launcher/internal/hub"
 	"github.com/mcpgen/mcpgen/launcher/internal/logfile"
+	"github.com/mcpgen/mcpgen/launcher/internal/tracing"
 	"github.com/mcpgen/mcpgen/launcher/internal/watch"
 	"github.com/mcpgen/mcpgen/manifest"
 )
@@ -98,6 +99,7 @@ type Session struct {
 	ctx     *manifest.Context
 	servers map[string]*supervisor
 	gw      *gateway.Gateway // the workspace gateway; set by Run
+	tracer  *tracing.Tracer  // traces tool calls; set by Run (nil: none, see tracing.ReadEnv)
 	http    *sessionHTTP     // the HTTP face; set by Run when it serves one
 	// settle is closed, and replaced, at every event: what waitSettled
 	// waits on.
@@ -231,6 +233,24 @@ func (s *Session) Run(ctx context.Context) error {
 		return err
 	}
 	defer os.Remove(sockPath)
+
+	// Traces of tool calls, when the OTEL_ variables ask for them.
+	tcfg, err := tracing.ReadEnv(envLookup(s.opts.Env))
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("tracing: %w", err)
+	}
+	if tcfg != nil {
+		s.tracer = tracing.New(tcfg, s.opts.Workspace, s.log)
+		s.log.Info("tracing tool calls", "endpoint", tcfg.Endpoint, "service", tcfg.Service)
+		defer func() {
+			// What waits goes out, within a bound: a receiver that is
+			// down does not hold the stop up.
+			c, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			s.tracer.Shutdown(c)
+		}()
+	}
 
 	// The HTTP face listens before anything starts, so that an address
 	// in use fails the launch; it answers once the servers are up.
@@ -460,4 +480,17 @@ func joinOr(names []string, none string) string {
 		return none
 	}
 	return strings.Join(names, ", ")
+}
+
+// envLookup reads a variable of env (KEY=VALUE, the last one winning, as
+// a process's environment does).
+func envLookup(env []string) func(string) string {
+	return func(key string) string {
+		for i := len(env) - 1; i >= 0; i-- {
+			if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
+				return v
+			}
+		}
+		return ""
+	}
 }
