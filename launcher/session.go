@@ -121,6 +121,9 @@ func NewSession(opts Options) *Session {
 		opts.Debounce = 200 * time.Millisecond
 	}
 	opts.Context.WorkspaceID = opts.Workspace
+	// Every line names the workspace: a platform's log pipeline gathers
+	// the lines of many launchers (launch --log-format json).
+	opts.Log = opts.Log.With("workspace", opts.Workspace)
 	return &Session{
 		opts:     opts,
 		timing:   opts.Timing.withDefaults(),
@@ -304,7 +307,7 @@ func (s *Session) Run(ctx context.Context) error {
 			ln.Close()
 			<-served
 			<-idled
-			s.log.Info("session stopped", "workspace", s.opts.Workspace)
+			s.log.Info("session stopped")
 			return nil
 		case <-st.done:
 			st.done = nil
@@ -313,7 +316,7 @@ func (s *Session) Run(ctx context.Context) error {
 				s.mu.Lock()
 				n := len(s.servers) // a reload may be under way already
 				s.mu.Unlock()
-				s.log.Info("session started", "workspace", s.opts.Workspace, "manifest", m.File, "servers", n, "control", sockPath, "containment", s.contain.Report().String())
+				s.log.Info("session started", "manifest", m.File, "servers", n, "control", sockPath, "containment", s.contain.Report().String())
 				idled = make(chan struct{})
 				go func() { defer close(idled); s.watchIdleExit(ctx, sockPath, stopRun) }()
 				close(s.up)
