@@ -296,6 +296,13 @@ func (a *app) launch(o launchOptions, agent []string) error {
 				if sig == syscall.SIGTERM {
 					_ = agentProc.Signal(syscall.SIGTERM)
 				}
+			case sig == syscall.SIGTERM && stops == 0 && len(agent) == 0 && !session.Draining():
+				// As Kubernetes asks: /readyz false, no new clients, the
+				// requests under way finish, then the servers stop, all
+				// within [session] drain_timeout. A second signal stops
+				// at once, a third skips the grace periods.
+				logger.Info("draining: a second signal stops at once", "signal", sig.String())
+				session.Drain()
 			default:
 				stopNow(sig.String(), false)
 			}
