@@ -49,13 +49,15 @@ func (o Outcome) String() string { return outcomeNames[o] }
 // ErrDraining is why a request is refused once the launcher drains.
 var ErrDraining = errors.New("the launcher is draining (it is stopping): it takes no new request; try again on another instance, or once it has restarted")
 
-// SetHooks sets the hub's hooks; call it before any client connects.
-func (h *Hub) SetHooks(hooks Hooks) { h.hooks = hooks }
+// SetHooks sets the hub's hooks: the requests forwarded from then on
+// hear of them (each keeps the hooks it began with).
+func (h *Hub) SetHooks(hooks Hooks) { h.hooks.Store(&hooks) }
 
-// A callMeter follows one forwarded request for the hooks: whether Begin
-// counted it, and, for a tools/call that ToolCall hears of, the tool and
-// when it began.
+// A callMeter follows one forwarded request for the hooks: the hooks it
+// began with, whether Begin counted it, and, for a tools/call that
+// ToolCall hears of, the tool and when it began.
 type callMeter struct {
+	hooks   *Hooks
 	counted bool
 	tool    string
 	start   time.Time // zero: not a tool call, or nobody hears of it
@@ -63,13 +65,18 @@ type callMeter struct {
 
 // beginMeter counts f's request under way, unless the hooks refuse it.
 func (h *Hub) beginMeter(f *forward, tool string) bool {
-	if h.hooks.Begin != nil {
-		if !h.hooks.Begin() {
+	hooks := h.hooks.Load()
+	if hooks == nil {
+		return true
+	}
+	f.meter.hooks = hooks
+	if hooks.Begin != nil {
+		if !hooks.Begin() {
 			return false
 		}
 		f.meter.counted = true
 	}
-	if h.hooks.ToolCall != nil && f.call.Method() == "tools/call" {
+	if hooks.ToolCall != nil && f.call.Method() == "tools/call" {
 		if tool == "" {
 			tool = toolOf(f.call.Params())
 		}
@@ -81,11 +88,15 @@ func (h *Hub) beginMeter(f *forward, tool string) bool {
 // endMeter tells the hooks how f's request ended; it runs once, by whoever
 // marked f done.
 func (h *Hub) endMeter(f *forward, outcome Outcome) {
-	if f.meter.counted && h.hooks.End != nil {
-		h.hooks.End()
+	hooks := f.meter.hooks
+	if hooks == nil {
+		return
+	}
+	if f.meter.counted && hooks.End != nil {
+		hooks.End()
 	}
 	if !f.meter.start.IsZero() {
-		h.hooks.ToolCall(f.meter.tool, outcome, time.Since(f.meter.start))
+		hooks.ToolCall(f.meter.tool, outcome, time.Since(f.meter.start))
 	}
 }
 

@@ -14,11 +14,12 @@ import (
 // of an echo call through a hub without hooks ("none", the code before
 // them), with the counts a drain needs ("counts", every session) and with
 // the Prometheus metrics besides ("metrics", a session that serves HTTP).
-// The three hubs, each with its own server, are called in turn within
-// each op, so that the machine's load falls on all three alike; each
-// reports its median (p50) round trip, and metrics/none their ratio.
+// One hub, server and client make every call, the hooks set anew before
+// each, the three in turn within each op (each first in its turn), so
+// that the machine's load falls on all three alike; each reports its
+// median (p50) round trip, and metrics/none their ratio.
 //
-//	go test -run '^$' -bench Hooks -count 5 ./launcher/internal/hub/
+//	go test -run '^$' -bench Hooks -benchtime 20000x -count 5 ./launcher/internal/hub/
 func BenchmarkHooks(b *testing.B) {
 	var calls atomic.Int64
 	counts := hub.Hooks{
@@ -29,25 +30,21 @@ func BenchmarkHooks(b *testing.B) {
 	full := counts
 	full.ToolCall = set.Server("bench").ToolCall
 	names := []string{"none", "counts", "metrics"}
-	callers := []func() error{
-		hub.BenchCaller(b, hub.Hooks{}),
-		hub.BenchCaller(b, counts),
-		hub.BenchCaller(b, full),
-	}
-	for _, call := range callers { // warm up: the first calls start what later ones reuse
-		for range 100 {
-			if err := call(); err != nil {
-				b.Fatal(err)
-			}
+	variants := []hub.Hooks{{}, counts, full}
+	call, h := hub.BenchCaller(b)
+	for range 300 { // warm up: the first calls start what later ones reuse
+		if err := call(); err != nil {
+			b.Fatal(err)
 		}
 	}
-	took := make([][]time.Duration, len(callers))
+	took := make([][]time.Duration, len(variants))
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
-		for k := range callers {
-			j := (i + k) % len(callers) // each goes first in turn
+		for k := range variants {
+			j := (i + k) % len(variants)
+			h.SetHooks(variants[j])
 			start := time.Now()
-			if err := callers[j](); err != nil {
+			if err := call(); err != nil {
 				b.Fatal(err)
 			}
 			took[j] = append(took[j], time.Since(start))
@@ -64,4 +61,18 @@ func BenchmarkHooks(b *testing.B) {
 	if calls.Load() != 0 {
 		b.Errorf("%d calls counted under way after every answer, want 0", calls.Load())
 	}
+}
+
+// BenchmarkToolCallHook is the metrics' own cost of one tool call, what
+// the hub's hot path adds: a counter and a histogram of a tool already
+// met.
+func BenchmarkToolCallHook(b *testing.B) {
+	calls := metrics.New(func() metrics.Snapshot { return metrics.Snapshot{} }).Server("bench")
+	calls.ToolCall("echo", hub.OutcomeOK, time.Millisecond)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			calls.ToolCall("echo", hub.OutcomeOK, time.Millisecond)
+		}
+	})
 }

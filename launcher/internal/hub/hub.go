@@ -79,8 +79,8 @@ type Hub struct {
 	forwarding func(up *Upstream)
 
 	// What the hub's owner hears of the requests it forwards (hooks.go);
-	// set before clients connect.
-	hooks Hooks
+	// nil: nothing.
+	hooks atomic.Pointer[Hooks]
 
 	// What the workspace gateway reads (catalog.go).
 	exposes     func(tool string) bool // the tool filter; nil shows every tool
