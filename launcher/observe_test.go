@@ -215,7 +215,7 @@ func TestSessionDrain(t *testing.T) {
 	slow := httpClient(t, st.HTTP.URL, "slow-agent", "")
 	other := httpClient(t, st.HTTP.URL, "other-agent", "")
 	slow.Call("2", "a__slow", `{"ms":4000}`)
-	ts.waitFor("the slow call under way", func() bool { return ts.s.drain.calls.Load() == 1 })
+	waitUntil(t, "the slow call under way", func() bool { return ts.s.drain.calls.Load() == 1 })
 
 	ended := ts.s.Drain()
 	if r := get(t, http.MethodGet, base+ReadyPath, ""); r.StatusCode != http.StatusServiceUnavailable || r.body != "draining\n" {
@@ -263,7 +263,7 @@ func TestSessionDrainDeadline(t *testing.T) {
 	st := ts.wait("a ready", func(st *ctl.Status) bool { return ready(st, "a") })
 	c := httpClient(t, st.HTTP.URL, "stuck-agent", "")
 	c.Call("2", "a__slow", `{"ms":600000}`) // longer than the test
-	ts.waitFor("the call under way", func() bool { return ts.s.drain.calls.Load() == 1 })
+	waitUntil(t, "the call under way", func() bool { return ts.s.drain.calls.Load() == 1 })
 	ended := ts.s.Drain()
 	select {
 	case <-ended:
@@ -275,4 +275,16 @@ func TestSessionDrainDeadline(t *testing.T) {
 		t.Errorf("Run: %v", err)
 	}
 	c.Close()
+}
+
+// waitUntil polls cond until it holds, at most waitLong.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(waitLong)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waiting until %s: not after %s", what, waitLong)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
