@@ -149,9 +149,6 @@ func (s *Set) Handler() http.Handler {
 	})
 }
 
-// Registry is the set's registry, for tests to gather from.
-func (s *Set) Registry() *prometheus.Registry { return s.reg }
-
 // Reloaded counts a load of the manifest (the first, or a reload).
 func (s *Set) Reloaded(ok bool) {
 	result, v := "ok", 1.0
