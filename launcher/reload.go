@@ -131,6 +131,9 @@ func (s *Session) reload(retryFailed bool, content *watch.Content) {
 		s.loads.last.Error = err.Error()
 	}
 	s.mu.Unlock()
+	if s.metrics != nil {
+		s.metrics.Reloaded(err == nil)
+	}
 	if err != nil {
 		s.log.Error("reload failed: keeping the running servers", "error", err)
 		s.changed()
@@ -202,6 +205,7 @@ func (s *Session) apply(m *manifest.Manifest, c *manifest.Context, retryFailed b
 		if _, ok := s.servers[name]; !ok {
 			h := hub.New(name, c.WorkspaceDir, s.log)
 			h.SetTracer(s.tracer)
+			h.SetHooks(s.hubHooks(name))
 			v := newSupervisor(s.host(), want[name], h)
 			s.servers[name] = v
 			start = append(start, v)

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpgen/mcpgen/internal/proc"
@@ -19,6 +20,7 @@ import (
 	"github.com/mcpgen/mcpgen/launcher/internal/gateway"
 	"github.com/mcpgen/mcpgen/launcher/internal/hub"
 	"github.com/mcpgen/mcpgen/launcher/internal/logfile"
+	"github.com/mcpgen/mcpgen/launcher/internal/metrics"
 	"github.com/mcpgen/mcpgen/launcher/internal/tracing"
 	"github.com/mcpgen/mcpgen/launcher/internal/watch"
 	"github.com/mcpgen/mcpgen/manifest"
@@ -92,6 +94,7 @@ type Session struct {
 	logs     serverLogs    // the servers' logs (logs.go)
 	catalogs catalogCache  // the servers' catalogs as kept (catalog.go)
 	stop     sessionStop   // the stop (stop.go)
+	drain    sessionDrain  // the drain on SIGTERM (drain.go)
 	exit     sessionExit   // the idle exit (exit.go)
 
 	mu      sync.Mutex
@@ -101,6 +104,12 @@ type Session struct {
 	gw      *gateway.Gateway // the workspace gateway; set by Run
 	tracer  *tracing.Tracer  // traces tool calls; set by Run (nil: none, see tracing.ReadEnv)
 	http    *sessionHTTP     // the HTTP face; set by Run when it serves one
+	// metrics are the session's, when its HTTP face serves them; set by
+	// Run before any hub is made (observe.go).
+	metrics *metrics.Set
+	// stdioClients are the agents connected through the control socket,
+	// by face: a server's hub, the gateway (for metrics).
+	stdioClients struct{ hub, gateway atomic.Int64 }
 	// settle is closed, and replaced, at every event: what waitSettled
 	// waits on.
 	settle chan struct{}
@@ -134,6 +143,7 @@ func NewSession(opts Options) *Session {
 		logs:     serverLogs{files: make(map[string]*logfile.File)},
 		catalogs: catalogCache{kept: make(map[string][32]byte), log: opts.Log},
 		stop:     sessionStop{ended: make(chan struct{})},
+		drain:    sessionDrain{idle: make(chan struct{}, 1)},
 		exit:     sessionExit{kick: make(chan struct{}, 1)},
 		servers:  make(map[string]*supervisor),
 		settle:   make(chan struct{}),
@@ -171,6 +181,9 @@ func (s *Session) Run(ctx context.Context) error {
 		hurryNow()
 	}
 	s.mu.Unlock()
+	if s.drain.draining.Load() {
+		stopRun() // drained before it ran: there is nothing to wait for
+	}
 
 	runtimeDir, err := RuntimeDir(s.opts.Workspace)
 	if err != nil {
@@ -268,6 +281,9 @@ func (s *Session) Run(ctx context.Context) error {
 	s.started = time.Now()
 	loaded := s.started.UTC()
 	s.loads.last = ctl.ReloadStatus{At: &loaded, OK: true} // the first load
+	if s.metrics != nil {
+		s.metrics.Reloaded(true)
+	}
 	s.m, s.ctx = m, c
 	s.builds.ctx = ctx
 	s.loads.watcher = watcher
@@ -437,8 +453,12 @@ func closedChan() chan struct{} {
 // host is what the session gives a supervisor it makes: see
 // supervisorHost.
 func (s *Session) host() *supervisorHost {
-	return &supervisorHost{log: s.log, timing: s.timing, env: s.opts.Env, contain: &s.contain,
+	h := &supervisorHost{log: s.log, timing: s.timing, env: s.opts.Env, contain: &s.contain,
 		logs: &s.logs, catalogs: &s.catalogs, changed: s.changed, idleStop: s.opts.hooks.idleStop}
+	if s.metrics != nil {
+		h.idleStopped = s.metrics.IdleStopped
+	}
+	return h
 }
 
 func (s *Session) changed() {

@@ -79,6 +79,10 @@ type Hub struct {
 	// before clients connect.
 	forwarding func(up *Upstream)
 
+	// What the hub's owner hears of the requests it forwards (hooks.go);
+	// nil: nothing.
+	hooks atomic.Pointer[Hooks]
+
 	// What the workspace gateway reads (catalog.go).
 	exposes     func(tool string) bool // the tool filter; nil shows every tool
 	lists       Lists                  // listed once the hub is watched, or preloaded

@@ -29,18 +29,20 @@ type callTrace struct {
 	parent, state string
 }
 
-// traceCall begins the span of a tools/call the client forwards, if the
+// traceCall begins the span of a call of tool the client forwards, if the
 // hub traces.
-func (c *client) traceCall(f *forward) {
+func (c *client) traceCall(f *forward, tool string) {
 	t := c.hub.tracer.Load()
 	if t == nil {
 		return
+	}
+	if tool == "" {
+		tool = toolOf(f.call.Params())
 	}
 	face := "hub"
 	if c.member {
 		face = "gateway"
 	}
-	tool, _ := toolName(f.call.Params())
 	meta := f.call.Meta()
 	span, parent, state := t.Start("tools/call "+tool, tracing.Server, meta.Traceparent, meta.Tracestate,
 		attribute.String("mcp.method", "tools/call"),
@@ -89,15 +91,4 @@ func (ct *callTrace) end(result json.RawMessage, err *mcp.Error, why error) {
 func quoted(s string) json.RawMessage {
 	b, _ := json.Marshal(s)
 	return b
-}
-
-// toolName reads a tools/call's tool name.
-func toolName(params json.RawMessage) (string, bool) {
-	var p struct {
-		Name string `json:"name"`
-	}
-	if json.Unmarshal(params, &p) != nil {
-		return "", false
-	}
-	return p.Name, p.Name != ""
 }
