@@ -83,7 +83,7 @@ type forward struct {
 	// client's mu.
 	meter   callMeter
 	timeout bool
-	trace *callTrace     // its span, when the hub traces (trace.go); set before it is sent
+	trace   *callTrace // its span, when the hub traces (trace.go); set before it is sent
 }
 
 // Request handles one of the agent's requests (see agent.Handler): the hub
