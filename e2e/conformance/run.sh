@@ -35,7 +35,7 @@ case "$(uname -m)" in
   *) echo "run.sh: no Node 22 package for $(uname -m)" >&2; exit 1 ;;
 esac
 pins=("@modelcontextprotocol/conformance@0.2.0-alpha.12" "$nodepkg@22.23.3")
-revisions=(2025-11-25 2026-07-28)
+read -r -a revisions <<<"${MCPGEN_CONFORMANCE_REVISIONS:-2025-11-25 2026-07-28}"
 
 # Each set of pins has a directory of its own: a checkout with other pins
 # (an older branch) keeps using its own.
@@ -144,12 +144,36 @@ unscored_server() {
     awk '/^Run and reported/ { on = 1; next } on && / - .* \[server\]$/ { print $2 }'
 }
 
-# run_server REV [SCENARIO...]: the server scenarios of REV's set (or those
-# named) against the gateway of a launcher that serves over HTTP, with the
-# fixture behind it as a legacy stdio server.
+# Scored server scenarios that a run does not judge, each with its reason:
+# "REV ERA SCENARIO REASON". Shown in every run they belong to, never
+# dropped silently.
+server_exceptions=(
+)
+
+# server_exception REV ERA SCENARIO: the reason a scored scenario is not
+# judged in that run, if it is listed above.
+server_exception() {
+  local e r a s why
+  for e in "${server_exceptions[@]}"; do
+    read -r r a s why <<<"$e"
+    if [ "$r" = "$1" ] && [ "$a" = "$2" ] && [ "$s" = "$3" ]; then
+      echo "$why"
+      return
+    fi
+  done
+}
+
+# run_server REV ERA [SCENARIO...]: the server scenarios of REV's set (or
+# those named) against the gateway of a launcher that serves over HTTP,
+# with the fixture behind it as a stdio server of ERA: legacy (the
+# fixture as it starts, the manifest's protocol = "2025-11-25") or modern
+# (fixture -modern, protocol = "2026-07-28"). The launcher translates
+# when the agent's era and the server's differ.
 run_server() {
-  local rev="$1" out="$results/server/$1" s line log ws="conformance-$$" url="" pid
-  shift
+  local rev="$1" era="$2" out="$results/server/$1-$2" s line log ws="conformance-$$-$2" url="" pid why
+  local protocol=2025-11-25 args='[]'
+  shift 2
+  if [ "$era" = modern ]; then protocol=2026-07-28 args='["-modern"]'; fi
   mkdir -p "$out"
   mapfile -t want < <(server_required "$rev")
   if [ $# -gt 0 ]; then
@@ -158,7 +182,7 @@ run_server() {
     [ ${#named[@]} -eq 0 ] && return
     want=("${named[@]}")
   fi
-  printf 'version = 1\n\n[servers.conformance]\ncommand = "%s"\nprotocol = "2025-11-25"\n' "$work/fixture" > "$work/mcpgen.toml"
+  printf 'version = 1\n\n[servers.conformance]\ncommand = "%s"\nargs = %s\nprotocol = "%s"\n' "$work/fixture" "$args" "$protocol" > "$work/mcpgen.toml"
   export MCPGEN_RUNTIME_DIR="$work/run" MCPGEN_STATE_DIR="$work/state"
   mkdir -p "$MCPGEN_RUNTIME_DIR"
   "$MCPGEN" launch --workspace "$ws" --manifest "$work/mcpgen.toml" --listen 127.0.0.1:0 --log-format json >"$out/launcher.log" 2>&1 &
@@ -172,20 +196,23 @@ run_server() {
     echo "run.sh: the launcher did not serve over HTTP (log: $out/launcher.log)" >&2
     kill "$pid" 2>/dev/null || true
     wait "$pid" || true
-    for s in "${want[@]}"; do judge "$s@$rev/server" failed; done
+    for s in "${want[@]}"; do judge "$s@$rev/server-$era" failed; done
     return
   fi
-  echo "=== conformance server scenarios, requirements $rev, the gateway at $url (${want[*]})"
+  echo "=== conformance server scenarios, requirements $rev, the fixture $era behind the gateway at $url (${want[*]})"
   log="$out/suite.log"
   if [ $# -gt 0 ]; then
     # Each alone: its exit status is its verdict.
     for s in "${want[@]}"; do
+      why="$(server_exception "$rev" "$era" "$s")"
       if "$node22" "$suite" server --url "$url" --scenario "$s" --spec-version "$rev" -o "$out" >"$out/$s.log" 2>&1; then
         echo "✓ $s"
-        judge "$s@$rev/server" ok
+        judge "$s@$rev/server-$era" ok
+      elif [ -n "$why" ]; then
+        echo "✗ $s (not judged: $why)"
       else
         echo "✗ $s"
-        judge "$s@$rev/server" failed
+        judge "$s@$rev/server-$era" failed
         tail -n 40 "$out/$s.log"
       fi
     done
@@ -198,8 +225,17 @@ run_server() {
   wait "$pid" || true
   for s in "${want[@]}"; do
     line="$(grep -E "^(✓|✗) $s: " "$log" | head -n 1 || true)"
-    echo "${line:-✗ $s: not run (see $log)}"
-    if [[ "$line" == "✓ "* ]]; then judge "$s@$rev/server" ok; else judge "$s@$rev/server" failed; fi
+    line="${line:-✗ $s: not run (see $log)}"
+    why="$(server_exception "$rev" "$era" "$s")"
+    if [[ "$line" == "✓ "* ]]; then
+      echo "$line"
+      judge "$s@$rev/server-$era" ok
+    elif [ -n "$why" ]; then
+      echo "$line (not judged: $why)"
+    else
+      echo "$line"
+      judge "$s@$rev/server-$era" failed
+    fi
   done
   for s in $(unscored_server "$rev"); do
     line="$(grep -E "^(✓|✗) $s: " "$log" | head -n 1 || true)"
@@ -215,7 +251,11 @@ if [ "${MCPGEN_CONFORMANCE_SIDE:-}" != server ]; then
   done
 fi
 if [ "${MCPGEN_CONFORMANCE_SIDE:-}" != client ]; then
-  run_server 2025-11-25 "$@"
+  for rev in "${revisions[@]}"; do
+    for era in ${MCPGEN_CONFORMANCE_ERAS:-legacy modern}; do
+      run_server "$rev" "$era" "$@"
+    done
+  done
 fi
 echo
 echo "conformance: passed: ${passed[*]:-none}"
