@@ -24,9 +24,14 @@ import (
 
 // A run is one run of a tool or prompt that needs input.
 type run struct {
-	f         *fixture
-	args      map[string]any
-	caps      map[string]json.RawMessage // the client's capabilities
+	f    *fixture
+	args map[string]any
+	// caps are the client's capabilities, as a modern request's _meta
+	// declares them; nil in the legacy mode, which asks whatever it needs
+	// and lets the client refuse what it cannot answer (as legacy servers
+	// do: mcpgen's hub, its client, declares only roots, and answers the
+	// rest on its agents' behalf).
+	caps      map[string]json.RawMessage
 	responses map[string]json.RawMessage // inputResponses, by key
 	state     string                     // requestState, as the client gave it back
 	hasState  bool
@@ -102,8 +107,12 @@ func sampled(a map[string]any) string {
 	return s
 }
 
-// can reports whether the client declared capability.
+// can reports whether the client declared capability (always, in the
+// legacy mode).
 func (r *run) can(capability string) bool {
+	if r.caps == nil {
+		return true
+	}
 	_, ok := r.caps[capability]
 	return ok
 }
@@ -385,10 +394,7 @@ const maxRounds = 8
 // client as a request of the server's, and t runs again with the answers,
 // until it completes.
 func (f *fixture) drive(ctx context.Context, t inputTool, args map[string]any) (any, error) {
-	f.mu.Lock()
-	caps := f.caps
-	f.mu.Unlock()
-	r := &run{f: f, args: args, caps: caps, responses: map[string]json.RawMessage{}}
+	r := &run{f: f, args: args, responses: map[string]json.RawMessage{}}
 	for range maxRounds {
 		result, n, err := t(r)
 		if err != nil || n == nil {

@@ -57,8 +57,7 @@ type fixture struct {
 	key    []byte // seals the requestState it gives (seal)
 
 	mu         sync.Mutex
-	level      string                     // legacy: logging/setLevel's
-	caps       map[string]json.RawMessage // legacy: the client's, from initialize
+	level      string // legacy: logging/setLevel's
 	subscribed map[string]bool
 	// The triggers' doing: the dynamic tool and prompt are listed.
 	dynamicTool, dynamicPrompt bool
@@ -183,13 +182,12 @@ func complete(ref map[string]string) obj {
 
 func (f *fixture) handle(ctx context.Context, req *mcp.Request) (any, error) {
 	var p struct {
-		Name            string                     `json:"name"`
-		URI             string                     `json:"uri"`
-		Level           string                     `json:"level"`
-		ProtocolVersion string                     `json:"protocolVersion"`
-		Arguments       map[string]any             `json:"arguments"`
-		Ref             map[string]string          `json:"ref"`
-		Capabilities    map[string]json.RawMessage `json:"capabilities"`
+		Name            string            `json:"name"`
+		URI             string            `json:"uri"`
+		Level           string            `json:"level"`
+		ProtocolVersion string            `json:"protocolVersion"`
+		Arguments       map[string]any    `json:"arguments"`
+		Ref             map[string]string `json:"ref"`
 	}
 	if len(req.Params) > 0 {
 		if err := json.Unmarshal(req.Params, &p); err != nil {
@@ -202,9 +200,6 @@ func (f *fixture) handle(ctx context.Context, req *mcp.Request) (any, error) {
 		if !slices.Contains(mcp.SupportedVersions, version) {
 			version = mcp.SupportedVersions[0]
 		}
-		f.mu.Lock()
-		f.caps = p.Capabilities
-		f.mu.Unlock()
 		return obj{
 			"protocolVersion": version,
 			"capabilities": obj{

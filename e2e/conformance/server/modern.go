@@ -126,7 +126,7 @@ func (f *fixture) runModern(req *mcp.Request, meta *mcp.RequestMeta, t inputTool
 	if err != nil {
 		return nil, err
 	}
-	var caps map[string]json.RawMessage
+	caps := map[string]json.RawMessage{}
 	if err := json.Unmarshal(meta.ClientCapabilities, &caps); err != nil {
 		return nil, mcp.NewError(mcp.CodeInvalidParams, "invalid params: _meta[%q]: %v", mcp.MetaClientCapabilities, err)
 	}
