@@ -36,7 +36,7 @@ func main() {
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	f := &fixture{subscribed: map[string]bool{}, modern: *modern, listens: map[*listen]struct{}{}, key: make([]byte, 32)}
+	f := &fixture{subscribed: map[string]bool{}, modern: *modern, listens: map[*listen]struct{}{}, key: make([]byte, 32), ended: make(chan struct{})}
 	_, _ = rand.Read(f.key)
 	handle := f.handle
 	if f.modern {
@@ -45,6 +45,7 @@ func main() {
 	f.conn = mcp.NewConn(os.Stdin, os.Stdout, mcp.ConnOptions{
 		Handler:    mcp.HandlerFunc(handle),
 		ServerRole: true,
+		OnEnd:      func(error) { close(f.ended) },
 	})
 	if err := f.conn.Run(ctx); err != nil && !strings.Contains(err.Error(), "EOF") {
 		fmt.Fprintln(os.Stderr, "conformance fixture:", err)
@@ -55,6 +56,9 @@ type fixture struct {
 	conn   *mcp.Conn
 	modern bool
 	key    []byte // seals the requestState it gives (seal)
+	// ended is closed when the Conn ends (its input ended): the open
+	// subscriptions end then, which Run waits for.
+	ended chan struct{}
 
 	mu         sync.Mutex
 	level      string // legacy: logging/setLevel's

@@ -148,8 +148,8 @@ func (f *fixture) runModern(req *mcp.Request, meta *mcp.RequestMeta, t inputTool
 }
 
 // listen acknowledges a subscription, says what it will hear, and keeps
-// it until the client cancels it (or the fixture ends): its request is
-// not answered before.
+// it until the client cancels it or the fixture's input ends: its request
+// is not answered before (and not at all when cancelled).
 func (f *fixture) listen(ctx context.Context, req *mcp.Request) (any, error) {
 	var p struct {
 		Notifications struct {
@@ -183,11 +183,19 @@ func (f *fixture) listen(ctx context.Context, req *mcp.Request) (any, error) {
 	f.mu.Lock()
 	f.listens[l] = struct{}{}
 	f.mu.Unlock()
-	<-ctx.Done()
+	select {
+	case <-ctx.Done():
+	case <-f.ended:
+	}
 	f.mu.Lock()
 	delete(f.listens, l)
 	f.mu.Unlock()
-	return nil, ctx.Err()
+	// Answered at last, as a server that exits ends its subscriptions.
+	raw, err := json.Marshal(tagged(l, obj{}))
+	if err != nil {
+		return nil, err
+	}
+	return mcp.CompleteResult(raw, serverInfo)
 }
 
 // notifyListens tells the subscriptions that asked for it that list
