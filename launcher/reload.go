@@ -200,7 +200,9 @@ func (s *Session) apply(m *manifest.Manifest, c *manifest.Context, retryFailed b
 	var start []*supervisor
 	for _, name := range slices.Sorted(maps.Keys(want)) {
 		if _, ok := s.servers[name]; !ok {
-			v := newSupervisor(s.host(), want[name], hub.New(name, c.WorkspaceDir, s.log))
+			h := hub.New(name, c.WorkspaceDir, s.log)
+			h.SetTracer(s.tracer)
+			v := newSupervisor(s.host(), want[name], h)
 			s.servers[name] = v
 			start = append(start, v)
 		}

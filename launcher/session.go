@@ -19,6 +19,7 @@ import (
 	"github.com/mcpgen/mcpgen/launcher/internal/gateway"
 	"github.com/mcpgen/mcpgen/launcher/internal/hub"
 	"github.com/mcpgen/mcpgen/launcher/internal/logfile"
+	"github.com/mcpgen/mcpgen/launcher/internal/tracing"
 	"github.com/mcpgen/mcpgen/launcher/internal/watch"
 	"github.com/mcpgen/mcpgen/manifest"
 )
@@ -98,6 +99,7 @@ type Session struct {
 	ctx     *manifest.Context
 	servers map[string]*supervisor
 	gw      *gateway.Gateway // the workspace gateway; set by Run
+	tracer  *tracing.Tracer  // traces tool calls; set by Run (nil: none, see tracing.ReadEnv)
 	http    *sessionHTTP     // the HTTP face; set by Run when it serves one
 	// settle is closed, and replaced, at every event: what waitSettled
 	// waits on.
@@ -119,6 +121,9 @@ func NewSession(opts Options) *Session {
 		opts.Debounce = 200 * time.Millisecond
 	}
 	opts.Context.WorkspaceID = opts.Workspace
+	// Every line names the workspace: a platform's log pipeline gathers
+	// the lines of many launchers (launch --log-format json).
+	opts.Log = opts.Log.With("workspace", opts.Workspace)
 	return &Session{
 		opts:     opts,
 		timing:   opts.Timing.withDefaults(),
@@ -232,6 +237,24 @@ func (s *Session) Run(ctx context.Context) error {
 	}
 	defer os.Remove(sockPath)
 
+	// Traces of tool calls, when the OTEL_ variables ask for them.
+	tcfg, err := tracing.ReadEnv(envLookup(s.opts.Env))
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("tracing: %w", err)
+	}
+	if tcfg != nil {
+		s.tracer = tracing.New(tcfg, s.opts.Workspace, s.log)
+		s.log.Info("tracing tool calls", "endpoint", tcfg.Endpoint, "service", tcfg.Service)
+		defer func() {
+			// What waits goes out, within a bound: a receiver that is
+			// down does not hold the stop up.
+			c, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			s.tracer.Shutdown(c)
+		}()
+	}
+
 	// The HTTP face listens before anything starts, so that an address
 	// in use fails the launch; it answers once the servers are up.
 	web, err := s.startHTTP(ctx, m)
@@ -284,7 +307,7 @@ func (s *Session) Run(ctx context.Context) error {
 			ln.Close()
 			<-served
 			<-idled
-			s.log.Info("session stopped", "workspace", s.opts.Workspace)
+			s.log.Info("session stopped")
 			return nil
 		case <-st.done:
 			st.done = nil
@@ -293,7 +316,7 @@ func (s *Session) Run(ctx context.Context) error {
 				s.mu.Lock()
 				n := len(s.servers) // a reload may be under way already
 				s.mu.Unlock()
-				s.log.Info("session started", "workspace", s.opts.Workspace, "manifest", m.File, "servers", n, "control", sockPath, "containment", s.contain.Report().String())
+				s.log.Info("session started", "manifest", m.File, "servers", n, "control", sockPath, "containment", s.contain.Report().String())
 				idled = make(chan struct{})
 				go func() { defer close(idled); s.watchIdleExit(ctx, sockPath, stopRun) }()
 				close(s.up)
@@ -460,4 +483,17 @@ func joinOr(names []string, none string) string {
 		return none
 	}
 	return strings.Join(names, ", ")
+}
+
+// envLookup reads a variable of env (KEY=VALUE, the last one winning, as
+// a process's environment does).
+func envLookup(env []string) func(string) string {
+	return func(key string) string {
+		for i := len(env) - 1; i >= 0; i-- {
+			if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
+				return v
+			}
+		}
+		return ""
+	}
 }

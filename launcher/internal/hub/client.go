@@ -78,6 +78,7 @@ type forward struct {
 	bound *time.Timer    // ends it at the server's tool_timeout, once sent (see limit)
 	done  bool           // answered, or stopped
 	input input          // what translation between eras needs of it (translate.go)
+	trace *callTrace     // its span, when the hub traces (trace.go); set before it is sent
 }
 
 // Request handles one of the agent's requests (see agent.Handler): the hub
@@ -103,6 +104,9 @@ func (c *client) Request(call *agent.Call) {
 		return
 	}
 	f := &forward{call: call, tools: call.Method() == "tools/list"}
+	if call.Method() == "tools/call" {
+		c.traceCall(f)
+	}
 	if !c.begin(f) {
 		return
 	}
@@ -178,6 +182,7 @@ func (c *client) initialize(call *agent.Call) {
 func (c *client) forward(up *Upstream, f *forward, wait bool) {
 	method := f.call.Method()
 	params, token := c.hub.remapProgress(c, f.call.Params())
+	params = f.trace.withTrace(params)
 	c.mu.Lock()
 	f.token = token
 	done := f.done
@@ -307,6 +312,7 @@ func (c *client) finish(f *forward, result json.RawMessage, err *mcp.Error) {
 	if f.tools && result != nil {
 		result = c.hub.filterTools(result)
 	}
+	f.trace.end(result, err, nil)
 	call.Answer(result, err)
 	c.noteUse()
 }
@@ -331,6 +337,7 @@ func (c *client) stop(f *forward, why error) {
 		bound.Stop()
 	}
 	c.hub.dropToken(token)
+	f.trace.end(nil, nil, why)
 	if up != nil {
 		up.CancelNoWait(why) // it may run on the agent's read loop
 	}

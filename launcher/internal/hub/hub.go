@@ -22,6 +22,7 @@ import (
 
 	"github.com/mcpgen/mcpgen/internal/jsonwire"
 	"github.com/mcpgen/mcpgen/launcher/internal/agent"
+	"github.com/mcpgen/mcpgen/launcher/internal/tracing"
 	"github.com/mcpgen/mcpgen/launcher/internal/translate"
 	"github.com/mcpgen/mcpgen/mcp"
 )
@@ -99,6 +100,9 @@ type Hub struct {
 	held         *translate.Table
 	inputTimeout time.Duration
 	seq          atomic.Uint64 // numbers clients and forwards (client.serial, forward.seq)
+
+	// The tracer of tool calls (trace.go); nil: none.
+	tracer atomic.Pointer[tracing.Tracer]
 }
 
 // A routedRequest is a server's request that a client answers. Its
