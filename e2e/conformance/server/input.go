@@ -118,12 +118,8 @@ func (r *run) can(capability string) bool {
 }
 
 // missing is the modern error for a run that needs a capability the
-// client did not declare, naming it as a ClientCapabilities object.
-func missing(capability string) error {
-	err := mcp.MissingCapabilityError(capability)
-	err.Data = json.RawMessage(`{"requiredCapabilities":{` + quote(capability) + `:{}}}`)
-	return err
-}
+// client did not declare.
+func missing(capability string) error { return mcp.MissingCapabilityError(capability) }
 
 // seal returns state with a MAC of the fixture's key, so that a retry's
 // requestState is known to be one it gave; open checks one, and returns
