@@ -192,7 +192,7 @@ server_exception() {
 # (FAILURE, WARNING) in the scenario's last result under OUT.
 checks() {
   local d
-  d="$(ls -d "$1/server-$2-"[0-9][0-9][0-9][0-9]-* 2>/dev/null | tail -n 1)"
+  d="$(ls -d "$1/server-$2-"[0-9][0-9][0-9][0-9]-* 2>/dev/null | tail -n 1 || true)"
   [ -n "$d" ] && [ -f "$d/checks.json" ] || return 0
   "$node22" -e 'for (const c of JSON.parse(require("fs").readFileSync(process.argv[1]))) if (c.status === process.argv[2]) console.log(`${c.id}: ${(c.errorMessage ?? "").replace(/\s+/g, " ")}`)' "$d/checks.json" "$3"
 }
