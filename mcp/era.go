@@ -110,9 +110,12 @@ func UnsupportedVersionError(requested string, supported []string) *Error {
 }
 
 // MissingCapabilityError is the modern error for a request that needs a
-// capability the client did not declare.
+// capability the client did not declare: its data names it as the
+// revision's schema has it, a ClientCapabilities object
+// (requiredCapabilities).
 func MissingCapabilityError(capability string) *Error {
-	return &Error{Code: CodeMissingRequiredCapability, Message: fmt.Sprintf(missingCapabilityMessagePattern, capability)}
+	data := append(jsonwire.AppendString([]byte(`{"requiredCapabilities":{`), capability), `:{}}}`...)
+	return &Error{Code: CodeMissingRequiredCapability, Message: fmt.Sprintf(missingCapabilityMessagePattern, capability), Data: data}
 }
 
 // SupportedVersions reads the versions an UnsupportedProtocolVersionError

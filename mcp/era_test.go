@@ -3,6 +3,7 @@ package mcp
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	json "github.com/goccy/go-json"
@@ -244,5 +245,18 @@ func BenchmarkSetMeta(b *testing.B) {
 		if _, err := SetMeta(params, set...); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestMissingCapabilityError: the error names the capability in its data,
+// as a ClientCapabilities object (requiredCapabilities), as the revision's
+// schema has it, not only in its message.
+func TestMissingCapabilityError(t *testing.T) {
+	err := MissingCapabilityError("sampling")
+	if err.Code != CodeMissingRequiredCapability || !strings.Contains(err.Message, "sampling") {
+		t.Errorf("got %d %q", err.Code, err.Message)
+	}
+	if string(err.Data) != `{"requiredCapabilities":{"sampling":{}}}` {
+		t.Errorf("data: got %s, want {\"requiredCapabilities\":{\"sampling\":{}}}", err.Data)
 	}
 }

@@ -1,9 +1,13 @@
 // Command server is the fixture that the conformance suite's server
-// scenarios test through mcpgen's gateway: a legacy (initialize) stdio MCP
-// server with the tools, resources and prompts the scenarios call
-// (test_simple_text, test://static-text, test_simple_prompt, ...), each
-// answering as the suite's scenario descriptions ask. run.sh runs it behind
-// `mcpgen launch --listen`, and the suite against the launcher's /mcp.
+// scenarios test through mcpgen's gateway: a stdio MCP server with the
+// tools, resources and prompts the scenarios of both revisions call
+// (test_simple_text, test://static-text, test_simple_prompt,
+// test_input_required_result_*, ...), each answering as the suite's
+// scenario descriptions ask. It is a legacy server (initialize) as it
+// starts, and a server of the modern revision only (2026-07-28: no
+// handshake, per-request _meta, input_required results) with -modern
+// (modern.go). run.sh runs it behind `mcpgen launch --listen`, and the
+// suite against the launcher's /mcp.
 //
 // It is written from the suite's descriptions of the scenarios, on
 // mcpgen's own mcp.Conn, so that what the suite sees of a scenario is the
@@ -12,6 +16,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -26,12 +32,20 @@ import (
 )
 
 func main() {
+	modern := flag.Bool("modern", false, "serve the modern revision (2026-07-28) only, as a server that never heard of the legacy one")
+	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	f := &fixture{subscribed: map[string]bool{}}
+	f := &fixture{subscribed: map[string]bool{}, modern: *modern, listens: map[*listen]struct{}{}, key: make([]byte, 32), ended: make(chan struct{})}
+	_, _ = rand.Read(f.key)
+	handle := f.handle
+	if f.modern {
+		handle = f.handleModern
+	}
 	f.conn = mcp.NewConn(os.Stdin, os.Stdout, mcp.ConnOptions{
-		Handler:    mcp.HandlerFunc(f.handle),
+		Handler:    mcp.HandlerFunc(handle),
 		ServerRole: true,
+		OnEnd:      func(error) { close(f.ended) },
 	})
 	if err := f.conn.Run(ctx); err != nil && !strings.Contains(err.Error(), "EOF") {
 		fmt.Fprintln(os.Stderr, "conformance fixture:", err)
@@ -39,11 +53,19 @@ func main() {
 }
 
 type fixture struct {
-	conn *mcp.Conn
+	conn   *mcp.Conn
+	modern bool
+	key    []byte // seals the requestState it gives (seal)
+	// ended is closed when the Conn ends (its input ended): the open
+	// subscriptions end then, which Run waits for.
+	ended chan struct{}
 
 	mu         sync.Mutex
-	level      string
+	level      string // legacy: logging/setLevel's
 	subscribed map[string]bool
+	// The triggers' doing: the dynamic tool and prompt are listed.
+	dynamicTool, dynamicPrompt bool
+	listens                    map[*listen]struct{} // modern: the open subscriptions
 }
 
 // A 1x1 PNG, and a short WAV: the smallest of their kinds.
@@ -72,6 +94,39 @@ var tools = []obj{
 	tool("test_elicitation_sep1034_defaults", "Asks for input with defaults", nil),
 	tool("test_elicitation_sep1330_enums", "Asks for input with enums", nil),
 	{"name": "json_schema_2020_12_tool", "description": "Tool with JSON Schema 2020-12 features", "inputSchema": json.RawMessage(schema2020)},
+	tool("test_missing_capability", "Needs sampling, which the client must have declared", nil),
+	tool("test_streaming_elicitation", "Asks the user for input while it runs", nil),
+	tool("test_logging_tool", "Logs a message at each level while it runs", nil),
+	tool("test_trigger_tool_change", "Adds or removes test_dynamic_tool, which changes the tool list", nil),
+	tool("test_trigger_prompt_change", "Adds or removes test_dynamic_prompt, which changes the prompt list", nil),
+	tool("test_input_required_result_elicitation", "Asks the user's name", nil),
+	tool("test_input_required_result_sampling", "Asks the model a question", nil),
+	tool("test_input_required_result_list_roots", "Asks the client's roots", nil),
+	tool("test_input_required_result_request_state", "Asks a confirmation, with a state to give back", nil),
+	tool("test_input_required_result_multiple_inputs", "Asks a name, a greeting and the roots at once", nil),
+	tool("test_input_required_result_multi_round", "Asks a name, then a color", nil),
+	tool("test_input_required_result_tampered_state", "Asks a confirmation, with a state it checks", nil),
+	tool("test_input_required_result_capabilities", "Asks only what the client declared it can answer", nil),
+}
+
+// listTools returns the tools, with the dynamic one when the trigger added it.
+func (f *fixture) listTools() []obj {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.dynamicTool {
+		return tools
+	}
+	return append(slices.Clip(tools), tool("test_dynamic_tool", "Listed while test_trigger_tool_change says so", nil))
+}
+
+// listPrompts returns the prompts, likewise.
+func (f *fixture) listPrompts() []obj {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.dynamicPrompt {
+		return prompts
+	}
+	return append(slices.Clip(prompts), obj{"name": "test_dynamic_prompt", "description": "Listed while test_trigger_prompt_change says so"})
 }
 
 // schema2020 uses the JSON Schema 2020-12 keywords that a listing must
@@ -108,12 +163,25 @@ var prompts = []obj{
 		{"name": "resourceUri", "description": "URI of the resource to embed", "required": true},
 	}},
 	{"name": "test_prompt_with_image", "description": "A prompt with an image"},
+	{"name": "test_input_required_result_prompt", "description": "A prompt that asks the user for its context"},
 }
 
 var resources = []obj{
 	{"uri": "test://static-text", "name": "static-text", "description": "A static text resource", "mimeType": "text/plain"},
 	{"uri": "test://static-binary", "name": "static-binary", "description": "A static binary resource", "mimeType": "image/png"},
 	{"uri": "test://watched-resource", "name": "watched-resource", "description": "A resource to subscribe to", "mimeType": "text/plain"},
+}
+
+var templates = []obj{{"uriTemplate": "test://template/{id}/data", "name": "template", "description": "Data for an id", "mimeType": "application/json"}}
+
+// complete answers completion/complete: the values of
+// test_prompt_with_arguments's arguments, none for anything else.
+func complete(ref map[string]string) obj {
+	values := []string{}
+	if ref["name"] == "test_prompt_with_arguments" {
+		values = []string{"test1", "test2", "test3"}
+	}
+	return obj{"completion": obj{"values": values, "total": len(values), "hasMore": false}}
 }
 
 func (f *fixture) handle(ctx context.Context, req *mcp.Request) (any, error) {
@@ -155,17 +223,23 @@ func (f *fixture) handle(ctx context.Context, req *mcp.Request) (any, error) {
 		f.mu.Unlock()
 		return obj{}, nil
 	case "tools/list":
-		return obj{"tools": tools}, nil
+		return obj{"tools": f.listTools()}, nil
 	case "tools/call":
+		if t := inputTools[p.Name]; t != nil {
+			return f.drive(ctx, t, p.Arguments)
+		}
 		return f.call(ctx, req, p.Name, p.Arguments)
 	case "prompts/list":
-		return obj{"prompts": prompts}, nil
+		return obj{"prompts": f.listPrompts()}, nil
 	case "prompts/get":
+		if t := inputPrompts[p.Name]; t != nil {
+			return f.drive(ctx, t, p.Arguments)
+		}
 		return prompt(p.Name, p.Arguments)
 	case "resources/list":
 		return obj{"resources": resources}, nil
 	case "resources/templates/list":
-		return obj{"resourceTemplates": []obj{{"uriTemplate": "test://template/{id}/data", "name": "template", "description": "Data for an id", "mimeType": "application/json"}}}, nil
+		return obj{"resourceTemplates": templates}, nil
 	case "resources/read":
 		return read(p.URI)
 	case "resources/subscribe", "resources/unsubscribe":
@@ -174,11 +248,7 @@ func (f *fixture) handle(ctx context.Context, req *mcp.Request) (any, error) {
 		f.mu.Unlock()
 		return obj{}, nil
 	case "completion/complete":
-		values := []string{}
-		if p.Ref["name"] == "test_prompt_with_arguments" {
-			values = []string{"test1", "test2", "test3"}
-		}
-		return obj{"completion": obj{"values": values, "total": len(values), "hasMore": false}}, nil
+		return complete(p.Ref), nil
 	}
 	return nil, mcp.ErrMethodNotFound
 }
@@ -204,7 +274,7 @@ func (f *fixture) call(ctx context.Context, req *mcp.Request, name string, args 
 			if i > 0 && !sleep(ctx, 50*time.Millisecond) {
 				return nil, ctx.Err()
 			}
-			if err := f.conn.Notify(ctx, "notifications/message", obj{"level": "info", "logger": "conformance", "data": msg}); err != nil {
+			if err := f.logAt(ctx, req, "info", msg); err != nil {
 				return nil, err
 			}
 		}
@@ -221,66 +291,63 @@ func (f *fixture) call(ctx context.Context, req *mcp.Request, name string, args 
 		return content(text("Tool with progress executed successfully")), nil
 	case "test_error_handling":
 		return obj{"isError": true, "content": []obj{text("This tool intentionally returns an error for testing")}}, nil
-	case "test_sampling":
-		prompt, _ := args["prompt"].(string)
-		var result struct {
-			Content struct {
-				Text string `json:"text"`
-			} `json:"content"`
+	case "test_logging_tool":
+		for _, level := range logLevels {
+			if err := f.logAt(ctx, req, level, "A message at level "+level); err != nil {
+				return nil, err
+			}
 		}
-		err := f.conn.Call(ctx, "sampling/createMessage", obj{
-			"messages":  []obj{{"role": "user", "content": text(prompt)}},
-			"maxTokens": 100,
-		}, &result)
-		if err != nil {
-			return nil, err
-		}
-		return content(text("LLM response: " + result.Content.Text)), nil
-	case "test_elicitation":
-		message, _ := args["message"].(string)
-		return f.elicit(ctx, "User response", message, obj{
-			"username": obj{"type": "string", "description": "User's response"},
-			"email":    obj{"type": "string", "description": "User's email address"},
-		}, []string{"username", "email"})
-	case "test_elicitation_sep1034_defaults":
-		return f.elicit(ctx, "Elicitation completed", "Please review the defaults", obj{
-			"name":     obj{"type": "string", "default": "John Doe"},
-			"age":      obj{"type": "integer", "default": 30},
-			"score":    obj{"type": "number", "default": 95.5},
-			"status":   obj{"type": "string", "enum": []string{"active", "inactive", "pending"}, "default": "active"},
-			"verified": obj{"type": "boolean", "default": true},
-		}, nil)
-	case "test_elicitation_sep1330_enums":
-		return f.elicit(ctx, "Elicitation completed", "Please choose", obj{
-			"untitledSingle": obj{"type": "string", "enum": []string{"option1", "option2", "option3"}},
-			"titledSingle": obj{"type": "string", "oneOf": []obj{
-				{"const": "value1", "title": "First Option"}, {"const": "value2", "title": "Second Option"}, {"const": "value3", "title": "Third Option"},
-			}},
-			"legacyEnum":    obj{"type": "string", "enum": []string{"opt1", "opt2", "opt3"}, "enumNames": []string{"Option One", "Option Two", "Option Three"}},
-			"untitledMulti": obj{"type": "array", "items": obj{"type": "string", "enum": []string{"option1", "option2", "option3"}}},
-			"titledMulti": obj{"type": "array", "items": obj{"anyOf": []obj{
-				{"const": "value1", "title": "First Choice"}, {"const": "value2", "title": "Second Choice"}, {"const": "value3", "title": "Third Choice"},
-			}}},
-		}, nil)
+		return content(text("Logged a message at each level")), nil
+	case "test_trigger_tool_change", "test_trigger_prompt_change":
+		return f.trigger(ctx, name == "test_trigger_tool_change")
+	case "test_dynamic_tool":
+		return content(text("The dynamic tool ran")), nil
 	}
 	return obj{"isError": true, "content": []obj{text("unknown tool: " + name)}}, nil
 }
 
-// elicit asks the client for input of schema properties, and answers
-// with what it said, after prefix.
-func (f *fixture) elicit(ctx context.Context, prefix, message string, properties obj, required []string) (any, error) {
-	schema := obj{"type": "object", "properties": properties}
-	if required != nil {
-		schema["required"] = required
+// logLevels are the levels of log messages, the least severe first.
+var logLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+
+// logAt sends a log message during req, if the client asked for its
+// level: in the legacy mode with logging/setLevel (every level until
+// then), in the modern mode with the request's _meta (no message when it
+// asks none).
+func (f *fixture) logAt(ctx context.Context, req *mcp.Request, level, message string) error {
+	f.mu.Lock()
+	least := f.level
+	f.mu.Unlock()
+	if f.modern {
+		meta, _ := mcp.ParseRequestMeta(req.Params)
+		if meta.LogLevel == "" || !slices.Contains(logLevels, meta.LogLevel) {
+			return nil
+		}
+		least = meta.LogLevel
 	}
-	var result struct {
-		Action  string          `json:"action"`
-		Content json.RawMessage `json:"content"`
+	if slices.Index(logLevels, level) < slices.Index(logLevels, least) {
+		return nil
 	}
-	if err := f.conn.Call(ctx, "elicitation/create", obj{"message": message, "requestedSchema": schema}, &result); err != nil {
+	return f.conn.Notify(ctx, "notifications/message", obj{"level": level, "logger": "conformance", "data": message})
+}
+
+// trigger adds the dynamic tool (or prompt), or removes it if it is
+// listed, and tells the client that the list changed.
+func (f *fixture) trigger(ctx context.Context, isTool bool) (any, error) {
+	f.mu.Lock()
+	list := "prompts"
+	if isTool {
+		f.dynamicTool = !f.dynamicTool
+		list = "tools"
+	} else {
+		f.dynamicPrompt = !f.dynamicPrompt
+	}
+	f.mu.Unlock()
+	if f.modern {
+		f.notifyListens(list)
+	} else if err := f.conn.Notify(ctx, "notifications/"+list+"/list_changed", nil); err != nil {
 		return nil, err
 	}
-	return content(text(fmt.Sprintf("%s: action=%s, content=%s", prefix, result.Action, result.Content))), nil
+	return content(text("The " + list + " list changed")), nil
 }
 
 func prompt(name string, args map[string]any) (any, error) {

@@ -308,3 +308,24 @@ func TestGatewayResourceSubscriptions(t *testing.T) {
 		t.Errorf("touch: got %q, want %q", got, want)
 	}
 }
+
+// TestGatewayResourceNotFound: a resource that no server offers is an
+// error that names the resource in its data (the spec's SHOULD): -32602
+// for a modern agent (SEP-2164, which the 2026-07-28 revision adopts), the
+// -32002 of the legacy revisions for a legacy session.
+func TestGatewayResourceNotFound(t *testing.T) {
+	w := newWorld(t)
+	w.addMode("old", "echo", "MCPGEN_TESTSERVER_CATALOG=1")
+	c := w.statelessClient()
+	c.Send(`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"nobody://x","_meta":{` + testserver.ModernMeta("m", "") + `}}}`)
+	m := next(t, c, "1")
+	if m.Error == nil || m.Error.Code != mcp.CodeInvalidParams || string(m.Error.Data) != `{"uri":"nobody://x"}` {
+		t.Errorf("a modern agent: got %s, want -32602 with data {\"uri\":\"nobody://x\"}", m.AppendJSON(nil))
+	}
+	c.Initialize("legacy", "")
+	c.Send(`{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"nobody://x"}}`)
+	m = next(t, c, "2")
+	if m.Error == nil || m.Error.Code != -32002 || string(m.Error.Data) != `{"uri":"nobody://x"}` {
+		t.Errorf("a legacy session: got %s, want -32002 with data {\"uri\":\"nobody://x\"}", m.AppendJSON(nil))
+	}
+}

@@ -81,6 +81,10 @@ func (s *session) named(call *agent.Call, what string, lookup func(*Catalog, str
 
 // byURI routes resources/read, subscribe and unsubscribe to the server of
 // the URI: the one that listed it, else the one whose template it fits.
+// codeResourceNotFound is the legacy revisions' error for a resource that
+// does not exist.
+const codeResourceNotFound = -32002
+
 func (s *session) byURI(call *agent.Call) {
 	var p struct {
 		URI string `json:"uri"`
@@ -91,8 +95,16 @@ func (s *session) byURI(call *agent.Call) {
 	}
 	r, ok := s.cat.Load().Resource(p.URI)
 	if !ok {
-		// -32002 is the spec's "resource not found".
-		call.Answer(nil, mcp.NewError(-32002, "resource not found: no server of the workspace offers %q", p.URI))
+		// "Resource not found", naming the resource in data as the spec
+		// asks: -32002 in the legacy revisions, -32602 in the modern one
+		// (SEP-2164).
+		code := int64(codeResourceNotFound)
+		if call.Modern() {
+			code = mcp.CodeInvalidParams
+		}
+		err := mcp.NewError(code, "resource not found: no server of the workspace offers %q", p.URI)
+		err.Data = append(jsonwire.AppendString([]byte(`{"uri":`), p.URI), '}')
+		call.Answer(nil, err)
 		return
 	}
 	s.route(r.Server, r.Failed, call, false)

@@ -421,7 +421,7 @@ func (h *Hub) serverRequest(ctx context.Context, u *Upstream, req *mcp.Request) 
 	// and held for its retry; a legacy agent is asked (attribute).
 	c, f := h.attribute(req.Method)
 	if f != nil {
-		return h.holdForInput(ctx, c, f, req)
+		return h.holdForInput(ctx, u, c, f, req)
 	}
 	if c == nil {
 		return nil, mcp.NewError(mcp.CodeMethodNotFound, "no client of this workspace can answer %s", req.Method)

@@ -369,8 +369,10 @@ func (h *Hub) attribute(method string) (*client, *forward) {
 // waits for the agent's retry (resume), its input_timeout, or the end of
 // the call; the call upstream goes on meanwhile, and its answer, if it
 // comes first, waits for the retry (finish). Like serverRequest, it runs
-// on a goroutine of the upstream's Conn.
-func (h *Hub) holdForInput(ctx context.Context, c *client, f *forward, req *mcp.Request) (any, error) {
+// on a goroutine of the upstream's Conn, which waits for it to end: it
+// stops waiting when that Conn ends (the server exited), as its answer
+// would go nowhere.
+func (h *Hub) holdForInput(ctx context.Context, u *Upstream, c *client, f *forward, req *mcp.Request) (any, error) {
 	h.mu.Lock()
 	timeout := h.inputTimeout
 	h.mu.Unlock()
@@ -423,6 +425,10 @@ func (h *Hub) holdForInput(ctx context.Context, c *client, f *forward, req *mcp.
 		// The server gave its request up: the call stays held, and the
 		// agent's input goes nowhere.
 		return nil, context.Cause(ctx)
+	case <-u.ended:
+		// Likewise: the call's own answer (the upstream's end) waits
+		// for the agent's retry.
+		return nil, unavailable(h.name, errStopping)
 	}
 }
 

@@ -357,6 +357,30 @@ func TestTranslateHeldAgentGoes(t *testing.T) {
 	}
 }
 
+// TestTranslateHeldServerExits: a legacy server that exits while a call
+// of its is held for the agent's input: its request, which nobody will
+// read the answer of, waits no more, so that the upstream ends (and the
+// supervisor can stop or restart the server) at once, not after the
+// input_timeout; the agent's retry is told that the call ended.
+func TestTranslateHeldServerExits(t *testing.T) {
+	th := newTestHub(t, "echo")
+	th.hub.SetInputTimeout(time.Hour) // longer than the test waits
+	c := th.client("agent", "")
+	modernCall(c, "1", "elicit", `{"text":"x"}`, elicits, "")
+	state := inputRequired(t, c, "1", "elicitation/create", "Confirm x?")
+	th.proc.Kill()
+	select {
+	case <-th.up.Done():
+	case <-time.After(waitLong):
+		t.Fatal("the upstream of a server that exited did not end: its request held for the agent's input still waits")
+	}
+	th.hub.Detach(th.up)
+	modernCall(c, "2", "elicit", `{"text":"x"}`, elicits, retryWith(state, `{"action":"accept"}`))
+	if m := c.Next(); m.Error == nil {
+		t.Errorf("a retry after the server exited: got %s, want an error", m.AppendJSON(nil))
+	}
+}
+
 // TestTranslateAttribution: a legacy server's requests go to the agent of
 // the oldest call in flight that can answer them: a modern agent's call
 // is held, a legacy agent is asked; neither sees the other's; a modern

@@ -43,12 +43,16 @@ type Upstream struct {
 
 	err  error // why the upstream ended; set before done is closed
 	done chan struct{}
+	// ended is closed when the Conn ends (OnEnd), before done: the
+	// server's requests that wait (a call held for an agent's input) stop
+	// waiting then, as nobody would read their answers, and done follows.
+	ended chan struct{}
 }
 
 // NewUpstream returns an Upstream for a new process of the hub's server,
 // which reads r (the server's stdout) and writes w (its stdin). Call Run.
 func (h *Hub) NewUpstream(r io.Reader, w io.Writer) *Upstream {
-	u := &Upstream{name: h.name, hub: h, done: make(chan struct{})}
+	u := &Upstream{name: h.name, hub: h, done: make(chan struct{}), ended: make(chan struct{})}
 	u.conn = mcp.NewConn(r, w, mcp.ConnOptions{
 		// No request of the server is answered on the read loop, not even
 		// a ping: an answer written there could wait for a server whose
@@ -59,7 +63,10 @@ func (h *Hub) NewUpstream(r io.Reader, w io.Writer) *Upstream {
 		// supervisor notices: a request that comes in between then waits
 		// for the next process instead of failing as if it had been in
 		// flight.
-		OnEnd:  func(error) { h.Detach(u) },
+		OnEnd: func(error) {
+			close(u.ended)
+			h.Detach(u)
+		},
 		Logger: h.log.With("server", h.name),
 	})
 	u.client = mcp.ClientOn(u.conn, mcp.ClientOptions{
