@@ -165,11 +165,8 @@ unscored_server() {
 # exception shown; any other failed check fails it. Warnings (checks the
 # suite reports but passes) are shown too, never judged.
 server_exceptions=(
-  "2025-11-25 modern tools-call-with-logging tools-call-with-logging a legacy agent's calls to a modern server carry no _meta logLevel (hub: Upstream.forAgent sets the version, capabilities and clientInfo only), and a modern server logs only at a level a request asks for: the agent hears no log messages"
   "2025-11-25 modern resources-subscribe resources-subscribe a legacy agent's resources/subscribe goes to a modern server as it is (gateway: byURI), which the modern revision removed (-32601): the hub does not subscribe for it through its subscriptions/listen"
   "2025-11-25 modern resources-unsubscribe resources-unsubscribe likewise for resources/unsubscribe"
-  "2026-07-28 legacy server-stateless sep-2575-server-rejects-undeclared-capability a legacy server's sampling request during a modern agent's call that did not declare sampling is refused by the hub with -32601 (no client can answer: hub.attribute), which the server passes on: the agent gets -32601, not -32021 naming the capability"
-  "2026-07-28 legacy server-stateless sep-2575-missing-capability-http-400 follows from the check above (no -32021, so no 400 to check)"
   "2026-07-28 legacy input-required-result-basic-elicitation sep-2322-elicitation-incomplete a legacy server's request has no key: the hub names it \"mcpgen\", and the scenario wants the fixture's key \"user_name\", which only a modern server can give"
   "2026-07-28 legacy input-required-result-basic-list-roots sep-2322-list-roots-incomplete mcpgen answers a server's roots/list itself (the workspace's root), so the call completes without input_required"
   "2026-07-28 legacy input-required-result-multiple-input-requests sep-2322-multiple-inputs-incomplete a legacy server sends its requests one at a time, each waiting for its answer: each becomes an input_required of its own (and roots/list is mcpgen's), never three at once"

@@ -40,6 +40,7 @@ type client struct {
 	goroutines sync.WaitGroup
 
 	mu       sync.Mutex
+	logLevel string                // the level its legacy session asked for (logging/setLevel), for a modern server (modern.go)
 	forwards map[*forward]struct{} // under way
 	ended    bool                  // it is going: no more goroutines
 	gone     bool                  // a Member that left, or was dropped: nothing more is delivered
@@ -96,6 +97,10 @@ func (c *client) Request(call *agent.Call) {
 	if call.Method() == "initialize" {
 		call.Hold()
 		c.spawn(func() { c.initialize(call) }) // it may wait for the server
+		return
+	}
+	if call.Method() == "logging/setLevel" && c.keepLogLevel(call.Params()) {
+		call.Answer(emptyResult, nil)
 		return
 	}
 	var tool string

@@ -402,3 +402,38 @@ func TestHubResourceSubscriptions(t *testing.T) {
 		t.Errorf("touch test://a: a got %s", got.AppendJSON(nil))
 	}
 }
+
+// TestHubLegacyLogLevelToModern: a legacy session's logging/setLevel is
+// answered by the hub for a modern server (which has no such method), and
+// the session's calls carry the level in _meta: the server logs during
+// them at that level, and the session hears it. Before it asks, its calls
+// ask for info, what a legacy server sends unasked.
+func TestHubLegacyLogLevelToModern(t *testing.T) {
+	th := newTestHub(t, "modern", "MCPGEN_TESTSERVER_TOOLS=echo,log")
+	c := th.client("legacy", "")
+	c.Call("1", "log", `{"text":"unasked"}`)
+	if m := c.Next(); m.Method != "notifications/message" || !strings.Contains(string(m.Params), `"unasked"`) {
+		t.Fatalf("before setLevel: got %s, want the server's log message", m.AppendJSON(nil))
+	}
+	c.Next()
+	c.Send(`{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"warning"}}`)
+	if m := c.Next(); m.Error != nil || string(m.Result) != `{}` {
+		t.Fatalf("logging/setLevel: %s", m.AppendJSON(nil))
+	}
+	c.Call("3", "log", `{"text":"quiet"}`)
+	if m := c.Next(); !m.IsResponse() || testserver.ResultText(t, m) != "logged" {
+		t.Fatalf("at warning: got %s, want the answer alone", m.AppendJSON(nil))
+	}
+	c.Send(`{"jsonrpc":"2.0","id":4,"method":"logging/setLevel","params":{"level":"info"}}`)
+	if m := c.Next(); m.Error != nil || string(m.Result) != `{}` {
+		t.Fatalf("logging/setLevel: %s", m.AppendJSON(nil))
+	}
+	c.Call("5", "log", `{"text":"loud"}`)
+	m := c.Next()
+	if m.Method != "notifications/message" || !strings.Contains(string(m.Params), `"loud"`) {
+		t.Fatalf("after setLevel: got %s, want the server's log message", m.AppendJSON(nil))
+	}
+	if m := c.Next(); testserver.ResultText(t, m) != "logged" {
+		t.Errorf("the call: %s", m.AppendJSON(nil))
+	}
+}

@@ -419,7 +419,11 @@ func (h *Hub) serverRequest(ctx context.Context, u *Upstream, req *mcp.Request) 
 	}
 	// seam: translation. A modern agent's call is answered input_required,
 	// and held for its retry; a legacy agent is asked (attribute).
-	c, f := h.attribute(req.Method)
+	c, f, incapable := h.attribute(req.Method)
+	if incapable {
+		c.refuseIncapable(f, req.Method)
+		return nil, mcp.NewError(mcp.CodeMethodNotFound, "the client whose call this is did not declare %s", req.Method)
+	}
 	if f != nil {
 		return h.holdForInput(ctx, u, c, f, req)
 	}

@@ -62,6 +62,9 @@ func (m *Member) Request(call *agent.Call) { m.c.Request(call) }
 // needs (logging/setLevel, which the gateway answers itself), if the
 // server takes it now without waiting; else it is dropped.
 func (m *Member) Forward(method string, params json.RawMessage) {
+	if method == "logging/setLevel" && m.c.keepLogLevel(params) {
+		return
+	}
 	up := m.c.hub.current()
 	if up == nil {
 		return

@@ -11,6 +11,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/mcpgen/mcpgen/internal/jsonwire"
+	"github.com/mcpgen/mcpgen/launcher/internal/agent"
 	"github.com/mcpgen/mcpgen/mcp"
 )
 
@@ -354,10 +355,21 @@ func (u *Upstream) forAgent(c *client, modern bool, params json.RawMessage) (jso
 		}
 	}
 	caps, info := c.agentMeta()
-	out, err := mcp.SetMeta(params,
-		mcp.ObjectMember{Key: mcp.MetaProtocolVersion, Value: jsonwire.AppendString(nil, u.client.Version())},
-		mcp.ObjectMember{Key: mcp.MetaClientCapabilities, Value: caps},
-		mcp.ObjectMember{Key: mcp.MetaClientInfo, Value: info})
+	set := []mcp.ObjectMember{
+		{Key: mcp.MetaProtocolVersion, Value: jsonwire.AppendString(nil, u.client.Version())},
+		{Key: mcp.MetaClientCapabilities, Value: caps},
+		{Key: mcp.MetaClientInfo, Value: info},
+	}
+	c.mu.Lock()
+	level := c.logLevel
+	c.mu.Unlock()
+	if level == "" {
+		// A legacy session that never set a level hears what a legacy
+		// server would send it unasked: info and louder.
+		level = defaultLegacyLogLevel
+	}
+	set = append(set, mcp.ObjectMember{Key: mcp.MetaLogLevel, Value: jsonwire.AppendString(nil, level)})
+	out, err := mcp.SetMeta(params, set...)
 	if err != nil {
 		return params, false
 	}
@@ -480,4 +492,28 @@ func (c *client) agentMeta() (caps, info json.RawMessage) {
 		info, _ = jsonwire.Marshal(c.info())
 	}
 	return caps, info
+}
+
+// defaultLegacyLogLevel is the log level a legacy session's calls to a
+// modern server ask for until the session sets one (logging/setLevel).
+const defaultLegacyLogLevel = "info"
+
+// keepLogLevel keeps the level of a legacy session's logging/setLevel,
+// which a modern server has no method for: each of the session's requests
+// carries it in _meta instead (forAgent), and so the server logs at that
+// level during them. It reports whether the server is modern, and so the
+// request is answered here; a legacy server (or one not asked yet) gets it
+// as well.
+func (c *client) keepLogLevel(params json.RawMessage) bool {
+	var p struct {
+		Level string `json:"level"`
+	}
+	if json.Unmarshal(params, &p) == nil {
+		if _, ok := agent.LogRank(p.Level); ok {
+			c.mu.Lock()
+			c.logLevel = p.Level
+			c.mu.Unlock()
+		}
+	}
+	return c.hub.era() == mcp.EraModern
 }

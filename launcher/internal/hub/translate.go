@@ -329,23 +329,28 @@ func (c *client) canAnswerLocked(f *forward, method string) bool {
 // and nil); a modern agent's call is held, the request its input_required
 // (it returns the client and the forward). When the calls in flight are
 // all of agents that cannot answer, the request is refused: an agent with
-// no call under way is not asked what another's call needs. With no call
-// in flight at all, it goes to a capable legacy agent (answerer), as it
-// did before, or is refused.
-func (h *Hub) attribute(method string) (*client, *forward) {
+// no call under way is not asked what another's call needs; and when the
+// oldest of them is a modern agent's, that call is the one that needs what
+// its agent did not declare, and it returns that client and forward with
+// incapable set (see refuseIncapable). With no call in flight at all, it
+// goes to a capable legacy agent (answerer), as it did before, or is
+// refused.
+func (h *Hub) attribute(method string) (_ *client, _ *forward, incapable bool) {
 	h.mu.Lock()
 	clients := h.clientList()
 	h.mu.Unlock()
-	var oldest *forward
-	var owner *client
-	inFlight, modern := false, false
+	var oldest, first *forward
+	var owner, firstOwner *client
+	modern := false
 	for _, c := range clients {
 		c.mu.Lock()
 		for f := range c.forwards {
 			if f.done || f.input.held != nil {
 				continue
 			}
-			inFlight = true
+			if first == nil || f.seq < first.seq {
+				first, firstOwner = f, c
+			}
 			if oldest != nil && f.seq > oldest.seq || !c.canAnswerLocked(f, method) {
 				continue
 			}
@@ -354,14 +359,41 @@ func (h *Hub) attribute(method string) (*client, *forward) {
 		c.mu.Unlock()
 	}
 	switch {
-	case oldest == nil && inFlight:
-		return nil, nil // the calls under way are of agents that cannot answer: no other is asked
+	case oldest == nil && first != nil:
+		// The calls under way are of agents that cannot answer: no other
+		// is asked.
+		firstOwner.mu.Lock()
+		incapable = first.input.modern
+		firstOwner.mu.Unlock()
+		if incapable {
+			return firstOwner, first, true
+		}
+		return nil, nil, false
 	case oldest == nil:
-		return h.answerer(method), nil
+		return h.answerer(method), nil, false
 	case modern:
-		return owner, oldest
+		return owner, oldest, false
 	}
-	return owner, nil
+	return owner, nil, false
+}
+
+// refuseIncapable ends a modern agent's call whose server asked for what
+// the agent did not declare (method: elicitation, sampling) with the
+// modern revision's MissingRequiredClientCapabilityError, naming the
+// capability, as a modern server would answer it; the call is cancelled at
+// the server.
+func (c *client) refuseIncapable(f *forward, method string) {
+	capability := map[string]string{"elicitation/create": "elicitation", "sampling/createMessage": "sampling", "roots/list": "roots"}[method]
+	if capability == "" {
+		capability = method
+	}
+	c.mu.Lock()
+	up := f.up
+	c.mu.Unlock()
+	c.finish(f, nil, mcp.MissingCapabilityError(capability))
+	if up != nil {
+		up.CancelNoWait(fmt.Errorf("the client did not declare the %s capability", capability))
+	}
 }
 
 // holdForInput holds a modern agent's call for its input: the call is

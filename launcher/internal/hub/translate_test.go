@@ -384,13 +384,15 @@ func TestTranslateHeldServerExits(t *testing.T) {
 // TestTranslateAttribution: a legacy server's requests go to the agent of
 // the oldest call in flight that can answer them: a modern agent's call
 // is held, a legacy agent is asked; neither sees the other's; a modern
-// agent that declared no elicitation is not asked.
+// agent that declared no elicitation is not asked: its call fails with
+// MissingRequiredClientCapabilityError naming elicitation, as a modern
+// server's would.
 func TestTranslateAttribution(t *testing.T) {
 	th := newTestHub(t, "echo")
 	m, l, plain := th.client("modern", ""), th.client("legacy", elicits), th.client("plain", "")
 	modernCall(plain, "1", "elicit", `{"text":"p"}`, `{}`, "")
-	if got := testserver.ResultText(t, plain.Next()); got != "refused: no client of this workspace can answer elicitation/create" {
-		t.Errorf("a modern agent without elicitation, alone: %q", got)
+	if got := plain.Next(); got.Error == nil || got.Error.Code != mcp.CodeMissingRequiredCapability || !strings.Contains(string(got.Error.Data), `"requiredCapabilities":{"elicitation":{}}`) {
+		t.Errorf("a modern agent without elicitation, alone: %s", got.AppendJSON(nil))
 	}
 	modernCall(m, "1", "elicit", `{"text":"m"}`, elicits, "")
 	state := inputRequired(t, m, "1", "elicitation/create", "Confirm m?")

@@ -40,7 +40,7 @@ import (
 // mcpgen's own servers (mcpgen serve) run on, with the tool echo.
 
 // modernTools are the modern mode's tools.
-var modernTools = []string{"echo", "slow", "progress", "crash", "pid", "add", "elicit"}
+var modernTools = []string{"echo", "slow", "progress", "crash", "pid", "add", "elicit", "log"}
 
 // A listen is a subscription of the modern mode: its request's id and the
 // notifications it asked for.
@@ -287,6 +287,15 @@ func (s *wireServer) modernCall(ctx context.Context, msg *mcp.Message, meta *mcp
 	switch p.Name {
 	case "echo":
 		text(p.Arguments.Text)
+	case "log":
+		// A log message of level info, sent only when the request's _meta
+		// asks for that level or a more verbose one, as the revision has
+		// it (there is no logging/setLevel).
+		if meta.LogLevel == "debug" || meta.LogLevel == "info" {
+			params, _ := json.Marshal(map[string]any{"level": "info", "logger": "testlog", "data": p.Arguments.Text})
+			_ = s.w.Write(&mcp.Message{Method: "notifications/message", Params: params})
+		}
+		text("logged")
 	case "slow":
 		select {
 		case <-ctx.Done(): // cancelled: no answer
