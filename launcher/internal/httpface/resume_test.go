@@ -97,7 +97,7 @@ func mustSSE(t *testing.T, rd *bufio.Reader) sseEvent {
 		t.Fatal("the event stream ended")
 	}
 	if ev.id == "" {
-		t.Fatalf("event %q has no id", ev.data)
+		t.Fatalf("event %.80q has no id", ev.data)
 	}
 	return ev
 }

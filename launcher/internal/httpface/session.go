@@ -327,7 +327,9 @@ func (s *session) serveGet(w http.ResponseWriter, r *http.Request) {
 	}
 	st.mu.Unlock()
 	s.mu.Lock()
-	s.wroteLocked(tr, wrote)
+	// The client has what came up to its Last-Event-ID: a POST's answer
+	// too, perhaps, though its write seemed to fail.
+	s.wroteLocked(tr, max(wrote, from))
 	finished := tr.done
 	s.mu.Unlock()
 	if finished {
