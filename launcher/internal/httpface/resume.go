@@ -24,6 +24,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpgen/mcpgen/launcher/internal/agent"
 	"github.com/mcpgen/mcpgen/mcp"
 )
 
@@ -34,11 +35,11 @@ var (
 	// SDK's backoff tops out at 30s), and a session unused ends anyway
 	// after the session timeout. A variable for the tests.
 	keepDetached = 5 * time.Minute
+	// maxDetached bounds the POSTs a session keeps detached: past it,
+	// the one detached longest is forgotten. As many as its agent
+	// connection may have under way.
+	maxDetached = agent.MaxInFlight
 )
-
-// maxDetached bounds the POSTs a session keeps detached: past it, the
-// one detached longest is forgotten.
-const maxDetached = 64
 
 // A track is one of the session's streams as the transport means it (a
 // POST's, or the GET stream), apart from the responses that carry it: the
