@@ -262,8 +262,12 @@ func TestResumeRefused(t *testing.T) {
 				id = strings.Replace(id, tag, sessionByID(f, sid).tagForTest(), 1)
 			}
 			resp := request(t, http.MethodGet, url, sid, "", "Last-Event-ID", id)
+			if resp.StatusCode != http.StatusBadRequest {
+				resp.Body.Close() // an event stream: it would not end
+				t.Fatalf("Last-Event-ID %q: %s, want 400 saying %q", id, resp.Status, tc.want)
+			}
 			body := readAll(t, resp)
-			if resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, tc.want) || !strings.Contains(body, `"code":-32600`) {
+			if !strings.Contains(body, tc.want) || !strings.Contains(body, `"code":-32600`) {
 				t.Errorf("Last-Event-ID %q: %s %s, want 400 saying %q", id, resp.Status, body, tc.want)
 			}
 		})
@@ -312,7 +316,10 @@ func TestResumeBounded(t *testing.T) {
 				t.Fatalf("%d events: the flood passed no bound", len(events))
 			}
 			resp := request(t, http.MethodGet, url, sid, "", "Last-Event-ID", events[0].id)
-			if body := readAll(t, resp); resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, "no longer kept") {
+			if resp.StatusCode != http.StatusBadRequest {
+				resp.Body.Close() // an event stream: it would not end
+				t.Errorf("a resume from the first event: %s, want 400 (no longer kept)", resp.Status)
+			} else if body := readAll(t, resp); !strings.Contains(body, "no longer kept") {
 				t.Errorf("a resume from the first event: %s %s, want 400 (no longer kept)", resp.Status, body)
 			}
 			from := len(events) - fit/2
