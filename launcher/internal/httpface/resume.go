@@ -204,16 +204,15 @@ func (s *session) detachLocked(tr *track) {
 	}
 }
 
-// attachLocked makes st carry tr on: a resume of it.
-func (s *session) attachLocked(tr *track, st *stream) {
-	if old := tr.conn; old != nil {
-		// The client resumes a stream whose response it lost, before
-		// this end saw it go: that response ends.
-		old.end()
-	}
-	tr.conn = st
+// attachLocked makes st carry tr on: a resume of it. It returns the
+// response that carried it until then, if any: the client resumes a
+// stream whose response it lost before this end saw it go. The caller
+// ends that one once it has let go of s.mu (a write to it may hold its
+// lock until it fails).
+func (s *session) attachLocked(tr *track, st *stream) (old *stream) {
+	old, tr.conn = tr.conn, st
 	if tr.n == 0 {
-		return
+		return old
 	}
 	if tr.expiry != nil {
 		tr.expiry.Stop()
@@ -224,6 +223,7 @@ func (s *session) attachLocked(tr *track, st *stream) {
 	if !tr.answered && !containsTrack(s.posts, tr) {
 		s.posts = append(s.posts, tr)
 	}
+	return old
 }
 
 func containsTrack(list []*track, tr *track) bool {

@@ -312,12 +312,15 @@ func (s *session) serveGet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	st.startEvents()
-	s.attachLocked(tr, st)
+	old := s.attachLocked(tr, st)
 	replay := replayLocked(tr, from)
 	// What is replayed goes first: a Write that finds this stream waits
 	// for its lock until then.
 	st.mu.Lock()
 	s.mu.Unlock()
+	if old != nil {
+		old.end()
+	}
 	var wrote uint64
 	for _, k := range replay {
 		if !st.eventLocked(s.eventID(tr, k.seq), k.line) {
