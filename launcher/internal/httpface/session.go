@@ -449,20 +449,20 @@ func (s *session) deliver(msg *mcp.Message, line []byte) {
 			s.mu.Unlock()
 			return
 		}
+		// Its client went: it takes nothing more but its own (kept for
+		// its resume).
+		switch {
+		case tr.conn != conn: // a resume carries it on
+		case tr == s.get:
+			tr.conn = nil
+		default:
+			s.unlistLocked(tr)
+		}
 		if own {
-			// Its client went: it is kept for its resume.
 			s.mu.Unlock()
 			return
 		}
 		s.unkeepLocked(k)
-		// Its client went: it takes nothing more but its own.
-		if tr == s.get {
-			if tr.conn == conn {
-				tr.conn = nil
-			}
-		} else {
-			s.unlistLocked(tr)
-		}
 		s.mu.Unlock()
 	}
 	s.mu.Lock()
@@ -517,18 +517,14 @@ func tokenKey(raw json.RawMessage) string {
 	return b.String()
 }
 
-// A stream is one open response: a POST that waits for its answer, or the
-// GET stream. Its handler owns it until it closes it; Write's goroutine
+// A stream is one open response: a POST that waits for its answer, or a
+// GET (the GET stream, or a resume of a stream; see track). Its handler owns it until it closes it; Write's goroutine
 // writes to it meanwhile, under mu.
 type stream struct {
-	w   http.ResponseWriter
-	rc  *http.ResponseController
-	sid string
-	// key is its request's id, as the session's answers have it; token
-	// the progress token its request gave, if it is the key of the
-	// session's tokens.
-	key, token string
-	done       chan struct{} // closed once the answer is written
+	w    http.ResponseWriter
+	rc   *http.ResponseController
+	sid  string
+	done chan struct{} // closed once the answer is written, or it ends
 
 	mu     sync.Mutex
 	sse    bool // the response is an event stream
