@@ -452,7 +452,11 @@ func (s *session) deliver(msg *mcp.Message, line []byte) {
 		// Its client went: it takes nothing more but its own (kept for
 		// its resume).
 		switch {
-		case tr.conn != conn: // a resume carries it on
+		case tr.conn != conn:
+			// Another response took the stream on since it was kept:
+			// that one had it replayed.
+			s.mu.Unlock()
+			return
 		case tr == s.get:
 			tr.conn = nil
 		default:
