@@ -142,9 +142,10 @@ func (s *session) end(why error) {
 		s.get.log = nil
 		clear(s.kept)
 		s.kept, s.keptBytes = nil, 0
+		// Under mu: finish sets it anew.
+		s.expiry.Stop()
 		s.mu.Unlock()
 		close(s.ended)
-		s.expiry.Stop()
 		s.f.forget(s)
 		if why != errDeleted && why != errFaceClosed {
 			s.f.log.Info("http: session ended", "session", s.id, "server", s.server, "reason", why)
