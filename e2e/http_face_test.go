@@ -4,8 +4,11 @@ package e2e
 
 // The HTTP face against real clients: a launcher run with --listen and a
 // bearer token in [session.auth], reached over Streamable HTTP by the real
-// Claude Code and Codex (through the entries of emit --gateway-url) and by
-// the official TypeScript SDK client (v1), with the token and without.
+// Claude Code (which speaks the modern revision first, and is served so)
+// and Codex (legacy) through the entries of emit --gateway-url, and by the
+// official TypeScript SDK clients, v1 (legacy, a session) and v2 (modern,
+// stateless: a legacy server's elicitation comes back input_required,
+// which it fulfils and retries), with the token and without.
 //
 //	eval "$(e2e/clients/install.sh)"
 //	MCPGEN_E2E=1 go test -count=1 -v -run HTTPFace ./e2e/
@@ -32,6 +35,7 @@ func TestHTTPFace(t *testing.T) {
 	const token = "e2e-http-face-0123456789abcdef"
 	const tokenEnv = "MCPGEN_E2E_HTTP_TOKEN"
 	w.writeManifest(fmt.Sprintf("[session.auth]\ntoken_env = %q\n\n", tokenEnv) + w.echoServer("echo", nil) +
+		"[servers.old]\ncommand = \"node\"\nargs = [" + quote(shareTestdata(t, "elicit.mjs")) + "]\n\n" +
 		"[servers.shell.tools.say]\nrun = [\"echo\", \"said:\", \"{text}\"]\nargs.text = { type = \"string\" }\n")
 	clientEnv := w.env
 	w.env = append(slices.Clip(clientEnv), tokenEnv+"="+token) // the launcher's
@@ -39,6 +43,7 @@ func TestHTTPFace(t *testing.T) {
 	w.env = clientEnv
 	w.readyPid("echo")
 	w.readyPid("shell")
+	w.readyPid("old")
 	url := httpURL(t, w)
 	t.Logf("the gateway at %s", url)
 
@@ -56,9 +61,13 @@ func TestHTTPFace(t *testing.T) {
 				}
 				return validateClaudeFile(w.dir, env, flags, file)
 			}
+			modernBefore, _ := eraRequests(t, w, "gateway")
 			v := validate(withToken)
 			if v.err != nil || !slices.Equal(v.servers, []string{"mcpgen"}) {
 				t.Errorf("%s with the token: servers %q, %v\n%s", provider, v.servers, v.err, v.out)
+			}
+			if modern, _ := eraRequests(t, w, "gateway"); provider == "claude" && modern == modernBefore {
+				t.Errorf("claude sent the gateway no modern request: the HTTP face did not serve it statelessly")
 			}
 			if provider == "codex" {
 				m := codexStatusTools.FindStringSubmatch(v.out)
@@ -80,7 +89,7 @@ func TestHTTPFace(t *testing.T) {
 		// The clients above need not have ended their sessions (they
 		// expire); this one does (DELETE).
 		before := httpSessions(t, w)
-		out, err := httpSDKClient(t, url, calls, withToken, token)
+		out, err := httpSDKClient(t, url, calls, withToken, token, "v1")
 		if err != nil {
 			t.Fatalf("the SDK client with the token: %v\n%s", err, out)
 		}
@@ -102,8 +111,42 @@ func TestHTTPFace(t *testing.T) {
 		if after := httpSessions(t, w); after != before {
 			t.Errorf("HTTP sessions: %d before the SDK client, %d after it ended its own", before, after)
 		}
-		if out, err := httpSDKClient(t, url, "[]", clientEnv, ""); err == nil || !strings.Contains(out, "needs a bearer token") {
+		if out, err := httpSDKClient(t, url, "[]", clientEnv, "", "v1"); err == nil || !strings.Contains(out, "needs a bearer token") {
 			t.Errorf("the SDK client without the token: %v\n%s", err, out)
+		}
+	})
+
+	t.Run("TypeScriptSDKv2", func(t *testing.T) {
+		calls := `[{"tool":"say","arguments":{"text":"stateless"}},{"tool":"confirm","arguments":{"message":"deploy"}}]`
+		before := httpSessions(t, w)
+		out, err := httpSDKClient(t, url, calls, withToken, token, "v2")
+		if err != nil {
+			t.Fatalf("the v2 client with the token: %v\n%s", err, out)
+		}
+		var got struct {
+			Era     string   `json:"era"`
+			Tools   []string `json:"tools"`
+			Asked   []string `json:"asked"`
+			Results []struct {
+				IsError bool   `json:"isError"`
+				Text    string `json:"text"`
+				Error   string `json:"error"`
+			} `json:"results"`
+		}
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		t.Logf("%s", out)
+		if got.Era != "modern" || !slices.Contains(got.Tools, "confirm") || len(got.Results) != 2 ||
+			got.Results[0].Text != "said: stateless\n" || got.Results[1].Text != "confirmed: accept deploy" ||
+			!slices.Equal(got.Asked, []string{"Confirm deploy?"}) {
+			t.Errorf("the v2 client: %s", out)
+		}
+		if after := httpSessions(t, w); after != before {
+			t.Errorf("HTTP sessions: %d before the v2 client, %d after: a stateless client opened one", before, after)
+		}
+		if out, err := httpSDKClient(t, url, "[]", clientEnv, "", "v2"); err == nil {
+			t.Errorf("the v2 client without the token was served:\n%s", out)
 		}
 	})
 
@@ -150,9 +193,9 @@ func httpSessions(t *testing.T, w *shareWorld) int {
 }
 
 // httpSDKClient runs testdata/http-client.mjs against url, with token as
-// its bearer token ("" for none), and returns its output (stdout, then
-// stderr).
-func httpSDKClient(t *testing.T, url, calls string, env []string, token string) (string, error) {
+// its bearer token ("" for none), as the SDK's client sdk ("v1" or "v2"),
+// and returns its output (stdout, then stderr).
+func httpSDKClient(t *testing.T, url, calls string, env []string, token, sdk string) (string, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -161,7 +204,7 @@ func httpSDKClient(t *testing.T, url, calls string, env []string, token string) 
 		t.Fatal(err)
 	}
 	cmd := exec.CommandContext(ctx, "node", script, url, calls)
-	cmd.Env = append(slices.Clip(env), "MCP_NODE_MODULES="+os.Getenv("MCP_NODE_MODULES"))
+	cmd.Env = append(slices.Clip(env), "MCP_NODE_MODULES="+os.Getenv("MCP_NODE_MODULES"), "MCP_SDK="+sdk)
 	if token != "" {
 		cmd.Env = append(cmd.Env, "MCP_TOKEN="+token)
 	}

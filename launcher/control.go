@@ -102,12 +102,19 @@ func (s *Session) control(ctx context.Context, conn net.Conn) {
 		answer(conn, controlAnswer{OK: true, Status: s.Status(), Starting: starting})
 		conn.Close()
 	case "connect":
+		if s.Draining() {
+			answer(conn, s.drainRefusal())
+			conn.Close()
+			return
+		}
 		if !s.openClient() {
 			answer(conn, refuseExiting(s.opts.Workspace))
 			conn.Close()
 			return
 		}
 		defer s.closeClient()
+		s.stdioClients.hub.Add(1)
+		defer s.stdioClients.hub.Add(-1)
 		h, err := s.hubOf(req.Server)
 		if err != nil {
 			answer(conn, controlAnswer{Error: err.Error()})

@@ -83,7 +83,7 @@ func (s *Session) kickExitLocked() {
 func (s *Session) openClient() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.exit.exiting {
+	if s.exit.exiting || s.drain.draining.Load() {
 		return false
 	}
 	s.exit.clients++

@@ -89,12 +89,19 @@ func gatewayNames(names []gateway.Name) []ctl.GatewayName {
 // it is connected, so that the launcher does not exit for idleness under
 // it; it keeps no server running for that (see the hub's lazy.go).
 func (s *Session) serveGateway(ctx context.Context, conn net.Conn, req wire.Request) {
+	if s.Draining() {
+		answer(conn, s.drainRefusal())
+		conn.Close()
+		return
+	}
 	if !s.openClient() {
 		answer(conn, refuseExiting(s.opts.Workspace))
 		conn.Close()
 		return
 	}
 	defer s.closeClient()
+	s.stdioClients.gateway.Add(1)
+	defer s.stdioClients.gateway.Add(-1)
 	s.mu.Lock()
 	gw := s.gw
 	s.mu.Unlock()

@@ -62,7 +62,8 @@ func (s *Session) startHTTP(ctx context.Context, m *manifest.Manifest) (*session
 		Loopback:       plan.Loopback,
 		SessionTimeout: plan.SessionTimeout,
 	})
-	h.srv = httpguard.Server(h.face.Handler(), s.log)
+	s.metrics = s.newMetrics()
+	h.srv = httpguard.Server(s.observeHandler(h.face.Handler(), auth, m, plan.Loopback), s.log)
 	go func() {
 		defer close(h.served)
 		var err error
@@ -78,7 +79,7 @@ func (s *Session) startHTTP(ctx context.Context, m *manifest.Manifest) (*session
 	if w := plan.Warning(); w != "" {
 		s.log.Warn(w)
 	}
-	s.log.Info("serving over HTTP", "url", h.base+httpauth.GatewayPath, "servers", h.base+httpauth.ServerPath("NAME"), "auth", orNone(h.auth))
+	s.log.Info("serving over HTTP", "url", h.base+httpauth.GatewayPath, "servers", h.base+httpauth.ServerPath("NAME"), "auth", orNone(h.auth), "metrics", h.base+MetricsPath, "metrics_auth", metricsAuth(m, auth))
 	return h, nil
 }
 
@@ -137,5 +138,14 @@ func (h *sessionHTTP) status() *ctl.HTTPStatus {
 		ServersURL: h.base + httpauth.ServerPath("{name}"),
 		Auth:       orNone(h.auth),
 		Sessions:   h.face.Sessions(),
+		Stateless:  h.face.Stateless(),
 	}
+}
+
+// metricsAuth says who may read /metrics, for the log.
+func metricsAuth(m *manifest.Manifest, auth *httpauth.Authenticator) string {
+	if auth == nil || m.Session.Metrics == manifest.MetricsOpen {
+		return "open"
+	}
+	return "auth"
 }

@@ -314,3 +314,67 @@ func TestSessionHTTPIdleExit(t *testing.T) {
 		t.Fatal("the idle launcher did not exit once its HTTP session ended")
 	}
 }
+
+// modernHTTPClient is a modern agent at url: every request its own POST,
+// with the revision's headers (the streamable transport pinned to the
+// modern era, as mcpgen reaches a modern remote server).
+func modernHTTPClient(t *testing.T, url string) *testserver.Client {
+	t.Helper()
+	tr, err := streamable.New(url, streamable.Options{Protocol: mcp.ModernVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return testserver.NewStatelessClient(t, tr)
+}
+
+// modernToolCall sends a modern tools/call of tool with args (JSON) and
+// the rest of params (extra, ",..." JSON), declaring caps.
+func modernToolCall(c *testserver.Client, id, tool, args, caps, extra string) {
+	c.Send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"` + tool + `","arguments":` + args + extra +
+		`,"_meta":{` + testserver.ModernMeta("modern-http", caps) + `}}}`)
+}
+
+// TestSessionHTTPModern: a modern agent over HTTP, without a session: it
+// calls the tools of a legacy and a modern server through the gateway; a
+// legacy server's elicitation during its call comes back input_required,
+// and its retry, another POST, finds the call held; it counts as one
+// client of the gateway, and no HTTP session.
+func TestSessionHTTPModern(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "mcpgen.toml")
+	if err := os.WriteFile(path, []byte(testServerTOML(t, "a", "serve", "MCPGEN_TESTSERVER_TOOLS=echo,elicit")+testServerTOML(t, "b", "modern")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ts := startSession(t, path, Options{HTTP: HTTPOptions{Listen: "127.0.0.1:0"}})
+	st := ts.wait("both servers ready", func(st *ctl.Status) bool { return ready(st, "a", "b") })
+	c := modernHTTPClient(t, st.HTTP.URL)
+
+	modernToolCall(c, "1", "a__echo", `{"text":"to legacy"}`, "", "")
+	if m := nextAnswer(c); testserver.ResultText(t, m) != "to legacy" || mcp.ResultType(m.Result) != mcp.ResultComplete {
+		t.Errorf("legacy server: %s", m.AppendJSON(nil))
+	}
+	modernToolCall(c, "2", "b__echo", `{"text":"to modern"}`, "", "")
+	if m := nextAnswer(c); testserver.ResultText(t, m) != "to modern" {
+		t.Errorf("modern server: %s", m.AppendJSON(nil))
+	}
+
+	const elicits = `{"elicitation":{}}`
+	modernToolCall(c, "3", "a__elicit", `{"text":"deploy"}`, elicits, "")
+	m := nextAnswer(c)
+	ir, err := mcp.ParseInputRequired(m.Result)
+	if err != nil || mcp.ResultType(m.Result) != mcp.ResultInputRequired || len(ir.Keys) != 1 {
+		t.Fatalf("want input_required, got %s", m.AppendJSON(nil))
+	}
+	modernToolCall(c, "4", "a__elicit", `{"text":"deploy"}`, elicits,
+		`,"inputResponses":{"`+ir.Keys[0]+`":{"action":"accept","content":{"ok":true}}},"requestState":"`+ir.RequestState+`"`)
+	if m := nextAnswer(c); m.ID.String() != "4" || !strings.Contains(testserver.ResultText(t, m), `"ok":true`) {
+		t.Errorf("the retry: %s", m.AppendJSON(nil))
+	}
+
+	st = ts.wait("one stateless client of the gateway", func(st *ctl.Status) bool {
+		return st.Gateway != nil && st.Gateway.Clients.Count == 1
+	})
+	if st.HTTP.Sessions != 0 || st.HTTP.Stateless != 1 {
+		t.Errorf("HTTP sessions %d, stateless %d: want none and one", st.HTTP.Sessions, st.HTTP.Stateless)
+	}
+}

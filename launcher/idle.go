@@ -163,6 +163,9 @@ func (v *supervisor) idleStop(up *hub.Upstream, since time.Time) *supervisorCmd 
 	if !ok {
 		return nil
 	}
+	if v.host.idleStopped != nil {
+		v.host.idleStopped(v.name)
+	}
 	v.host.log.Info("server idle: stopping it", "server", v.name, "idle_timeout", v.config().server.IdleTimeout.String())
 	return &supervisorCmd{idle: demand}
 }

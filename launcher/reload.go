@@ -131,6 +131,9 @@ func (s *Session) reload(retryFailed bool, content *watch.Content) {
 		s.loads.last.Error = err.Error()
 	}
 	s.mu.Unlock()
+	if s.metrics != nil {
+		s.metrics.Reloaded(err == nil)
+	}
 	if err != nil {
 		s.log.Error("reload failed: keeping the running servers", "error", err)
 		s.changed()
@@ -200,7 +203,10 @@ func (s *Session) apply(m *manifest.Manifest, c *manifest.Context, retryFailed b
 	var start []*supervisor
 	for _, name := range slices.Sorted(maps.Keys(want)) {
 		if _, ok := s.servers[name]; !ok {
-			v := newSupervisor(s.host(), want[name], hub.New(name, c.WorkspaceDir, s.log))
+			h := hub.New(name, c.WorkspaceDir, s.log)
+			h.SetTracer(s.tracer)
+			h.SetHooks(s.hubHooks(name))
+			v := newSupervisor(s.host(), want[name], h)
 			s.servers[name] = v
 			start = append(start, v)
 		}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpgen/mcpgen/internal/proc"
@@ -19,6 +20,8 @@ import (
 	"github.com/mcpgen/mcpgen/launcher/internal/gateway"
 	"github.com/mcpgen/mcpgen/launcher/internal/hub"
 	"github.com/mcpgen/mcpgen/launcher/internal/logfile"
+	"github.com/mcpgen/mcpgen/launcher/internal/metrics"
+	"github.com/mcpgen/mcpgen/launcher/internal/tracing"
 	"github.com/mcpgen/mcpgen/launcher/internal/watch"
 	"github.com/mcpgen/mcpgen/manifest"
 )
@@ -91,6 +94,7 @@ type Session struct {
 	logs     serverLogs    // the servers' logs (logs.go)
 	catalogs catalogCache  // the servers' catalogs as kept (catalog.go)
 	stop     sessionStop   // the stop (stop.go)
+	drain    sessionDrain  // the drain on SIGTERM (drain.go)
 	exit     sessionExit   // the idle exit (exit.go)
 
 	mu      sync.Mutex
@@ -98,7 +102,14 @@ type Session struct {
 	ctx     *manifest.Context
 	servers map[string]*supervisor
 	gw      *gateway.Gateway // the workspace gateway; set by Run
+	tracer  *tracing.Tracer  // traces tool calls; set by Run (nil: none, see tracing.ReadEnv)
 	http    *sessionHTTP     // the HTTP face; set by Run when it serves one
+	// metrics are the session's, when its HTTP face serves them; set by
+	// Run before any hub is made (observe.go).
+	metrics *metrics.Set
+	// stdioClients are the agents connected through the control socket,
+	// by face: a server's hub, the gateway (for metrics).
+	stdioClients struct{ hub, gateway atomic.Int64 }
 	// settle is closed, and replaced, at every event: what waitSettled
 	// waits on.
 	settle chan struct{}
@@ -119,6 +130,9 @@ func NewSession(opts Options) *Session {
 		opts.Debounce = 200 * time.Millisecond
 	}
 	opts.Context.WorkspaceID = opts.Workspace
+	// Every line names the workspace: a platform's log pipeline gathers
+	// the lines of many launchers (launch --log-format json).
+	opts.Log = opts.Log.With("workspace", opts.Workspace)
 	return &Session{
 		opts:     opts,
 		timing:   opts.Timing.withDefaults(),
@@ -129,6 +143,7 @@ func NewSession(opts Options) *Session {
 		logs:     serverLogs{files: make(map[string]*logfile.File)},
 		catalogs: catalogCache{kept: make(map[string][32]byte), log: opts.Log},
 		stop:     sessionStop{ended: make(chan struct{})},
+		drain:    sessionDrain{idle: make(chan struct{}, 1)},
 		exit:     sessionExit{kick: make(chan struct{}, 1)},
 		servers:  make(map[string]*supervisor),
 		settle:   make(chan struct{}),
@@ -166,6 +181,9 @@ func (s *Session) Run(ctx context.Context) error {
 		hurryNow()
 	}
 	s.mu.Unlock()
+	if s.drain.draining.Load() {
+		stopRun() // drained before it ran: there is nothing to wait for
+	}
 
 	runtimeDir, err := RuntimeDir(s.opts.Workspace)
 	if err != nil {
@@ -232,6 +250,24 @@ func (s *Session) Run(ctx context.Context) error {
 	}
 	defer os.Remove(sockPath)
 
+	// Traces of tool calls, when the OTEL_ variables ask for them.
+	tcfg, err := tracing.ReadEnv(envLookup(s.opts.Env))
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("tracing: %w", err)
+	}
+	if tcfg != nil {
+		s.tracer = tracing.New(tcfg, s.opts.Workspace, s.log)
+		s.log.Info("tracing tool calls", "endpoint", tcfg.Endpoint, "service", tcfg.Service)
+		defer func() {
+			// What waits goes out, within a bound: a receiver that is
+			// down does not hold the stop up.
+			c, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			s.tracer.Shutdown(c)
+		}()
+	}
+
 	// The HTTP face listens before anything starts, so that an address
 	// in use fails the launch; it answers once the servers are up.
 	web, err := s.startHTTP(ctx, m)
@@ -245,6 +281,9 @@ func (s *Session) Run(ctx context.Context) error {
 	s.started = time.Now()
 	loaded := s.started.UTC()
 	s.loads.last = ctl.ReloadStatus{At: &loaded, OK: true} // the first load
+	if s.metrics != nil {
+		s.metrics.Reloaded(true)
+	}
 	s.m, s.ctx = m, c
 	s.builds.ctx = ctx
 	s.loads.watcher = watcher
@@ -284,7 +323,7 @@ func (s *Session) Run(ctx context.Context) error {
 			ln.Close()
 			<-served
 			<-idled
-			s.log.Info("session stopped", "workspace", s.opts.Workspace)
+			s.log.Info("session stopped")
 			return nil
 		case <-st.done:
 			st.done = nil
@@ -293,7 +332,7 @@ func (s *Session) Run(ctx context.Context) error {
 				s.mu.Lock()
 				n := len(s.servers) // a reload may be under way already
 				s.mu.Unlock()
-				s.log.Info("session started", "workspace", s.opts.Workspace, "manifest", m.File, "servers", n, "control", sockPath, "containment", s.contain.Report().String())
+				s.log.Info("session started", "manifest", m.File, "servers", n, "control", sockPath, "containment", s.contain.Report().String())
 				idled = make(chan struct{})
 				go func() { defer close(idled); s.watchIdleExit(ctx, sockPath, stopRun) }()
 				close(s.up)
@@ -414,8 +453,12 @@ func closedChan() chan struct{} {
 // host is what the session gives a supervisor it makes: see
 // supervisorHost.
 func (s *Session) host() *supervisorHost {
-	return &supervisorHost{log: s.log, timing: s.timing, env: s.opts.Env, contain: &s.contain,
+	h := &supervisorHost{log: s.log, timing: s.timing, env: s.opts.Env, contain: &s.contain,
 		logs: &s.logs, catalogs: &s.catalogs, changed: s.changed, idleStop: s.opts.hooks.idleStop}
+	if s.metrics != nil {
+		h.idleStopped = s.metrics.IdleStopped
+	}
+	return h
 }
 
 func (s *Session) changed() {
@@ -460,4 +503,17 @@ func joinOr(names []string, none string) string {
 		return none
 	}
 	return strings.Join(names, ", ")
+}
+
+// envLookup reads a variable of env (KEY=VALUE, the last one winning, as
+// a process's environment does).
+func envLookup(env []string) func(string) string {
+	return func(key string) string {
+		for i := len(env) - 1; i >= 0; i-- {
+			if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
+				return v
+			}
+		}
+		return ""
+	}
 }

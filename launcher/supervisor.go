@@ -144,6 +144,9 @@ type supervisorHost struct {
 	changed func()
 	// idleStop is a test's hook (testHooks.idleStop); nil outside tests.
 	idleStop func(server string)
+	// idleStopped hears of a server stopped for idleness (metrics); nil:
+	// nobody counts them.
+	idleStopped func(server string)
 }
 
 func newSupervisor(host *supervisorHost, cfg *serverConfig, h *hub.Hub) *supervisor {

@@ -158,7 +158,7 @@ func (f *formatter) top(m *Manifest) {
 
 // session writes [session], and [session.auth] after it.
 func (f *formatter) session(s *Session) {
-	if s.IdleExit > 0 || s.Listen != "" || s.TLSCert != "" || s.TLSKey != "" || s.SessionTimeout > 0 || s.Auth != nil {
+	if s.IdleExit > 0 || s.Listen != "" || s.TLSCert != "" || s.TLSKey != "" || s.SessionTimeout > 0 || s.Metrics != "" || s.DrainTimeout > 0 || s.Auth != nil {
 		f.header("session", "session")
 	}
 	if s.IdleExit > 0 {
@@ -171,6 +171,12 @@ func (f *formatter) session(s *Session) {
 	}
 	if s.SessionTimeout > 0 {
 		f.line("session.session_timeout", "session_timeout", formatDuration(s.SessionTimeout))
+	}
+	if s.Metrics != "" {
+		f.line("session.metrics", "metrics", formatString(s.Metrics))
+	}
+	if s.DrainTimeout > 0 {
+		f.line("session.drain_timeout", "drain_timeout", formatDuration(s.DrainTimeout))
 	}
 	a := s.Auth
 	if a == nil {

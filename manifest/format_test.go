@@ -27,6 +27,8 @@ listen = "127.0.0.1:0"
 tls_cert = "tls/cert.pem"
 tls_key = 'C:\tls\key.pem'
 session_timeout = "1h"
+metrics = "open"
+drain_timeout = "45s"
 
 [session.auth]
 token_env = "MCPGEN_TOKEN"

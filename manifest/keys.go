@@ -232,11 +232,26 @@ var sessionKeys = keyTable[*Session]{
 	{keySpec{name: "session_timeout", typ: typeDuration, def: "30m",
 		doc: "An HTTP client's session that is unused for this long ends." + durationDoc},
 		func(d *decoder, p []string, v any, s *Session) { s.SessionTimeout = d.duration(p, v) }},
+	{keySpec{name: "metrics", typ: typeString, enum: metricsModes, def: MetricsAuth,
+		doc: "Who may read /metrics (Prometheus) on the HTTP face: \"auth\", agents that the face admits, or \"open\", anyone who reaches the address (a scraper inside the cluster)."},
+		func(d *decoder, p []string, v any, s *Session) {
+			if str, ok := d.str(p, v); ok {
+				if !slices.Contains(metricsModes, str) {
+					d.valueError(p, "unknown metrics mode %q%s; use \"auth\" (/metrics behind the HTTP face's authentication) or \"open\" (anyone who reaches the address)", str, suggest(str, metricsModes)).Suggestion = closestOr(str, metricsModes)
+				}
+				s.Metrics = str
+			}
+		}},
+	{keySpec{name: "drain_timeout", typ: typeDuration, def: "30s",
+		doc: "On SIGTERM the launcher drains: it takes no new client, lets the requests under way finish, then stops its servers, all within this long (match the pod's terminationGracePeriodSeconds)." + durationDoc},
+		func(d *decoder, p []string, v any, s *Session) { s.DrainTimeout = d.duration(p, v) }},
 	{keySpec{name: "auth", typ: typeTable, keys: &authKeys,
 		needsOne: authWays, needsOneWhy: authWaysWhy,
 		doc: "How the HTTP face admits agents: bearer tokens (token_env, tokens_file), JWT access tokens of an OAuth issuer, or both."},
 		func(d *decoder, p []string, v any, s *Session) { s.Auth = d.auth(p, v) }},
 }
+
+var metricsModes = []string{MetricsAuth, MetricsOpen}
 
 // authWays are the keys of [session.auth] that admit agents: it needs one.
 var authWays = []string{"token_env", "tokens_file", "issuer"}

@@ -105,6 +105,33 @@ type Session struct {
 	SessionTimeout time.Duration
 	// Auth is [session.auth]; nil when the manifest has none.
 	Auth *Auth
+	// Metrics says who may read /metrics of the HTTP face: MetricsAuth
+	// (the face's authentication, as the MCP endpoints) or MetricsOpen
+	// (anyone who reaches the address, for a scraper inside the cluster);
+	// empty when the manifest sets none (auth).
+	Metrics string
+	// DrainTimeout bounds a launcher's drain on SIGTERM, from the signal
+	// to its exit; zero when the manifest sets none (see Drain).
+	DrainTimeout time.Duration
+}
+
+// The values of [session] metrics.
+const (
+	MetricsAuth = "auth"
+	MetricsOpen = "open"
+)
+
+// DefaultDrainTimeout is how long a drain may take when [session]
+// drain_timeout says nothing: Kubernetes' default grace period, after
+// which it kills the container.
+const DefaultDrainTimeout = 30 * time.Second
+
+// Drain is how long a launcher's drain on SIGTERM may take.
+func (s *Session) Drain() time.Duration {
+	if s.DrainTimeout > 0 {
+		return s.DrainTimeout
+	}
+	return DefaultDrainTimeout
 }
 
 // DefaultSessionTimeout is how long an unused HTTP session lasts when

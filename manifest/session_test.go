@@ -94,3 +94,26 @@ func TestLoopbackHost(t *testing.T) {
 		}
 	}
 }
+
+func TestSessionMetricsAndDrain(t *testing.T) {
+	m, err := Parse([]byte("[session]\nmetrics = \"open\"\ndrain_timeout = \"45s\"\n"), "m.toml", "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Session.Metrics != MetricsOpen || m.Session.Drain() != 45*time.Second {
+		t.Errorf("got metrics %q drain %v, want %q 45s", m.Session.Metrics, m.Session.Drain(), MetricsOpen)
+	}
+	if m, err := Parse([]byte("version = 1\n"), "m.toml", "/"); err != nil || m.Session.Metrics != "" || m.Session.Drain() != DefaultDrainTimeout {
+		t.Errorf("no [session]: got metrics %q drain %v, %v", m.Session.Metrics, m.Session.Drain(), err)
+	}
+	for _, tc := range []struct{ in, want string }{
+		{"metrics = \"opne\"", `m.toml:2:11: unknown metrics mode "opne" (did you mean "open"?); use "auth"`},
+		{"metrics = true", `m.toml:2:11: "session.metrics" must be a string`},
+		{"drain_timeout = \"soon\"", `m.toml:2:17:`},
+	} {
+		_, err := Parse([]byte("[session]\n"+tc.in+"\n"), "m.toml", "/")
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want an error with %q", tc.in, err, tc.want)
+		}
+	}
+}

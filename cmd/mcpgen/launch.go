@@ -47,7 +47,10 @@ mcpgen reload), rebuilds servers whose sources change, and shares each
 server among every agent of the workspace (mcpgen connect, emit --launcher).
 
 It runs in the foreground until SIGINT or SIGTERM, then stops every server
-and exits 0; a second signal skips the grace periods. With [session]
+and exits 0; a second signal skips the grace periods. SIGTERM drains first
+(as Kubernetes expects): no new client or request, /readyz false, the
+requests under way finish, all within [session] drain_timeout (30s); a
+second signal then stops at once. With [session]
 idle_exit in the manifest, or --idle-exit, it also exits (0) once it has
 had no client and no running server for that long; a launcher that
 mcpgen connect starts does so after 10 minutes, unless the manifest says
@@ -63,7 +66,8 @@ With --listen ADDR (or [session] listen in the manifest), it serves the
 workspace over HTTP too: the gateway at /mcp, each server at
 /servers/NAME/mcp. An address beyond loopback needs [session.auth] (a
 bearer token, or JWTs of an OAuth issuer): without it launch refuses to
-start, unless --no-auth.`,
+start, unless --no-auth. /healthz and /readyz answer there without a token,
+and /metrics (Prometheus) behind it unless [session] metrics = "open".`,
 		Example: `  mcpgen launch --workspace ws-42
   mcpgen launch --workspace ws-42 --manifest /srv/mcpgen.toml --log-format json
   mcpgen launch --workspace ws-42 -- codex
@@ -296,6 +300,13 @@ func (a *app) launch(o launchOptions, agent []string) error {
 				if sig == syscall.SIGTERM {
 					_ = agentProc.Signal(syscall.SIGTERM)
 				}
+			case sig == syscall.SIGTERM && stops == 0 && len(agent) == 0 && !session.Draining():
+				// As Kubernetes asks: /readyz false, no new clients, the
+				// requests under way finish, then the servers stop, all
+				// within [session] drain_timeout. A second signal stops
+				// at once, a third skips the grace periods.
+				logger.Info("draining: a second signal stops at once", "signal", sig.String())
+				session.Drain()
 			default:
 				stopNow(sig.String(), false)
 			}

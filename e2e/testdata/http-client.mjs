@@ -1,10 +1,15 @@
-// http-client.mjs: the official TypeScript MCP SDK client (v1) over
-// Streamable HTTP, for the Go end-to-end tests: it connects to URL (with
-// "Authorization: Bearer $MCP_TOKEN" when that variable is set), lists the
-// tools, makes the calls it is given in order, and prints what it got as
-// one JSON object: {"tools": [names], "results": [...]}, each result
-// {"isError": bool, "text": the text contents joined}, or {"error":
-// message} for a call that failed at the protocol level.
+// http-client.mjs: an official TypeScript MCP SDK client over Streamable
+// HTTP, for the Go end-to-end tests: v1 (@modelcontextprotocol/sdk, the
+// legacy era: a session) or, with MCP_SDK=v2, v2 (@modelcontextprotocol/
+// client, pinned to 2026-07-28: stateless requests, and input_required
+// fulfilled by the client, which accepts every elicitation with
+// {ok: true}). It connects to URL (with "Authorization: Bearer $MCP_TOKEN"
+// when that variable is set), lists the tools, makes the calls it is given
+// in order, and prints what it got as one JSON object: {"era": the era
+// negotiated, "tools": [names], "asked": [elicitation messages],
+// "results": [...]}, each result {"isError": bool, "text": the text
+// contents joined}, or {"error": message} for a call that failed at the
+// protocol level.
 //
 //   node http-client.mjs URL CALLS
 //
@@ -18,22 +23,42 @@ if (!nm) {
   console.error('MCP_NODE_MODULES is not set: run eval "$(e2e/clients/install.sh)"');
   process.exit(2);
 }
-const sdk = (path) => import(pathToFileURL(join(nm, "@modelcontextprotocol/sdk/dist/esm", path)).href);
-const { Client } = await sdk("client/index.js");
-const { StreamableHTTPClientTransport } = await sdk("client/streamableHttp.js");
+const load = (path) => import(pathToFileURL(join(nm, path)).href);
 
 const [url, callsArg] = process.argv.slice(2);
 const calls = JSON.parse(callsArg || "[]");
 const headers = process.env.MCP_TOKEN ? { Authorization: `Bearer ${process.env.MCP_TOKEN}` } : {};
-const client = new Client({ name: "mcpgen-e2e-http", version: "1.0.0" });
-const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });
+const asked = [];
+const accept = (request) => {
+  asked.push((request.params ?? request).message);
+  return { action: "accept", content: { ok: true } };
+};
+
+let client, transport, era;
+if (process.env.MCP_SDK === "v2") {
+  const { Client, StreamableHTTPClientTransport } = await load("@modelcontextprotocol/client/dist/index.mjs");
+  client = new Client(
+    { name: "mcpgen-e2e-http-v2", version: "1.0.0" },
+    { capabilities: { elicitation: {} }, versionNegotiation: { mode: { pin: "2026-07-28" } } },
+  );
+  client.setRequestHandler("elicitation/create", accept);
+  transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });
+} else {
+  const { Client } = await load("@modelcontextprotocol/sdk/dist/esm/client/index.js");
+  const { StreamableHTTPClientTransport } = await load("@modelcontextprotocol/sdk/dist/esm/client/streamableHttp.js");
+  const { ElicitRequestSchema } = await load("@modelcontextprotocol/sdk/dist/esm/types.js");
+  client = new Client({ name: "mcpgen-e2e-http", version: "1.0.0" }, { capabilities: { elicitation: {} } });
+  client.setRequestHandler(ElicitRequestSchema, accept);
+  transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });
+}
 try {
   await client.connect(transport);
 } catch (e) {
   console.error(`connect: ${e.message}`);
   process.exit(1);
 }
-const out = { tools: [], results: [] };
+era = typeof client.getProtocolEra === "function" ? client.getProtocolEra() : "legacy";
+const out = { era, tools: [], asked, results: [] };
 let cursor;
 do {
   const page = await client.listTools(cursor ? { cursor } : {});
@@ -49,6 +74,8 @@ for (const c of calls) {
     out.results.push({ error: e.message });
   }
 }
-await transport.terminateSession().catch(() => {});
+if (typeof transport.terminateSession === "function" && transport.sessionId) {
+  await transport.terminateSession().catch(() => {});
+}
 await client.close();
 console.log(JSON.stringify(out));

@@ -45,8 +45,11 @@ type HTTPStatus struct {
 	// Auth says how agents are admitted: "none", or the ways, never a
 	// token.
 	Auth string `json:"auth"`
-	// Sessions is how many HTTP sessions are open.
-	Sessions int `json:"sessions"`
+	// Sessions is how many HTTP sessions (the legacy era's) are open;
+	// Stateless how many connections carry modern clients' requests, kept
+	// for each client and endpoint while it is busy (see httpface).
+	Sessions  int `json:"sessions"`
+	Stateless int `json:"stateless"`
 }
 
 // ReloadStatus is the outcome of the last load of the manifest: the one at
@@ -182,7 +185,7 @@ func (st *Status) WriteTable(w io.Writer, now time.Time, verbose bool) {
 		}
 	}
 	if h := st.HTTP; h != nil {
-		fmt.Fprintf(w, "http: %s (each server at %s; auth: %s; %d sessions)\n", termtext.Line(h.URL), termtext.Line(h.ServersURL), termtext.Line(h.Auth), h.Sessions)
+		fmt.Fprintf(w, "http: %s (each server at %s; auth: %s; %d sessions, %d stateless)\n", termtext.Line(h.URL), termtext.Line(h.ServersURL), termtext.Line(h.Auth), h.Sessions, h.Stateless)
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERVER\tKIND\tERA\tSTATE\tPID\tUP\tRESTARTS\tTOOLS\tCLIENTS\tLAST ERROR")

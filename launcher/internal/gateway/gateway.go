@@ -314,3 +314,19 @@ func (g *Gateway) awaitWake() <-chan struct{} {
 	defer g.mu.Unlock()
 	return g.wake
 }
+
+// Queued returns how many bytes wait to be written to the gateway's
+// agents.
+func (g *Gateway) Queued() int {
+	g.mu.Lock()
+	sessions := make([]*session, 0, len(g.sessions))
+	for s := range g.sessions {
+		sessions = append(sessions, s)
+	}
+	g.mu.Unlock()
+	n := 0
+	for _, s := range sessions {
+		n += s.conn.Stats().Queued
+	}
+	return n
+}

@@ -64,11 +64,13 @@ func (f *forwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // httpClient is an agent over HTTP, one call at a time: what the
-// benchmark and the tests send.
+// benchmark and the tests send. A modern one sends stateless requests,
+// with the revision's _meta and headers.
 type httpClient struct {
 	tb     testing.TB
 	url    string
 	sid    string
+	modern bool
 	client *http.Client
 }
 
@@ -80,13 +82,16 @@ func newHTTPClient(tb testing.TB, url string) *httpClient {
 
 // post sends one message and returns the answer's body ("" for a
 // notification).
-func (c *httpClient) post(body string) (string, error) {
+func (c *httpClient) post(body string, headers ...string) (string, error) {
 	req, err := http.NewRequest(http.MethodPost, c.url, strings.NewReader(body))
 	if err != nil {
 		return "", err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
 	if c.sid != "" {
 		req.Header.Set("Mcp-Session-Id", c.sid)
 	}
@@ -121,7 +126,14 @@ func (c *httpClient) initialize() {
 // echo calls the test server's echo tool with text, and checks that the
 // answer is its own.
 func (c *httpClient) echo(id int, text string) error {
-	body, err := c.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":%q}}}`, id, text))
+	var body string
+	var err error
+	if c.modern {
+		body, err = c.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":%q},"_meta":{%s}}}`, id, text, testserver.ModernMeta("bench", "")),
+			"MCP-Protocol-Version", mcp.ModernVersion, "Mcp-Method", "tools/call", "Mcp-Name", "echo")
+	} else {
+		body, err = c.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":%q}}}`, id, text))
+	}
 	if err != nil {
 		return err
 	}
@@ -152,39 +164,58 @@ func faceOver(tb testing.TB, serve httpface.Serve) (*httpface.Face, string) {
 }
 
 // BenchmarkHTTPHop is a tools/call round trip over HTTP on loopback to one
-// server process (the test binary in echo mode), one call at a time, side
-// by side in one run: through the minimal forwarder above (the baseline:
-// its own process of the server), and through the launcher's HTTP face to
-// the server's hub (/servers/NAME/mcp) and to the gateway (/mcp). The
-// goal of issue 19: the face adds at most 0.25 ms to the forwarder's
-// round trip. cpu-µs/op is this process's CPU time per call.
+// server process (the test binary), one call at a time, side by side in
+// one run, in each era: a legacy agent (a session) to a legacy server, and
+// a modern agent (stateless requests) to a modern server; through the
+// minimal forwarder above (the baseline: its own process of the server),
+// and through the launcher's HTTP face to the server's hub
+// (/servers/NAME/mcp) and to the gateway (/mcp). The goal of issue 19: the
+// face adds at most 0.25 ms to the forwarder's round trip, in both eras.
+// cpu-µs/op is this process's CPU time per call.
 //
 //	go test -run '^$' -bench HTTPHop -benchtime 3000x ./launcher/internal/gateway/
 func BenchmarkHTTPHop(b *testing.B) {
 	w := newWorld(b)
 	w.add("a", true, "MCPGEN_TESTSERVER_TOOLS=echo")
+	w.addMode("m", "modern", "MCPGEN_TESTSERVER_TOOLS=echo")
 
-	p, err := proc.Start(testserver.Spec(b, "echo", "MCPGEN_TESTSERVER_TOOLS=echo"))
-	if err != nil {
-		b.Fatal(err)
+	forward := func(mode string) string {
+		p, err := proc.Start(testserver.Spec(b, mode, "MCPGEN_TESTSERVER_TOOLS=echo"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() {
+			p.Kill()
+			<-p.Exited()
+		})
+		fwd := httptest.NewServer(&forwarder{w: p.Stdin(), r: bufio.NewReader(p.Stdout())})
+		b.Cleanup(fwd.Close)
+		return fwd.URL
 	}
-	b.Cleanup(func() {
-		p.Kill()
-		<-p.Exited()
-	})
-	fwd := httptest.NewServer(&forwarder{w: p.Stdin(), r: bufio.NewReader(p.Stdout())})
-	b.Cleanup(fwd.Close)
-
+	gateway := func(server string) httpface.Serve {
+		return func(ctx context.Context, rwc io.ReadWriteCloser) { w.g.Serve(ctx, rwc, []string{server}) }
+	}
 	_, hubURL := faceOver(b, w.servers["a"].hub.Serve)
-	_, gwURL := faceOver(b, func(ctx context.Context, rwc io.ReadWriteCloser) { w.g.Serve(ctx, rwc, nil) })
-	for _, target := range []struct{ name, url string }{
-		{"forwarder", fwd.URL},
-		{"face-hub", hubURL},
-		{"face-gateway", gwURL},
+	_, gwURL := faceOver(b, gateway("a"))
+	_, modernHubURL := faceOver(b, w.servers["m"].hub.Serve)
+	_, modernGwURL := faceOver(b, gateway("m"))
+	for _, target := range []struct {
+		name, url string
+		modern    bool
+	}{
+		{"legacy/forwarder", forward("echo"), false},
+		{"legacy/face-hub", hubURL, false},
+		{"legacy/face-gateway", gwURL, false},
+		{"modern/forwarder", forward("modern"), true},
+		{"modern/face-hub", modernHubURL, true},
+		{"modern/face-gateway", modernGwURL, true},
 	} {
 		b.Run(target.name, func(b *testing.B) {
 			c := newHTTPClient(b, target.url)
-			c.initialize()
+			c.modern = target.modern
+			if !c.modern {
+				c.initialize()
+			}
 			for i := range 100 { // warm up
 				if err := c.echo(i+1, "warm"); err != nil {
 					b.Fatal(err)
@@ -246,7 +277,9 @@ func BenchmarkHTTPIdleSession(b *testing.B) {
 
 // TestHTTPConcurrentClients: 64 agents over HTTP, 500 calls each, through
 // the gateway to one server process: no call fails, and every answer is
-// the one its call asked for (the text each call sends is its own).
+// the one its call asked for (the text each call sends is its own). In
+// the legacy era each agent has its session; in the modern era their
+// stateless requests share the face's connection, under the same ids.
 func TestHTTPConcurrentClients(t *testing.T) {
 	clients, calls := 64, 500
 	if testing.Short() {
@@ -255,23 +288,30 @@ func TestHTTPConcurrentClients(t *testing.T) {
 	w := newWorld(t)
 	w.add("a", true, "MCPGEN_TESTSERVER_TOOLS=echo")
 	_, url := faceOver(t, func(ctx context.Context, rwc io.ReadWriteCloser) { w.g.Serve(ctx, rwc, nil) })
-	var wg sync.WaitGroup
-	errs := make(chan error, clients)
-	for n := range clients {
-		c := newHTTPClient(t, url)
-		c.initialize()
-		wg.Go(func() {
-			for i := range calls {
-				if err := c.echo(i+1, fmt.Sprintf("client %d call %d", n, i)); err != nil {
-					errs <- fmt.Errorf("client %d: %v", n, err)
-					return
+	for _, modern := range []bool{false, true} {
+		t.Run(map[bool]string{false: "legacy", true: "modern"}[modern], func(t *testing.T) {
+			var wg sync.WaitGroup
+			errs := make(chan error, clients)
+			for n := range clients {
+				c := newHTTPClient(t, url)
+				c.modern = modern
+				if !modern {
+					c.initialize()
 				}
+				wg.Go(func() {
+					for i := range calls {
+						if err := c.echo(i+1, fmt.Sprintf("client %d call %d", n, i)); err != nil {
+							errs <- fmt.Errorf("client %d: %v", n, err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Error(err)
 			}
 		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
 	}
 }

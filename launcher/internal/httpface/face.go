@@ -1,22 +1,23 @@
 // Package httpface is the launcher's HTTP face: the workspace gateway at
-// /mcp, and each server alone at /servers/NAME/mcp, over the legacy era's
-// Streamable HTTP transport (protocol revisions up to 2025-11-25). Beside
-// the stdio faces (mcpgen connect), it is the third user of the agent
-// connection type (launcher/internal/agent): an HTTP session, named by its
-// Mcp-Session-Id, is one agent's connection, served by the gateway or a
-// server's hub as a connection of lines is (see session). What reaches
-// the endpoints has passed httpguard (Host and Origin on loopback, media
-// types, the body's size and deadline) and httpauth (bearer tokens, JWTs).
+// /mcp, and each server alone at /servers/NAME/mcp, over Streamable HTTP in
+// both eras. Beside the stdio faces (mcpgen connect), it is the third user
+// of the agent connection type (launcher/internal/agent): an HTTP session,
+// named by its Mcp-Session-Id, is one legacy agent's connection, served by
+// the gateway or a server's hub as a connection of lines is (see session);
+// the modern era's stateless requests travel on connections the face
+// keeps for each client (see stateless.go). What reaches the endpoints has
+// passed httpguard (Host and Origin on loopback, media types, the body's
+// size and deadline) and httpauth (bearer tokens, JWTs).
 //
-// How messages travel: each POST carries one message to the session's
-// agent connection; the answer to a request goes to the POST that asked,
-// as JSON, or as an event stream once something else must go there first
-// (progress of its own, or a message for the agent while it has no GET
-// stream). What the agent is sent otherwise goes to its GET stream, or
-// waits for one, within bounds. DELETE ends the session; a session unused
-// for the session timeout ends too. An agent that does not read what it is
-// sent is dropped at the bounds of a stdio agent: the session's writes
-// block on its streams as a pipe's would, and the agent connection's
+// How a legacy session's messages travel: each POST carries one message to
+// the session's agent connection; the answer to a request goes to the POST
+// that asked, as JSON, or as an event stream once something else must go
+// there first (progress of its own, or a message for the agent while it has
+// no GET stream). What the agent is sent otherwise goes to its GET stream,
+// or waits for one, within bounds. DELETE ends the session; a session
+// unused for the session timeout ends too. An agent that does not read what
+// it is sent is dropped at the bounds of a stdio agent: the session's
+// writes block on its streams as a pipe's would, and the agent connection's
 // outbox bounds what waits.
 package httpface
 
@@ -95,6 +96,9 @@ type Options struct {
 	MaxAllStreams  int
 	// MaxBody bounds a POST's body; 0: httpguard.MaxBody.
 	MaxBody int64
+	// StatelessLinger is how long a stateless agent outlives its last
+	// request (see stateless.go); 0: DefaultStatelessLinger.
+	StatelessLinger time.Duration
 }
 
 // A Face serves the workspace's MCP endpoints over HTTP. Its goroutines: one
@@ -109,6 +113,7 @@ type Face struct {
 
 	mu       sync.Mutex
 	sessions map[string]*session
+	agents   map[statelessKey]*statelessAgent
 	streams  int  // requests open, all sessions together
 	closed   bool // Close was called: no more sessions
 }
@@ -133,7 +138,10 @@ func New(ctx context.Context, opts Options) *Face {
 	if opts.MaxBody <= 0 {
 		opts.MaxBody = httpguard.MaxBody
 	}
-	f := &Face{opts: opts, log: opts.Log, sessions: map[string]*session{}}
+	if opts.StatelessLinger <= 0 {
+		opts.StatelessLinger = DefaultStatelessLinger
+	}
+	f := &Face{opts: opts, log: opts.Log, sessions: map[string]*session{}, agents: map[statelessKey]*statelessAgent{}}
 	f.ctx, f.stop = context.WithCancel(ctx)
 	return f
 }
@@ -173,9 +181,16 @@ func (f *Face) Close() {
 	for _, s := range f.sessions {
 		all = append(all, s)
 	}
+	agents := make([]*statelessAgent, 0, len(f.agents))
+	for _, a := range f.agents {
+		agents = append(agents, a)
+	}
 	f.mu.Unlock()
 	for _, s := range all {
 		s.end(errFaceClosed)
+	}
+	for _, a := range agents {
+		a.end(errFaceClosed)
 	}
 	f.stop()
 	f.wg.Wait()
@@ -186,6 +201,13 @@ func (f *Face) Sessions() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return len(f.sessions)
+}
+
+// Stateless returns how many stateless agents are open.
+func (f *Face) Stateless() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.agents)
 }
 
 var (
@@ -209,7 +231,10 @@ func (f *Face) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if !httpguard.Check(w, r) {
 		return
 	}
-	if v := r.Header.Get("MCP-Protocol-Version"); v != "" && !slices.Contains(mcp.SupportedVersions, v) {
+	// A POST without a session may be of the modern era, whose version
+	// the stateless face checks against the body's.
+	stateless := r.Method == http.MethodPost && r.Header.Get(sessionHeader) == ""
+	if v := r.Header.Get(versionHeader); v != "" && !stateless && !slices.Contains(mcp.SupportedVersions, v) {
 		httpguard.Refuse(w, http.StatusBadRequest, "unsupported MCP-Protocol-Version "+strconv.Quote(v)+": this endpoint speaks "+strings.Join(mcp.SupportedVersions, ", "))
 		return
 	}
@@ -242,6 +267,14 @@ func (f *Face) post(w http.ResponseWriter, r *http.Request, server string) {
 	}
 	var s *session
 	if r.Header.Get(sessionHeader) == "" {
+		if wantsStateless(r, msg) {
+			f.stateless(w, r, server, msg)
+			return
+		}
+		if v := r.Header.Get(versionHeader); v != "" && !slices.Contains(mcp.SupportedVersions, v) {
+			httpguard.Refuse(w, http.StatusBadRequest, "unsupported MCP-Protocol-Version "+strconv.Quote(v)+": this endpoint speaks "+strings.Join(append(slices.Clone(mcp.ModernVersions), mcp.SupportedVersions...), ", "))
+			return
+		}
 		if !msg.IsRequest() || msg.Method != "initialize" {
 			httpguard.Refuse(w, http.StatusBadRequest, "no "+sessionHeader+" header: a session begins with initialize, whose answer carries the session's id")
 			return

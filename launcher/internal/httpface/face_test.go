@@ -28,24 +28,48 @@ import (
 type testAgent struct {
 	limits agent.Limits
 	conns  atomic.Int32 // Conns serving
+
+	mu      sync.Mutex
+	serving map[*agent.Conn]bool
 }
 
 func (a *testAgent) serve(ctx context.Context, rwc io.ReadWriteCloser) {
 	a.conns.Add(1)
 	defer a.conns.Add(-1)
-	h := &testHandler{}
+	h := &testHandler{all: a}
 	h.conn = agent.New(ctx, rwc, h, agent.Options{Limits: a.limits})
+	a.mu.Lock()
+	if a.serving == nil {
+		a.serving = map[*agent.Conn]bool{}
+	}
+	a.serving[h.conn] = true
+	a.mu.Unlock()
 	h.conn.Serve()
+	a.mu.Lock()
+	delete(a.serving, h.conn)
+	a.mu.Unlock()
 }
 
-type testHandler struct{ conn *agent.Conn }
+// listChanged tells every agent connection served that the tools changed.
+func (a *testAgent) listChanged() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for c := range a.serving {
+		c.ListChanged("tools")
+	}
+}
+
+type testHandler struct {
+	conn *agent.Conn
+	all  *testAgent
+}
 
 // Request answers: initialize; echo (its params, as the result); progress
 // (a progress notification for the request's token, then its params);
 // ask (asks the agent for sampling, and answers with the agent's answer);
 // notify (a notification for the agent, then {}); later (the same, the
-// other way round); flood (n notifications
-// of size bytes each, then {}).
+// other way round); flood (n notifications of size bytes each, lossy as
+// a hub's log messages are if it says so, then {}).
 func (h *testHandler) Request(call *agent.Call) {
 	params := call.Params()
 	switch call.Method() {
@@ -53,6 +77,8 @@ func (h *testHandler) Request(call *agent.Call) {
 		call.Answer(json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"test","version":"1"}}`), nil)
 	case "echo":
 		call.Answer(params, nil)
+	case "tools/call":
+		call.Answer(json.RawMessage(`{"content":[]}`), nil)
 	case "progress":
 		token := progressToken(params)
 		h.conn.Send(&mcp.Message{Method: "notifications/progress", Params: json.RawMessage(`{"progressToken":` + token + `,"progress":1}`)})
@@ -64,17 +90,44 @@ func (h *testHandler) Request(call *agent.Call) {
 	case "notify":
 		h.conn.Send(&mcp.Message{Method: "notifications/tools/list_changed"})
 		call.Answer(json.RawMessage(`{}`), nil)
+	case "change":
+		// A change of the tools list, told to every agent's
+		// subscriptions, as a face tells its agents.
+		h.all.listChanged()
+		call.Answer(json.RawMessage(`{}`), nil)
+	case "hang":
+		// Never answered: until its agent cancels it, which the test
+		// hears of on hangCancelled.
+		call.Hold()
+		call.OnCancel(func(error) { hangCancelled <- call.Method() })
+		hangStarted <- call.Method()
+	case "log":
+		// A log message of each level the params name, then {}.
+		var p struct{ Levels []string }
+		_ = json.Unmarshal(params, &p)
+		for _, l := range p.Levels {
+			h.conn.Send(&mcp.Message{Method: "notifications/message", Params: json.RawMessage(`{"level":"` + l + `","data":"at ` + l + `"}`)})
+		}
+		call.Answer(json.RawMessage(`{}`), nil)
 	case "later":
 		call.Answer(json.RawMessage(`{}`), nil)
 		h.conn.Send(&mcp.Message{Method: "notifications/tools/list_changed"})
 	case "flood":
-		var p struct{ N, Size int }
+		var p struct {
+			N, Size int
+			Lossy   bool
+		}
 		_ = json.Unmarshal(params, &p)
 		pad := strings.Repeat("x", p.Size)
 		call.Hold()
 		h.conn.Go(func() {
 			for i := 0; i < p.N && h.conn.Context().Err() == nil; i++ {
-				h.conn.Send(&mcp.Message{Method: "notifications/message", Params: json.RawMessage(`{"level":"info","data":"` + pad + `"}`)})
+				msg := &mcp.Message{Method: "notifications/message", Params: json.RawMessage(`{"level":"info","data":"` + pad + `"}`)}
+				if p.Lossy { // as a hub sends its server's log messages
+					h.conn.Notify(agent.EncodeLine(msg), true, "", nil)
+				} else {
+					h.conn.Send(msg)
+				}
 			}
 			call.Answer(json.RawMessage(`{}`), nil)
 		})
@@ -84,6 +137,10 @@ func (h *testHandler) Request(call *agent.Call) {
 }
 
 func (h *testHandler) Notification(*mcp.Message) {}
+
+// hangStarted and hangCancelled hear of each "hang" call that began, and
+// that its agent cancelled.
+var hangStarted, hangCancelled = make(chan string, 16), make(chan string, 16)
 
 // testFace serves a Face for the test on loopback; opts.Endpoint, when
 // unset, serves the gateway ("") and a server "a" with a testAgent.
@@ -111,9 +168,14 @@ func testFace(t *testing.T, opts Options) (*Face, *httptest.Server, *testAgent) 
 	return f, srv, ta
 }
 
-// Describe and Ready: the face serves the legacy era, whose initialize
-// this handler answers; a modern request's description is not needed.
-func (h *testHandler) Describe() *agent.Description { return nil }
+// Describe says what server/discover answers a stateless agent: tools,
+// whose list tells of its changes.
+func (h *testHandler) Describe() *agent.Description {
+	return &agent.Description{
+		Capabilities: json.RawMessage(`{"tools":{"listChanged":true}}`),
+		ServerInfo:   json.RawMessage(`{"name":"test","version":"1"}`),
+	}
+}
 
 func (h *testHandler) Ready(context.Context) error { return nil }
 

@@ -78,6 +78,12 @@ type forward struct {
 	bound *time.Timer    // ends it at the server's tool_timeout, once sent (see limit)
 	done  bool           // answered, or stopped
 	input input          // what translation between eras needs of it (translate.go)
+	// What the hub's hooks hear of it (hooks.go): set before it is
+	// shared, read by whoever marks it done; timeout is guarded by the
+	// client's mu.
+	meter   callMeter
+	timeout bool
+	trace   *callTrace // its span, when the hub traces (trace.go); set before it is sent
 }
 
 // Request handles one of the agent's requests (see agent.Handler): the hub
@@ -87,22 +93,32 @@ func (c *client) Request(call *agent.Call) {
 	if c.resume(call) {
 		return // a modern agent's retry of a call held for its input
 	}
-	switch call.Method() {
-	case "initialize":
+	if call.Method() == "initialize" {
 		call.Hold()
 		c.spawn(func() { c.initialize(call) }) // it may wait for the server
 		return
-	case "tools/call":
-		if name, hidden := c.hub.hiddenTool(call.Params()); hidden {
+	}
+	var tool string
+	if call.Method() == "tools/call" {
+		name, hidden := c.hub.hiddenTool(call.Params())
+		if hidden {
 			call.Answer(nil, mcp.NewError(mcp.CodeInvalidParams, "unknown tool: %q", name))
 			return
 		}
+		tool = name
 	}
 	if result, ok := c.hub.fromCatalog(call.Method()); ok {
 		call.Answer(result, nil) // an idle server stays so
 		return
 	}
 	f := &forward{call: call, tools: call.Method() == "tools/list"}
+	if !c.hub.beginMeter(f, tool) {
+		call.Answer(nil, mcp.NewError(CodeUnavailable, "server %q: %v", c.hub.name, ErrDraining))
+		return
+	}
+	if call.Method() == "tools/call" {
+		c.traceCall(f, tool)
+	}
 	if !c.begin(f) {
 		return
 	}
@@ -178,6 +194,7 @@ func (c *client) initialize(call *agent.Call) {
 func (c *client) forward(up *Upstream, f *forward, wait bool) {
 	method := f.call.Method()
 	params, token := c.hub.remapProgress(c, f.call.Params())
+	params = f.trace.withTrace(params)
 	c.mu.Lock()
 	f.token = token
 	done := f.done
@@ -263,6 +280,9 @@ func (c *client) timedOut(f *forward, method string, d time.Duration) {
 	// The agent's trace context, if its request had one: this line joins
 	// its trace.
 	c.hub.log.Warn("a request took longer than the server's tool_timeout", append([]any{"server", c.hub.name, "client", c.displayName(), "method", method, "tool_timeout", d}, f.call.Trace()...)...)
+	c.mu.Lock()
+	f.timeout = true
+	c.mu.Unlock()
 	if method == "tools/call" {
 		res, _ := mcp.ErrorResult("%s", why).MarshalJSON()
 		c.finish(f, res, nil)
@@ -297,7 +317,7 @@ func (c *client) finish(f *forward, result json.RawMessage, err *mcp.Error) {
 	token, bound := f.token, f.bound
 	f.bound = nil
 	held := f.input.endLocked()
-	call := f.call
+	call, timeout := f.call, f.timeout
 	c.mu.Unlock()
 	dropHeld(held, errCallEnded)
 	if bound != nil {
@@ -307,7 +327,13 @@ func (c *client) finish(f *forward, result json.RawMessage, err *mcp.Error) {
 	if f.tools && result != nil {
 		result = c.hub.filterTools(result)
 	}
+	f.trace.end(result, err, nil)
+	outcome := OutcomeTimeout
+	if !timeout && !f.meter.start.IsZero() {
+		outcome = outcomeOf(result, err) // only ToolCall hears of it
+	}
 	call.Answer(result, err)
+	c.hub.endMeter(f, outcome)
 	c.noteUse()
 }
 
@@ -331,9 +357,11 @@ func (c *client) stop(f *forward, why error) {
 		bound.Stop()
 	}
 	c.hub.dropToken(token)
+	f.trace.end(nil, nil, why)
 	if up != nil {
 		up.CancelNoWait(why) // it may run on the agent's read loop
 	}
+	c.hub.endMeter(f, OutcomeCancelled)
 	c.noteUse()
 }
 

@@ -22,6 +22,7 @@ import (
 
 	"github.com/mcpgen/mcpgen/internal/jsonwire"
 	"github.com/mcpgen/mcpgen/launcher/internal/agent"
+	"github.com/mcpgen/mcpgen/launcher/internal/tracing"
 	"github.com/mcpgen/mcpgen/launcher/internal/translate"
 	"github.com/mcpgen/mcpgen/mcp"
 )
@@ -78,6 +79,10 @@ type Hub struct {
 	// before clients connect.
 	forwarding func(up *Upstream)
 
+	// What the hub's owner hears of the requests it forwards (hooks.go);
+	// nil: nothing.
+	hooks atomic.Pointer[Hooks]
+
 	// What the workspace gateway reads (catalog.go).
 	exposes     func(tool string) bool // the tool filter; nil shows every tool
 	lists       Lists                  // listed once the hub is watched, or preloaded
@@ -99,6 +104,9 @@ type Hub struct {
 	held         *translate.Table
 	inputTimeout time.Duration
 	seq          atomic.Uint64 // numbers clients and forwards (client.serial, forward.seq)
+
+	// The tracer of tool calls (trace.go); nil: none.
+	tracer atomic.Pointer[tracing.Tracer]
 }
 
 // A routedRequest is a server's request that a client answers. Its
