@@ -14,8 +14,9 @@ import (
 	"github.com/mcpgen/mcpgen/mcp"
 )
 
-// Bounds on what waits for a session's GET stream while it has none (see
-// session.deliver): past either, the oldest goes.
+// Bounds on what a session keeps of what it sent, for a resume, and of
+// what waits for its GET stream while it has none (see session.deliver and
+// resume.go), all its streams together: past either, the oldest goes.
 const (
 	maxBacklog      = agent.MaxNotes
 	maxBacklogBytes = agent.SoftQueued
@@ -40,27 +41,36 @@ type session struct {
 	endOnce sync.Once
 	rest    []byte // what Read has not given yet of a line; Read's only
 
-	mu           sync.Mutex
-	why          error              // why it ended
-	answers      map[string]*stream // POSTs waiting for their answers, by request id
-	tokens       map[string]*stream // and by the progress token they gave
-	posts        []*stream          // POSTs waiting, oldest first
-	get          *stream            // the GET stream; nil: none open
-	open         int                // requests open (its streams), which keep it from expiring
-	backlog      [][]byte           // lines for a GET stream that is not open
-	backlogBytes int
-	lost         int    // lines of the backlog lost since the log last said so
-	used         uint64 // counts every request's end: the expiry timer's check
-	expiry       *time.Timer
+	tag string // its event ids' first part (see resume.go)
+
+	mu        sync.Mutex
+	why       error             // why it ended
+	answers   map[string]*track // POSTs waiting for their answers, by request id
+	tokens    map[string]*track // and by the progress token they gave
+	posts     []*track          // POSTs whose responses wait, oldest first
+	get       *track            // the GET stream; its conn nil: none open
+	tracks    uint64            // the POSTs' tracks begun
+	resumable map[uint64]*track // POSTs' tracks that a GET may resume, by number
+	detached  map[*track]bool   // those whose clients went
+	kept      []*kept           // events kept, of every track, oldest first
+	keptBytes int
+	open      int    // requests open (its streams), which keep it from expiring
+	lost      int    // lines for the GET stream lost since the log last said so
+	used      uint64 // counts every request's end: the expiry timer's check
+	expiry    *time.Timer
 }
 
 func newSession(f *Face, id, server, subject string) *session {
 	s := &session{
 		f: f, id: id, server: server, subject: subject,
-		in:      make(chan []byte),
-		ended:   make(chan struct{}),
-		answers: map[string]*stream{},
-		tokens:  map[string]*stream{},
+		in:        make(chan []byte),
+		ended:     make(chan struct{}),
+		tag:       newID()[:8],
+		answers:   map[string]*track{},
+		tokens:    map[string]*track{},
+		get:       &track{},
+		resumable: map[uint64]*track{},
+		detached:  map[*track]bool{},
 	}
 	s.expiry = time.AfterFunc(f.opts.SessionTimeout, func() { s.expire(0) })
 	return s
@@ -104,9 +114,14 @@ func (s *session) SetWriteDeadline(t time.Time) error {
 func (s *session) streams() []*stream {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := append([]*stream(nil), s.posts...)
-	if s.get != nil {
-		out = append(out, s.get)
+	var out []*stream
+	for _, tr := range s.posts {
+		if tr.conn != nil {
+			out = append(out, tr.conn)
+		}
+	}
+	if s.get.conn != nil {
+		out = append(out, s.get.conn)
 	}
 	return out
 }
@@ -118,10 +133,19 @@ func (s *session) end(why error) {
 	s.endOnce.Do(func() {
 		s.mu.Lock()
 		s.why = why
-		s.backlog, s.backlogBytes = nil, 0
+		for tr := range s.detached {
+			s.forgetLocked(tr)
+		}
+		for _, tr := range s.resumable {
+			tr.log = nil
+		}
+		s.get.log = nil
+		clear(s.kept)
+		s.kept, s.keptBytes = nil, 0
+		// Under mu: finish sets it anew.
+		s.expiry.Stop()
 		s.mu.Unlock()
 		close(s.ended)
-		s.expiry.Stop()
 		s.f.forget(s)
 		if why != errDeleted && why != errFaceClosed {
 			s.f.log.Info("http: session ended", "session", s.id, "server", s.server, "reason", why)
@@ -206,7 +230,6 @@ func (s *session) post(w http.ResponseWriter, r *http.Request, msg *mcp.Message,
 	}
 	st := newStream(w, s.id)
 	key := msg.ID.String()
-	st.key = key
 	token := progressToken(msg.Params)
 	s.mu.Lock()
 	if s.answers[key] != nil {
@@ -214,12 +237,13 @@ func (s *session) post(w http.ResponseWriter, r *http.Request, msg *mcp.Message,
 		writeMessage(w, http.StatusBadRequest, &mcp.Message{ID: msg.ID, Error: mcp.NewError(mcp.CodeInvalidRequest, "request id %s is already in flight in this session", key)})
 		return
 	}
-	s.answers[key] = st
+	tr := s.newTrackLocked(key)
+	tr.conn = st
+	s.answers[key] = tr
 	if token != "" && s.tokens[token] == nil {
-		s.tokens[token] = st
-		st.token = token
+		s.tokens[token] = tr
+		tr.token = token
 	}
-	s.posts = append(s.posts, st)
 	s.mu.Unlock()
 	// Registered before the line goes: its answer may come at once.
 	handed := s.hand(r, line)
@@ -232,7 +256,11 @@ func (s *session) post(w http.ResponseWriter, r *http.Request, msg *mcp.Message,
 	}
 	answered := st.close()
 	s.mu.Lock()
-	s.dropLocked(st)
+	if !handed {
+		// The agent connection never had it: nothing will answer it.
+		s.forgetLocked(tr)
+	}
+	s.leaveLocked(tr, st)
 	s.mu.Unlock()
 	if !answered && r.Context().Err() == nil {
 		// The session ended before the answer came: the request gets
@@ -257,51 +285,77 @@ func (s *session) goneAnswer(w http.ResponseWriter, st *stream) {
 	}
 }
 
-// serveGet serves the session's GET stream: what the agent is sent that is
-// no POST's, until the client or the session ends it.
+// serveGet serves a GET: the session's GET stream, what the agent is sent
+// that is no POST's, until the client or the session ends it; or, with
+// Last-Event-ID, the resume of the stream that event was sent on (see
+// resume.go).
 func (s *session) serveGet(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set(sessionHeader, s.id)
+	last := r.Header.Get("Last-Event-ID")
 	if !s.begin(w) {
 		return
 	}
 	defer s.finish()
 	st := newStream(w, s.id)
 	s.mu.Lock()
-	if s.get != nil {
+	tr, from := s.get, s.get.sent
+	if last != "" {
+		var err error
+		if tr, from, err = s.resumeLocked(last); err != nil {
+			s.mu.Unlock()
+			refuseResume(w, err)
+			return
+		}
+	} else if tr.conn != nil {
 		s.mu.Unlock()
 		w.Header().Set("Retry-After", "1")
 		writeMessage(w, http.StatusConflict, &mcp.Message{Error: mcp.NewError(mcp.CodeInvalidRequest, "this session has a GET stream open already: one at a time")})
 		return
 	}
 	st.startEvents()
-	s.get = st
-	backlog := s.backlog
-	s.backlog, s.backlogBytes = nil, 0
-	// What waited goes first: a Write that finds this stream waits for
-	// its lock until then.
+	old := s.attachLocked(tr, st)
+	replay := replayLocked(tr, from)
+	// What is replayed goes first: a Write that finds this stream waits
+	// for its lock until then.
 	st.mu.Lock()
 	s.mu.Unlock()
-	for _, line := range backlog {
-		st.eventLocked(line)
+	if old != nil {
+		old.end()
+	}
+	var wrote uint64
+	for _, k := range replay {
+		if !st.eventLocked(s.eventID(tr, k.seq), k.line) {
+			break
+		}
+		wrote = k.seq
 	}
 	st.mu.Unlock()
+	s.mu.Lock()
+	// The client has what came up to its Last-Event-ID: a POST's answer
+	// too, perhaps, though its write seemed to fail.
+	s.wroteLocked(tr, max(wrote, from))
+	finished := tr.done
+	s.mu.Unlock()
+	if finished {
+		// A POST's stream ends with its answer.
+		st.end()
+	}
 	select {
+	case <-st.done:
 	case <-r.Context().Done():
 	case <-s.ended:
 	}
 	st.close()
 	s.mu.Lock()
-	if s.get == st {
-		s.get = nil
-	}
+	s.leaveLocked(tr, st)
 	s.mu.Unlock()
 }
 
 // Write takes one line the agent connection writes to the agent, and
-// delivers it: an answer to the POST that asked (none, if its client went:
-// the answer is lost, as the transport allows), anything else as
-// deliver says. It fails only once the session has ended: the agent
-// connection then ends too.
+// delivers it: an answer to the POST that asked (kept for its client to
+// resume, if it went after an event; else lost, as the transport allows),
+// anything else as deliver says. It fails only once the session has
+// ended: the agent connection then ends too.
 func (s *session) Write(line []byte) (int, error) {
 	select {
 	case <-s.ended:
@@ -315,45 +369,59 @@ func (s *session) Write(line []byte) (int, error) {
 		return len(line), nil
 	}
 	if msg.IsResponse() {
-		s.mu.Lock()
-		st := s.answers[msg.ID.String()]
-		if st != nil {
-			// What is sent after the answer is not the POST's.
-			s.dropLocked(st)
-		}
-		s.mu.Unlock()
-		if st != nil {
-			st.answer(line)
-		}
+		s.answer(msg.ID.String(), line)
 		return len(line), nil
 	}
 	s.deliver(msg, line)
 	return len(line), nil
 }
 
-// dropLocked forgets a POST's stream: answered, or its handler returns.
-func (s *session) dropLocked(st *stream) {
-	if s.answers[st.key] == st {
-		delete(s.answers, st.key)
+// answer delivers the answer to the POST whose request's id is key: as
+// JSON while its response wrote nothing else, else as the last event of
+// its stream.
+func (s *session) answer(key string, line []byte) {
+	s.mu.Lock()
+	tr := s.answers[key]
+	if tr == nil {
+		s.mu.Unlock()
+		return
 	}
-	if st.token != "" && s.tokens[st.token] == st {
-		delete(s.tokens, st.token)
+	// What is sent after the answer is not the POST's; its id may be
+	// used again.
+	delete(s.answers, key)
+	if tr.token != "" && s.tokens[tr.token] == tr {
+		delete(s.tokens, tr.token)
 	}
-	for i, p := range s.posts {
-		if p == st {
-			s.posts = append(s.posts[:i], s.posts[i+1:]...)
-			break
+	s.unlistLocked(tr)
+	tr.answered = true
+	conn := tr.conn
+	if tr.seq == 0 {
+		s.mu.Unlock()
+		// Nothing was sent on it: it has no id to resume by.
+		if conn != nil && conn.answer("", line) {
+			s.mu.Lock()
+			tr.done = true
+			s.mu.Unlock()
 		}
+		return
+	}
+	k := s.keepLocked(tr, line)
+	tr.answerSeq = k.seq
+	s.mu.Unlock()
+	if conn != nil && conn.answer(s.eventID(tr, k.seq), line) {
+		s.mu.Lock()
+		s.wroteLocked(tr, k.seq)
+		s.mu.Unlock()
 	}
 }
 
 // deliver sends the agent a line that answers none of its POSTs: progress
-// to the POST whose request gave its token; the rest to the GET stream,
-// or, while there is none, to the newest POST that waits (as an event: a
-// server's request during a tool call is that call's), or, while there is
-// none either, into a backlog for the next GET stream (bounded: past
-// maxBacklog lines or maxBacklogBytes, the oldest are lost, and logged).
-// A stream whose client went takes nothing: the next in that order does.
+// to the POST whose request gave its token (kept for its client to
+// resume, if it went); the rest to the GET stream, or, while there is
+// none, to the newest POST that waits (as an event: a server's request
+// during a tool call is that call's), or, while there is none either, to
+// wait for the next GET stream. A response whose client went takes
+// nothing more but its own: the next in that order does.
 func (s *session) deliver(msg *mcp.Message, line []byte) {
 	progress := ""
 	if msg.Method == "notifications/progress" {
@@ -361,60 +429,57 @@ func (s *session) deliver(msg *mcp.Message, line []byte) {
 	}
 	for range 3 {
 		s.mu.Lock()
-		var st *stream
+		tr, own := s.get, false
 		switch {
 		case progress != "" && s.tokens[progress] != nil:
-			st = s.tokens[progress]
-		case s.get != nil:
-			st = s.get
+			tr, own = s.tokens[progress], true
+		case s.get.conn != nil:
 		case len(s.posts) > 0:
-			st = s.posts[len(s.posts)-1]
-		default:
-			s.backlogLocked(line)
+			tr = s.posts[len(s.posts)-1]
+		}
+		k := s.keepLocked(tr, line)
+		conn := tr.conn
+		s.mu.Unlock()
+		if conn == nil {
+			return // kept for the next GET stream, or a POST's resume
+		}
+		ok := conn.event(s.eventID(tr, k.seq), line)
+		s.mu.Lock()
+		if ok {
+			s.wroteLocked(tr, k.seq)
 			s.mu.Unlock()
 			return
 		}
-		s.mu.Unlock()
-		if st.event(line) {
+		// Its client went: it takes nothing more but its own (kept for
+		// its resume).
+		switch {
+		case tr.conn != conn:
+			// Another response took the stream on since it was kept:
+			// that one had it replayed.
+			s.mu.Unlock()
+			return
+		case tr == s.get:
+			tr.conn = nil
+		default:
+			s.unlistLocked(tr)
+		}
+		if own {
+			s.mu.Unlock()
 			return
 		}
-		// Its client went: it takes nothing more.
-		s.mu.Lock()
-		if s.get == st {
-			s.get = nil
-		} else {
-			s.dropLocked(st)
-		}
+		s.unkeepLocked(k)
 		s.mu.Unlock()
 	}
 	s.mu.Lock()
-	s.backlogLocked(line)
+	s.keepLocked(s.get, line)
 	s.mu.Unlock()
 }
 
+// currentGet returns the response of the GET stream, or nil.
 func (s *session) currentGet() *stream {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.get
-}
-
-func (s *session) backlogLocked(line []byte) {
-	select {
-	case <-s.ended:
-		return
-	default:
-	}
-	s.backlog = append(s.backlog, line)
-	s.backlogBytes += len(line)
-	for len(s.backlog) > maxBacklog || s.backlogBytes > maxBacklogBytes {
-		s.backlogBytes -= len(s.backlog[0])
-		s.backlog[0] = nil
-		s.backlog = s.backlog[1:]
-		s.lost++
-		if s.lost == 1 {
-			s.f.log.Warn("http: the client opens no GET stream: messages for it are lost", "session", s.id, "server", s.server)
-		}
-	}
+	return s.get.conn
 }
 
 // progressToken returns the key of the progress token a request's params
@@ -457,18 +522,14 @@ func tokenKey(raw json.RawMessage) string {
 	return b.String()
 }
 
-// A stream is one open response: a POST that waits for its answer, or the
-// GET stream. Its handler owns it until it closes it; Write's goroutine
+// A stream is one open response: a POST that waits for its answer, or a
+// GET (the GET stream, or a resume of a stream; see track). Its handler owns it until it closes it; Write's goroutine
 // writes to it meanwhile, under mu.
 type stream struct {
-	w   http.ResponseWriter
-	rc  *http.ResponseController
-	sid string
-	// key is its request's id, as the session's answers have it; token
-	// the progress token its request gave, if it is the key of the
-	// session's tokens.
-	key, token string
-	done       chan struct{} // closed once the answer is written
+	w    http.ResponseWriter
+	rc   *http.ResponseController
+	sid  string
+	done chan struct{} // closed once the answer is written, or it ends
 
 	mu     sync.Mutex
 	sse    bool // the response is an event stream
@@ -504,18 +565,20 @@ func (st *stream) flush() {
 }
 
 var (
+	idPrefix    = []byte("id: ")
 	eventPrefix = []byte("event: message\ndata: ")
 	eventEnd    = []byte("\n\n")
 )
 
-// event writes a line as an event, and reports whether it was.
-func (st *stream) event(line []byte) bool {
+// event writes a line as an event with id ("": none), and reports
+// whether it was.
+func (st *stream) event(id string, line []byte) bool {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	return st.eventLocked(line)
+	return st.eventLocked(id, line)
 }
 
-func (st *stream) eventLocked(line []byte) bool {
+func (st *stream) eventLocked(id string, line []byte) bool {
 	if st.over || st.failed {
 		return false
 	}
@@ -523,6 +586,15 @@ func (st *stream) eventLocked(line []byte) bool {
 		st.startEvents()
 	}
 	data := line[:len(line)-1] // without its "\n"
+	if id != "" {
+		// One write for the id and its line: it is ASCII of our own.
+		b := make([]byte, 0, len(idPrefix)+len(id)+1)
+		b = append(append(append(b, idPrefix...), id...), '\n')
+		if _, err := st.w.Write(b); err != nil {
+			st.failed = true
+			return false
+		}
+	}
 	if _, err := st.w.Write(eventPrefix); err != nil {
 		st.failed = true
 		return false
@@ -540,15 +612,17 @@ func (st *stream) eventLocked(line []byte) bool {
 }
 
 // answer writes the answer to the stream's request: the whole body, as
-// JSON, or the last event of its event stream.
-func (st *stream) answer(line []byte) {
+// JSON, or the last event of its event stream (with id, if not ""). It
+// reports whether it was written.
+func (st *stream) answer(id string, line []byte) bool {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.over {
-		return
+		return false
 	}
+	ok := false
 	if st.sse {
-		st.eventLocked(line)
+		ok = st.eventLocked(id, line)
 	} else if !st.failed {
 		h := st.w.Header()
 		h.Set("Content-Type", "application/json")
@@ -557,9 +631,22 @@ func (st *stream) answer(line []byte) {
 		if _, err := st.w.Write(line); err != nil {
 			st.failed = true
 		}
+		ok = !st.failed
 	}
 	st.over = true
 	close(st.done)
+	return ok
+}
+
+// end ends the stream before its handler closes it: nothing more is
+// written, and its handler, which waits for done, returns.
+func (st *stream) end() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if !st.over {
+		st.over = true
+		close(st.done)
+	}
 }
 
 // close ends the stream for its handler, which returns next: nothing

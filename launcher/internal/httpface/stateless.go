@@ -815,7 +815,7 @@ func (mc *modernCall) serve(w http.ResponseWriter, r *http.Request, line []byte)
 			return
 		}
 		for _, l := range lines {
-			if !st.event(l) {
+			if !st.event("", l) {
 				a.cancel(mc)
 				return
 			}
@@ -827,7 +827,7 @@ func (mc *modernCall) serve(w http.ResponseWriter, r *http.Request, line []byte)
 			if !st.sse {
 				writeMessage(w, http.StatusServiceUnavailable, &mcp.Message{ID: mc.id, Error: mcp.NewError(agent.CodeUnavailable, "the workspace's connection for this client ended (%v): try again", why)})
 			} else {
-				st.event(agent.EncodeLine(&mcp.Message{ID: mc.id, Error: mcp.NewError(agent.CodeUnavailable, "the workspace's connection for this client ended (%v): try again", why)}))
+				st.event("", agent.EncodeLine(&mcp.Message{ID: mc.id, Error: mcp.NewError(agent.CodeUnavailable, "the workspace's connection for this client ended (%v): try again", why)}))
 			}
 			return
 		}
