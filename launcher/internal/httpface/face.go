@@ -357,14 +357,22 @@ func (f *Face) newSession(w http.ResponseWriter, r *http.Request, server string)
 	}
 	s := newSession(f, newID(), server, subjectOf(r))
 	f.sessions[s.id] = s
-	f.wg.Add(1)
+	f.goServe(serve, s, s.end)
 	f.mu.Unlock()
+	return s
+}
+
+// goServe serves an agent connection on rwc (a session, a stateless agent)
+// on a goroutine of the face's, which Close waits for; end ends rwc's
+// owner once the connection has ended. The caller holds f.mu, and has
+// checked that the face is not closed.
+func (f *Face) goServe(serve Serve, rwc io.ReadWriteCloser, end func(error)) {
+	f.wg.Add(1)
 	go func() {
 		defer f.wg.Done()
-		serve(f.ctx, s)
-		s.end(errConnEnded)
+		serve(f.ctx, rwc)
+		end(errConnEnded)
 	}()
-	return s
 }
 
 // forget removes an ended session, and counts it out of the launcher's

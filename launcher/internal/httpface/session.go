@@ -36,10 +36,8 @@ type session struct {
 	server  string // the endpoint's server; "" the gateway
 	subject string // who began it (a JWT's sub), whom it answers
 
-	in      chan []byte   // lines of the POSTs, for Read
-	ended   chan struct{} // closed once the session ends
+	feed    // the POSTs' lines, for Read; ended once the session ends
 	endOnce sync.Once
-	rest    []byte // what Read has not given yet of a line; Read's only
 
 	tag string // its event ids' first part (see resume.go)
 
@@ -63,8 +61,7 @@ type session struct {
 func newSession(f *Face, id, server, subject string) *session {
 	s := &session{
 		f: f, id: id, server: server, subject: subject,
-		in:        make(chan []byte),
-		ended:     make(chan struct{}),
+		feed:      newFeed(),
 		tag:       newID()[:8],
 		answers:   map[string]*track{},
 		tokens:    map[string]*track{},
@@ -77,22 +74,6 @@ func newSession(f *Face, id, server, subject string) *session {
 }
 
 var errEnded = errors.New("the HTTP session has ended")
-
-// Read gives the agent connection's read loop the POSTs' lines.
-func (s *session) Read(p []byte) (int, error) {
-	if len(s.rest) == 0 {
-		select {
-		case s.rest = <-s.in:
-		case <-s.ended:
-			// Not io.EOF: an agent that ended its session is owed no
-			// answer (see agent.Conn's drain).
-			return 0, errEnded
-		}
-	}
-	n := copy(p, s.rest)
-	s.rest = s.rest[n:]
-	return n, nil
-}
 
 // Close ends the session: the agent connection closes it when it ends
 // (the agent was dropped, its server left the workspace).
@@ -197,18 +178,6 @@ func (s *session) finish() {
 		s.expiry.Stop()
 		s.expiry = time.AfterFunc(s.f.opts.SessionTimeout, func() { s.expire(used) })
 	}
-}
-
-// hand gives a line to the agent connection's read loop, and reports
-// false when the client went or the session ended first.
-func (s *session) hand(r *http.Request, line []byte) bool {
-	select {
-	case s.in <- line:
-		return true
-	case <-r.Context().Done():
-	case <-s.ended:
-	}
-	return false
 }
 
 // post serves a POST of msg (line) in the session: a request's answer

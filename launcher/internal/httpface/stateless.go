@@ -342,13 +342,8 @@ func (f *Face) statelessAgent(r *http.Request, server, subject string, listen bo
 		a := newStatelessAgent(f, statelessKey{server: server, subject: subject, lane: free})
 		a.take(listen)
 		f.agents[a.key] = a
-		f.wg.Add(1)
+		f.goServe(serve, a, a.end)
 		f.mu.Unlock()
-		go func() {
-			defer f.wg.Done()
-			serve(f.ctx, a)
-			a.end(errConnEnded)
-		}()
 		return a, nil
 	}
 }
@@ -375,10 +370,8 @@ type statelessAgent struct {
 	f   *Face
 	key statelessKey
 
-	in      chan []byte
-	ended   chan struct{}
+	feed    // the requests' lines, for Read; ended once the agent ends
 	endOnce sync.Once
-	rest    []byte // Read's only
 
 	mu     sync.Mutex
 	seq    int64
@@ -391,8 +384,7 @@ type statelessAgent struct {
 func newStatelessAgent(f *Face, key statelessKey) *statelessAgent {
 	return &statelessAgent{
 		f: f, key: key,
-		in:    make(chan []byte),
-		ended: make(chan struct{}),
+		feed:  newFeed(),
 		calls: map[string]*modernCall{},
 	}
 }
@@ -442,30 +434,6 @@ func (a *statelessAgent) finish() {
 	}
 }
 
-// over reports whether the agent has ended.
-func (a *statelessAgent) over() bool {
-	select {
-	case <-a.ended:
-		return true
-	default:
-		return false
-	}
-}
-
-// Read gives the agent connection the requests' lines.
-func (a *statelessAgent) Read(p []byte) (int, error) {
-	if len(a.rest) == 0 {
-		select {
-		case a.rest = <-a.in:
-		case <-a.ended:
-			return 0, errEnded // not io.EOF: see session.Read
-		}
-	}
-	n := copy(p, a.rest)
-	a.rest = a.rest[n:]
-	return n, nil
-}
-
 // Close ends the agent: the agent connection closes it when it ends.
 func (a *statelessAgent) Close() error {
 	a.end(errConnEnded)
@@ -492,18 +460,6 @@ func (a *statelessAgent) end(why error) {
 			a.f.log.Info("http: stateless client's connection ended", "server", a.key.server, "reason", why)
 		}
 	})
-}
-
-// hand gives a line to the agent connection's read loop, and reports
-// false when the request's client went or the agent ended first.
-func (a *statelessAgent) hand(r *http.Request, line []byte) bool {
-	select {
-	case a.in <- line:
-		return true
-	case <-r.Context().Done():
-	case <-a.ended:
-	}
-	return false
 }
 
 // register makes a request the agent connection's: under an id of its
