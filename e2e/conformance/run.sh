@@ -165,8 +165,6 @@ unscored_server() {
 # exception shown; any other failed check fails it. Warnings (checks the
 # suite reports but passes) are shown too, never judged.
 server_exceptions=(
-  "2025-11-25 modern resources-subscribe resources-subscribe a legacy agent's resources/subscribe goes to a modern server as it is (gateway: byURI), which the modern revision removed (-32601): the hub does not subscribe for it through its subscriptions/listen"
-  "2025-11-25 modern resources-unsubscribe resources-unsubscribe likewise for resources/unsubscribe"
   "2026-07-28 legacy input-required-result-basic-elicitation sep-2322-elicitation-incomplete a legacy server's request has no key: the hub names it \"mcpgen\", and the scenario wants the fixture's key \"user_name\", which only a modern server can give"
   "2026-07-28 legacy input-required-result-basic-list-roots sep-2322-list-roots-incomplete mcpgen answers a server's roots/list itself (the workspace's root), so the call completes without input_required"
   "2026-07-28 legacy input-required-result-multiple-input-requests sep-2322-multiple-inputs-incomplete a legacy server sends its requests one at a time, each waiting for its answer: each becomes an input_required of its own (and roots/list is mcpgen's), never three at once"

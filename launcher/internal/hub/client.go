@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -41,6 +43,7 @@ type client struct {
 
 	mu       sync.Mutex
 	logLevel string                // the level its legacy session asked for (logging/setLevel), for a modern server (modern.go)
+	subs     map[string]bool       // the resources its legacy session subscribed to on a modern server (resources.go)
 	forwards map[*forward]struct{} // under way
 	ended    bool                  // it is going: no more goroutines
 	gone     bool                  // a Member that left, or was dropped: nothing more is delivered
@@ -101,6 +104,10 @@ func (c *client) Request(call *agent.Call) {
 	}
 	if call.Method() == "logging/setLevel" && c.keepLogLevel(call.Params()) {
 		call.Answer(emptyResult, nil)
+		return
+	}
+	if (call.Method() == "resources/subscribe" || call.Method() == "resources/unsubscribe") && !call.Modern() && c.hub.era() == mcp.EraModern {
+		c.legacySubscribe(call)
 		return
 	}
 	var tool string
@@ -414,7 +421,12 @@ func (c *client) end() {
 	c.abandon()
 	c.mu.Lock()
 	c.ended = true
+	subs := c.subs
+	c.subs = nil
 	c.mu.Unlock()
+	if len(subs) > 0 {
+		c.hub.unsubscribeResources(slices.Collect(maps.Keys(subs)))
+	}
 	c.goroutines.Wait()
 	c.abandon() // what those goroutines forwarded as the client went
 }

@@ -437,3 +437,50 @@ func TestHubLegacyLogLevelToModern(t *testing.T) {
 		t.Errorf("the call: %s", m.AppendJSON(nil))
 	}
 }
+
+// TestHubLegacySubscribeToModern: a legacy session's resources/subscribe to
+// a modern server (which has no such method) is the hub's: it asks for the
+// resource through its own subscription, and the server's updates reach
+// the session; resources/unsubscribe undoes it.
+func TestHubLegacySubscribeToModern(t *testing.T) {
+	th := newTestHub(t, "modern", "MCPGEN_TESTSERVER_SUBSCRIBE=1", "MCPGEN_TESTSERVER_TOOLS=echo,touch")
+	c := th.client("legacy", "")
+	c.Send(`{"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"uri":"test://a"}}`)
+	if m := c.Next(); m.Error != nil || string(m.Result) != `{}` {
+		t.Fatalf("resources/subscribe: %s", m.AppendJSON(nil))
+	}
+	touched := func(uri string) []string {
+		t.Helper()
+		c.Call("2", "touch", `{"text":"`+uri+`"}`)
+		var got []string
+		for {
+			m := c.Next()
+			if m.IsResponse() {
+				return got
+			}
+			got = append(got, m.Method+" "+string(m.Params))
+		}
+	}
+	// The hub's listen that asks for test://a is sent on its own, and may
+	// reach the server after a call: touch until the session hears
+	// (bounded).
+	var got []string
+	for i := 0; i < 500 && len(got) == 0; i++ {
+		got = touched("test://a")
+	}
+	if want := []string{`notifications/resources/updated {"uri":"test://a"}`}; !slices.Equal(got, want) {
+		t.Errorf("touch test://a: got %q, want %q", got, want)
+	}
+	c.Send(`{"jsonrpc":"2.0","id":3,"method":"resources/unsubscribe","params":{"uri":"test://a"}}`)
+	if m := c.Next(); m.Error != nil {
+		t.Fatalf("resources/unsubscribe: %s", m.AppendJSON(nil))
+	}
+	// Once the hub's listen no longer asks for it, the server tells of
+	// it no more (bounded: the listen is sent again on its own).
+	for i := 0; i < 500 && len(got) != 0; i++ {
+		got = touched("test://a")
+	}
+	if len(got) != 0 {
+		t.Errorf("after resources/unsubscribe: got %q", got)
+	}
+}

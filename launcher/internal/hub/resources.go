@@ -7,6 +7,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/mcpgen/mcpgen/internal/jsonwire"
+	"github.com/mcpgen/mcpgen/launcher/internal/agent"
 	"github.com/mcpgen/mcpgen/mcp"
 )
 
@@ -186,3 +187,45 @@ func (m *Member) SubscribeResources(uris []string) []string { return m.c.hub.sub
 
 // UnsubscribeResources undoes SubscribeResources.
 func (m *Member) UnsubscribeResources(uris []string) { m.c.hub.unsubscribeResources(uris) }
+
+// legacySubscribe answers a legacy session's resources/subscribe or
+// resources/unsubscribe for a modern server, which has neither: the hub
+// subscribes for it through its own subscriptions/listen, as for a modern
+// agent's, and the server's notifications/resources/updated reach the
+// session as they reach every legacy session (Hub.notification). What the
+// session subscribed to is undone when it ends (client.end).
+func (c *client) legacySubscribe(call *agent.Call) {
+	var p struct {
+		URI string `json:"uri"`
+	}
+	if json.Unmarshal(call.Params(), &p) != nil || p.URI == "" {
+		call.Answer(nil, mcp.NewError(mcp.CodeInvalidParams, "invalid params: %s needs a uri", call.Method()))
+		return
+	}
+	c.mu.Lock()
+	had := c.subs[p.URI]
+	c.mu.Unlock()
+	if call.Method() == "resources/unsubscribe" {
+		if had {
+			c.mu.Lock()
+			delete(c.subs, p.URI)
+			c.mu.Unlock()
+			c.hub.unsubscribeResources([]string{p.URI})
+		}
+		call.Answer(emptyResult, nil)
+		return
+	}
+	if !had {
+		if len(c.hub.subscribeResources([]string{p.URI})) == 0 {
+			call.Answer(nil, mcp.NewError(mcp.CodeMethodNotFound, "server %q does not tell of changes of resources (no resources.subscribe)", c.hub.name))
+			return
+		}
+		c.mu.Lock()
+		if c.subs == nil {
+			c.subs = map[string]bool{}
+		}
+		c.subs[p.URI] = true
+		c.mu.Unlock()
+	}
+	call.Answer(emptyResult, nil)
+}
