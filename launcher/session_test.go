@@ -1050,7 +1050,7 @@ func TestSessionKilledLauncher(t *testing.T) {
 	}
 	// The parent left at its stdin's EOF: what was left running is the
 	// stubborn server and the parent's grandchild.
-	if want := fmt.Sprintf(`"msg":"ended processes an earlier launcher left behind","pids":[%d,%d]`, min(stubborn, sleeper), max(stubborn, sleeper)); !strings.Contains(second.out.String(), want) {
+	if want := fmt.Sprintf(`"msg":"ended processes an earlier launcher left behind","workspace":"ws","pids":[%d,%d]`, min(stubborn, sleeper), max(stubborn, sleeper)); !strings.Contains(second.out.String(), want) {
 		t.Errorf("the second launcher's log lacks %s:\n%s", want, second.out)
 	}
 
