@@ -293,12 +293,12 @@ func (a *app) launch(o launchOptions, agent []string) error {
 			case isReloadSignal(sig):
 				session.Reload() // retries failed servers too
 			case agentProc != nil:
-				// The agent runs the terminal: Ctrl-C is the agent's to
-				// handle (it got it from the terminal too). SIGTERM sent to
-				// the launcher is passed on; the session stops when the
-				// agent exits.
-				if sig == syscall.SIGTERM {
-					_ = agentProc.Signal(syscall.SIGTERM)
+				// SIGTERM sent to the launcher is passed on; the session
+				// stops when the agent exits. So is SIGINT, unless the
+				// agent runs on a terminal, whose Ctrl-C it got too: a
+				// container runtime sends it to the launcher alone.
+				if forwardToAgent(sig) {
+					_ = agentProc.Signal(sig)
 				}
 			case sig == syscall.SIGTERM && stops == 0 && len(agent) == 0 && !session.Draining():
 				// As Kubernetes asks: /readyz false, no new clients, the
@@ -375,12 +375,19 @@ func (a *app) attach(ctx context.Context, o launchOptions, agent []string, pid i
 				if _, err := ctl.Reload(ctx, o.workspace); err != nil {
 					fmt.Fprintf(a.stderr, "mcpgen: reload: %s\n", termtext.Text(err.Error()))
 				}
-			case sig == syscall.SIGTERM:
-				_ = proc.Signal(syscall.SIGTERM)
+			case forwardToAgent(sig):
+				_ = proc.Signal(sig)
 			}
-			// Ctrl-C is the agent's, which got it from the terminal too.
 		}
 	}
+}
+
+// forwardToAgent reports whether a signal that stops the launcher is
+// passed on to its agent: SIGTERM always, SIGINT when the agent has no
+// terminal (on one, Ctrl-C reached the agent too, and it is the agent's to
+// handle).
+func forwardToAgent(sig os.Signal) bool {
+	return sig == syscall.SIGTERM || (sig == os.Interrupt && !isTerminal(os.Stdin))
 }
 
 // warnContext says which of launch's settings the running launcher does

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// pid1Agent is the agent of the PID 1 tests, a shell script: it forks a
+// grandchild that outlives its parent (orphaned, it comes to PID 1), waits
+// for it to be gone from /proc (a zombie left unreaped stays there), says
+// so in the file "reaped", and then waits for a signal, exiting 42 on
+// SIGTERM and 43 on SIGINT. The waits are bounded (a hang guard, not a
+// timing check): an orphan left a zombie exits 3.
+const pid1Agent = `
+trap 'exit 42' TERM
+trap 'exit 43' INT
+sh -c 'sleep 0.2 & echo $! > orphan.pid; exit 0'
+orphan=$(cat orphan.pid)
+i=0
+while [ -e /proc/$orphan ]; do
+	i=$((i+1))
+	if [ $i -gt 400 ]; then
+		echo "orphan $orphan still in /proc: $(cat /proc/$orphan/stat)" >&2
+		exit 3
+	fi
+	sleep 0.05
+done
+echo ok > reaped
+i=0
+while [ $i -lt 1200 ]; do
+	i=$((i+1))
+	sleep 0.05
+done
+exit 4
+`
+
+// TestPID1 runs mcpgen launch -- AGENT as PID 1 of a PID namespace, as a
+// container's entrypoint is: an orphan that outlives its parent is reaped
+// (no zombie is left), SIGTERM and SIGINT sent to PID 1 reach the agent,
+// and launch exits with the agent's status. It runs in each containment
+// mode that the namespace allows: as PID 1, a launcher in a cgroup used to
+// leave the orphans it was given as zombies, and one without a terminal
+// dropped SIGINT while its agent ran.
+func TestPID1(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds mcpgen and runs it in a PID namespace")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root for unshare --pid --mount-proc")
+	}
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Skip("no unshare here")
+	}
+	if out, err := exec.Command("unshare", "--pid", "--fork", "--mount-proc", "true").CombinedOutput(); err != nil {
+		t.Skipf("unshare --pid --fork --mount-proc does not work here: %v: %s", err, out)
+	}
+	bin, err := buildMcpgen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The modes' reaping differs (a cgroup's launcher has none of its own,
+	// a subreaper's kills its orphans), and so may the path of a signal.
+	for _, tc := range []struct {
+		mode string
+		sig  syscall.Signal
+	}{
+		{"auto", syscall.SIGTERM},
+		{"groups", syscall.SIGINT},
+		{"subreaper", syscall.SIGINT},
+	} {
+		t.Run(tc.mode+"/"+tc.sig.String(), func(t *testing.T) {
+			want := 42
+			if tc.sig == syscall.SIGINT {
+				want = 43
+			}
+			code, stderr := runPID1(t, bin, tc.mode, tc.sig)
+			if code != want {
+				t.Fatalf("launch as PID 1 exited %d, want %d (the agent's status on %v)\nstderr:\n%s", code, want, tc.sig, stderr)
+			}
+		})
+	}
+}
+
+// runPID1 runs the agent under launch as PID 1, waits for its orphan to be
+// reaped, sends sig to PID 1 and returns its exit status and stderr.
+func runPID1(t *testing.T, bin, mode string, sig syscall.Signal) (int, string) {
+	dir := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(dir, "mcpgen.toml"), []byte("[servers.files]\nbuiltin = \"files\"\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(dir, "agent.sh"), []byte(pid1Agent), 0o644))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a hang guard
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "unshare", "--pid", "--fork", "--mount-proc",
+		bin, "launch", "--workspace", "pid1", "--manifest", filepath.Join(dir, "mcpgen.toml"), "--", "sh", "agent.sh")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(),
+		"MCPGEN_CONTAINMENT="+mode,
+		"MCPGEN_RUNTIME_DIR="+filepath.Join(dir, "run"),
+		"MCPGEN_STATE_DIR="+filepath.Join(dir, "state"),
+		"MCPGEN_WORKSPACE=",
+	)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	// Its own group: SIGKILL to the group on timeout ends the namespace.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	must(t, cmd.Start())
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }() // ends with the namespace, or the hang guard
+	result := func() (int, string) {
+		err := <-done
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode(), stderr.String()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return 0, stderr.String()
+	}
+
+	// Wait for the orphan to be gone (the agent says so), or for the
+	// agent's own verdict.
+	for !exists(filepath.Join(dir, "reaped")) {
+		select {
+		case err := <-done:
+			done <- err
+			return result()
+		case <-ctx.Done():
+			t.Fatalf("the agent did not start, or its orphan was not reaped\nstderr:\n%s", stderr.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	init := namespaceInit(t, cmd.Process.Pid)
+	must(t, syscall.Kill(init, sig))
+	return result()
+}
+
+// namespaceInit returns the pid, as seen here, of the PID 1 that unshare
+// (pid unsharePid) forked.
+func namespaceInit(t *testing.T, unsharePid int) int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(unsharePid) + "/task/" + strconv.Itoa(unsharePid) + "/children")
+	if err != nil {
+		t.Fatalf("finding unshare's child: %v", err)
+	}
+	f := strings.Fields(string(b))
+	if len(f) != 1 {
+		t.Fatalf("unshare has children %q, want one", f)
+	}
+	pid, err := strconv.Atoi(f[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pid
+}
+
+func exists(name string) bool {
+	_, err := os.Stat(name)
+	return err == nil
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
