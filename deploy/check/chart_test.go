@@ -273,4 +273,3 @@ func TestChartRejects(t *testing.T) {
 		t.Fatalf("decoding a Service with spec.prots: err = %v, want an unknown field", err)
 	}
 }
-
