@@ -7,6 +7,8 @@
 package check
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -20,6 +22,7 @@ import (
 	"helm.sh/helm/v3/pkg/lint/support"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -260,6 +263,44 @@ func TestChartLint(t *testing.T) {
 		for _, m := range l.Messages {
 			if m.Severity > support.InfoSev {
 				t.Errorf("helm lint with %s: %s", describe(file), m)
+			}
+		}
+	}
+}
+
+// TestExamples: the plain YAML of deploy/examples decodes strictly too,
+// and the agent pod (shape 1) runs launch with the agent after --.
+func TestExamples(t *testing.T) {
+	files, err := filepath.Glob("../examples/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no examples: %v", err)
+	}
+	for _, file := range files {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var jobs []*batchv1.Job
+		for i, doc := range strings.Split(string(b), "\n---") {
+			if isComment(doc) {
+				continue
+			}
+			obj, _, err := decoder.Decode([]byte(doc), nil, nil)
+			if err != nil {
+				t.Errorf("%s (document %d): %v", file, i, err)
+				continue
+			}
+			if j, ok := obj.(*batchv1.Job); ok {
+				jobs = append(jobs, j)
+			}
+		}
+		if filepath.Base(file) == "agent-pod.yaml" {
+			if len(jobs) != 1 {
+				t.Fatalf("%s: %d Jobs, want 1", file, len(jobs))
+			}
+			args := strings.Join(jobs[0].Spec.Template.Spec.Containers[0].Args, " ")
+			if !strings.HasPrefix(args, "launch --workspace ") || !strings.Contains(args, " -- ") {
+				t.Errorf("%s: args %q, want launch --workspace W ... -- AGENT", file, args)
 			}
 		}
 	}
