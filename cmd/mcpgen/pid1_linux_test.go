@@ -18,10 +18,11 @@ import (
 // grandchild that outlives its parent (orphaned, it comes to PID 1), waits
 // for it to be gone from /proc (a zombie left unreaped stays there), says
 // so in the file "reaped", and then waits for a signal, exiting 42 on
-// SIGTERM and 43 on SIGINT. The waits are bounded (a hang guard, not a
+// SIGTERM (which it ignores with IGNORE_TERM set) and 43 on SIGINT. The waits are bounded (a hang guard, not a
 // timing check): an orphan left a zombie exits 3.
 const pid1Agent = `
 trap 'exit 42' TERM
+if [ -n "$IGNORE_TERM" ]; then trap '' TERM; fi
 trap 'exit 43' INT
 sh -c 'sleep 0.2 & echo $! > orphan.pid; exit 0'
 orphan=$(cat orphan.pid)
@@ -69,37 +70,42 @@ func TestPID1(t *testing.T) {
 	}
 	// The modes' reaping differs (a cgroup's launcher has none of its own,
 	// a subreaper's kills its orphans), and so may the path of a signal.
+	// An agent that ignores SIGTERM is killed after --agent-grace, and
+	// launch exits as a shell says of a SIGKILL.
 	for _, tc := range []struct {
+		name string
 		mode string
 		sig  syscall.Signal
+		env  []string
+		args []string
+		want int
 	}{
-		{"auto", syscall.SIGTERM},
-		{"groups", syscall.SIGINT},
-		{"subreaper", syscall.SIGINT},
+		{"auto/TERM", "auto", syscall.SIGTERM, nil, nil, 42},
+		{"groups/INT", "groups", syscall.SIGINT, nil, nil, 43},
+		{"subreaper/INT", "subreaper", syscall.SIGINT, nil, nil, 43},
+		{"auto/TERM-ignored", "auto", syscall.SIGTERM, []string{"IGNORE_TERM=1"}, []string{"--agent-grace", "1s"}, 128 + 9},
 	} {
-		t.Run(tc.mode+"/"+tc.sig.String(), func(t *testing.T) {
-			want := 42
-			if tc.sig == syscall.SIGINT {
-				want = 43
-			}
-			code, stderr := runPID1(t, bin, tc.mode, tc.sig)
-			if code != want {
-				t.Fatalf("launch as PID 1 exited %d, want %d (the agent's status on %v)\nstderr:\n%s", code, want, tc.sig, stderr)
+		t.Run(tc.name, func(t *testing.T) {
+			code, stderr := runPID1(t, bin, tc.mode, tc.sig, tc.env, tc.args)
+			if code != tc.want {
+				t.Fatalf("launch as PID 1 exited %d, want %d (the agent's status on %v)\nstderr:\n%s", code, tc.want, tc.sig, stderr)
 			}
 		})
 	}
 }
 
-// runPID1 runs the agent under launch as PID 1, waits for its orphan to be
-// reaped, sends sig to PID 1 and returns its exit status and stderr.
-func runPID1(t *testing.T, bin, mode string, sig syscall.Signal) (int, string) {
+// runPID1 runs the agent under launch as PID 1 (with env added, and args
+// before --), waits for its orphan to be reaped, sends sig to PID 1 and
+// returns its exit status and stderr.
+func runPID1(t *testing.T, bin, mode string, sig syscall.Signal, env, args []string) (int, string) {
 	dir := t.TempDir()
 	must(t, os.WriteFile(filepath.Join(dir, "mcpgen.toml"), []byte("[servers.files]\nbuiltin = \"files\"\n"), 0o644))
 	must(t, os.WriteFile(filepath.Join(dir, "agent.sh"), []byte(pid1Agent), 0o644))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a hang guard
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "unshare", "--pid", "--fork", "--mount-proc",
-		bin, "launch", "--workspace", "pid1", "--manifest", filepath.Join(dir, "mcpgen.toml"), "--", "sh", "agent.sh")
+	argv := []string{"--pid", "--fork", "--mount-proc", bin, "launch", "--workspace", "pid1", "--manifest", filepath.Join(dir, "mcpgen.toml")}
+	argv = append(append(argv, args...), "--", "sh", "agent.sh")
+	cmd := exec.CommandContext(ctx, "unshare", argv...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(),
 		"MCPGEN_CONTAINMENT="+mode,
@@ -107,6 +113,7 @@ func runPID1(t *testing.T, bin, mode string, sig syscall.Signal) (int, string) {
 		"MCPGEN_STATE_DIR="+filepath.Join(dir, "state"),
 		"MCPGEN_WORKSPACE=",
 	)
+	cmd.Env = append(cmd.Env, env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	// Its own group: SIGKILL to the group on timeout ends the namespace.
