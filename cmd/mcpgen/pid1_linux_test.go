@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -178,5 +180,107 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// pid1TerminalAgent writes its process group and its terminal's foreground
+// group to the file "groups", says it is ready, and exits 43 on SIGINT.
+const pid1TerminalAgent = `
+read -r pid comm state ppid pgrp sid tty tpgid rest < /proc/self/stat
+echo "$pgrp $tpgid" > groups
+trap 'exit 43' INT
+echo ok > ready
+i=0
+while [ $i -lt 1200 ]; do
+	i=$((i+1))
+	sleep 0.05
+done
+exit 4
+`
+
+// TestPID1Terminal: as PID 1 on a terminal (docker run -it), mcpgen's init
+// gives the terminal to its child's own process group, so that Ctrl-C
+// reaches the launcher and its agent once, from the terminal, and not a
+// second time passed on by init (a launcher without an agent took the
+// second for a second signal and skipped the grace periods). Ctrl-C still
+// reaches the agent, and launch exits with its status.
+func TestPID1Terminal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds mcpgen and runs it in a PID namespace")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root for unshare --pid --mount-proc")
+	}
+	for _, prog := range []string{"unshare", "setsid"} {
+		if _, err := exec.LookPath(prog); err != nil {
+			t.Skipf("no %s here", prog)
+		}
+	}
+	if out, err := exec.Command("unshare", "--pid", "--fork", "--mount-proc", "true").CombinedOutput(); err != nil {
+		t.Skipf("unshare --pid --fork --mount-proc does not work here: %v: %s", err, out)
+	}
+	bin, err := buildMcpgen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ptmx, tty := openPtyPair(t)
+	dir := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(dir, "mcpgen.toml"), []byte("[servers.files]\nbuiltin = \"files\"\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(dir, "agent.sh"), []byte(pid1TerminalAgent), 0o644))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a hang guard
+	defer cancel()
+	// setsid -c makes PID 1 a session leader with the terminal, as a
+	// container runtime does with -t.
+	cmd := exec.CommandContext(ctx, "unshare", "--pid", "--fork", "--mount-proc", "setsid", "-c",
+		bin, "launch", "--workspace", "pid1t", "--manifest", filepath.Join(dir, "mcpgen.toml"), "--", "sh", "agent.sh")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(),
+		"MCPGEN_RUNTIME_DIR="+filepath.Join(dir, "run"),
+		"MCPGEN_STATE_DIR="+filepath.Join(dir, "state"),
+		"MCPGEN_WORKSPACE=",
+	)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // the terminal is nobody's yet
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	must(t, cmd.Start())
+	var out bytes.Buffer
+	drained := make(chan struct{})
+	go func() { // ends when the last terminal end closes (EIO) or at Cleanup
+		defer close(drained)
+		_, _ = io.Copy(&out, ptmx)
+	}()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }() // ends with the namespace, or the hang guard
+
+	for !exists(filepath.Join(dir, "ready")) {
+		select {
+		case err := <-done:
+			t.Fatalf("launch exited before its agent was ready: %v", err)
+		case <-ctx.Done():
+			t.Fatal("the agent did not start")
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "groups"))
+	must(t, err)
+	var pgrp, tpgid int
+	if _, err := fmt.Sscan(string(b), &pgrp, &tpgid); err != nil {
+		t.Fatalf("groups %q: %v", b, err)
+	}
+	if pgrp == 1 || pgrp != tpgid {
+		t.Errorf("the agent's process group is %d and the terminal's foreground group %d: want a group of the child's (not init's, 1) that has the terminal", pgrp, tpgid)
+	}
+	_, err = ptmx.Write([]byte{3}) // Ctrl-C
+	must(t, err)
+	err = <-done
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 43 {
+		t.Errorf("after Ctrl-C, launch ended with %v, want exit status 43 (the agent's)", err)
+	}
+	tty.Close()
+	_ = ptmx.SetReadDeadline(time.Now().Add(10 * time.Second))
+	<-drained
+	if t.Failed() {
+		t.Logf("terminal:\n%s", out.String())
 	}
 }

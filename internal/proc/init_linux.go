@@ -55,11 +55,25 @@ func runInit(argv []string) (int, bool) {
 		fmt.Fprintf(os.Stderr, "mcpgen: as PID 1: %v\n", err)
 		return 1, true
 	}
-	// The child keeps the process group and session (and so the terminal,
-	// if there is one): Ctrl-C on the terminal reaches it as it reaches us.
+	// The child leads a process group of its own, which takes the terminal
+	// when init has it (docker run -t): Ctrl-C on the terminal then reaches
+	// the child's group alone, and init passes on only what is sent to it.
+	// In init's group, the child would get each Ctrl-C twice, from the
+	// terminal and from init, and take the second for a second signal.
+	// On a terminal that is not ours to give (init in a background job),
+	// the child stays in init's group: in a group of its own, it would be
+	// stopped as it read the terminal.
+	attr := &syscall.SysProcAttr{}
+	switch onTerminal, owner := terminal(); {
+	case owner:
+		attr.Setpgid, attr.Foreground, attr.Ctty = true, true, 0
+	case !onTerminal:
+		attr.Setpgid = true
+	}
 	child, err := syscall.ForkExec(self, argv, &syscall.ProcAttr{
 		Env:   os.Environ(),
 		Files: []uintptr{0, 1, 2},
+		Sys:   attr,
 	})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "mcpgen: as PID 1: starting %s: %v\n", self, err)
@@ -78,6 +92,17 @@ func runInit(argv []string) (int, bool) {
 		case <-chld:
 		}
 	}
+}
+
+// terminal reports whether stdin is a terminal, and whether its foreground
+// process group is ours, which the child may then take. A group led
+// outside our PID namespace shows as 0, and is not taken for ours.
+func terminal() (onTerminal, owner bool) {
+	pgrp, err := unix.IoctlGetInt(0, unix.TIOCGPGRP)
+	if err != nil {
+		return false, false
+	}
+	return true, pgrp != 0 && pgrp == unix.Getpgrp()
 }
 
 // reapAll waits for every child that has exited, without blocking, and
