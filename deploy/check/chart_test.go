@@ -135,14 +135,19 @@ func kinds(objs map[string]rendered) []string {
 // the pod is the workload that the issue asks for.
 func TestChartDefaults(t *testing.T) {
 	objs := render(t, "")
-	want := []string{"ConfigMap", "Deployment", "PodDisruptionBudget", "Service", "ServiceAccount"}
+	want := []string{"ConfigMap", "Deployment", "PodDisruptionBudget", "Secret", "Service", "ServiceAccount"}
 	if got := kinds(objs); !slices.Equal(got, want) {
 		t.Fatalf("kinds rendered = %v, want %v", got, want)
 	}
 	d := objs["Deployment"].obj.(*appsv1.Deployment)
 	checkPod(t, d, "emptyDir")
-	if env := d.Spec.Template.Spec.Containers[0].EnvFrom; len(env) != 0 {
-		t.Errorf("envFrom = %v, want none without a Secret", env)
+	// The default manifest's token_env is filled: a random token, in the
+	// Secret that the pod has as its environment.
+	if env := d.Spec.Template.Spec.Containers[0].EnvFrom; len(env) != 1 || env[0].SecretRef == nil || env[0].SecretRef.Name != "ws-mcpgen" {
+		t.Errorf("envFrom = %+v, want the Secret ws-mcpgen", env)
+	}
+	if tok := objs["Secret"].obj.(*corev1.Secret).StringData["MCPGEN_TOKEN"]; len(tok) < 32 {
+		t.Errorf("the Secret's MCPGEN_TOKEN is %q: want a random token of 32 characters or more", tok)
 	}
 	cm := objs["ConfigMap"].obj.(*corev1.ConfigMap)
 	if m := cm.Data["mcpgen.toml"]; !strings.Contains(m, "[session.auth]") || !strings.Contains(m, `token_env = "MCPGEN_TOKEN"`) {
@@ -181,8 +186,8 @@ func TestChartEveryOption(t *testing.T) {
 		t.Errorf("PVC size = %s, want 5Gi", got)
 	}
 	secret := objs["Secret"].obj.(*corev1.Secret)
-	if secret.StringData["MCPGEN_TOKEN"] == "" {
-		t.Errorf("the Secret has no MCPGEN_TOKEN: %v", secret.StringData)
+	if got := secret.StringData["MCPGEN_TOKEN"]; got != "a-test-token-0123456789" {
+		t.Errorf("the Secret's MCPGEN_TOKEN = %q, want the values' own", got)
 	}
 }
 
@@ -245,6 +250,23 @@ func checkPod(t *testing.T, d *appsv1.Deployment, workspaceVolume string) {
 	ws := vols["workspace"]
 	if got := map[bool]string{true: "persistentVolumeClaim", false: "emptyDir"}[ws.PersistentVolumeClaim != nil]; got != workspaceVolume || (got == "emptyDir" && ws.EmptyDir == nil) {
 		t.Errorf("volume workspace = %+v, want a %s", ws, workspaceVolume)
+	}
+}
+
+// TestChartExistingSecret: with a Secret of the user's, none is made, and
+// the pod has that one as its environment.
+func TestChartExistingSecret(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "values.yaml")
+	if err := os.WriteFile(file, []byte("secret:\n  existingSecret: ws-env\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	objs := render(t, file)
+	if _, ok := objs["Secret"]; ok {
+		t.Errorf("a Secret was made beside existingSecret")
+	}
+	env := objs["Deployment"].obj.(*appsv1.Deployment).Spec.Template.Spec.Containers[0].EnvFrom
+	if len(env) != 1 || env[0].SecretRef == nil || env[0].SecretRef.Name != "ws-env" {
+		t.Errorf("envFrom = %+v, want the Secret ws-env", env)
 	}
 }
 
