@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -269,17 +270,30 @@ type dockerCmd struct {
 	env []string
 }
 
-// dockerCLI returns the docker client, or skips the test, saying why, when
-// no daemon answers.
+// dockerCLI returns the docker client. When no daemon answers, and this is
+// root with dockerd installed, it starts one of its own for the test
+// (without a bridge or iptables: the container runs on the host's
+// network), stopped at the end; else it skips the test, saying why.
 func dockerCLI(t *testing.T) dockerCmd {
 	t.Helper()
 	bin, err := exec.LookPath("docker")
 	if err != nil {
-		t.Skip("no docker client on PATH: install Docker (apt-get install docker.io) and start dockerd --bridge=none --iptables=false to run this test")
+		t.Skip("no docker client on PATH: install Docker (apt-get install docker.io) to run this test")
 	}
 	d := dockerCmd{bin: bin, env: os.Environ()}
 	if res := d.try("version", "--format", "{{.Server.Version}}"); res.err != nil {
-		t.Skipf("no Docker daemon answers (start dockerd --bridge=none --iptables=false to run this test): %s", strings.TrimSpace(res.stderr))
+		dockerd, err := exec.LookPath("dockerd")
+		if err != nil || os.Geteuid() != 0 {
+			t.Skipf("no Docker daemon answers, and this test can start one only as root with dockerd installed (apt-get install docker.io): %s", strings.TrimSpace(res.stderr))
+		}
+		d.env = append(d.env, "DOCKER_HOST="+startDockerd(t, dockerd))
+		deadline := time.Now().Add(2 * time.Minute) // a hang guard
+		for d.try("version", "--format", "{{.Server.Version}}").err != nil {
+			if time.Now().After(deadline) {
+				t.Fatalf("the dockerd started for the test does not answer")
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
 	}
 	// Without buildx, BuildKit cannot run: the classic builder can, and
 	// needs nothing more for a FROM scratch image.
@@ -287,6 +301,81 @@ func dockerCLI(t *testing.T) dockerCmd {
 		d.env = append(d.env, "DOCKER_BUILDKIT=0")
 	}
 	return d
+}
+
+// startDockerd starts a Docker daemon whose socket, data and state are in a
+// directory of its own, and returns its DOCKER_HOST. Cleanup stops it by
+// its pid (SIGTERM, then SIGKILL after a minute) and removes the directory.
+func startDockerd(t *testing.T, dockerd string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "mcpgen-e2e-dockerd-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	logFile, err := os.Create(filepath.Join(dir, "dockerd.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(dir, "docker.sock")
+	cmd := exec.Command(dockerd,
+		"--host", "unix://"+sock,
+		"--data-root", filepath.Join(dir, "data"),
+		"--exec-root", filepath.Join(dir, "exec"),
+		"--pidfile", filepath.Join(dir, "dockerd.pid"),
+		"--bridge=none", "--iptables=false", "--ip6tables=false")
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting dockerd: %v", err)
+	}
+	exited := make(chan struct{})
+	go func() { // dockerd's one Wait; ends when it exits
+		_ = cmd.Wait()
+		close(exited)
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(time.Minute):
+			// Its group: the containerd it started goes too.
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-exited
+		}
+		logFile.Close()
+		if t.Failed() {
+			if b, err := os.ReadFile(logFile.Name()); err == nil {
+				t.Logf("dockerd's log:\n%s", b)
+			}
+		}
+		// dockerd leaves mounts behind (its network namespace's file):
+		// detached first, deepest first, so that the directory goes.
+		for _, m := range mountsUnder(dir) {
+			_ = syscall.Unmount(m, syscall.MNT_DETACH)
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			t.Logf("removing dockerd's directory: %v", err)
+		}
+	})
+	return "unix://" + sock
+}
+
+// mountsUnder returns the mount points at or below dir, deepest first.
+func mountsUnder(dir string) []string {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil
+	}
+	var ms []string
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		// The fifth field is the mount point, with spaces escaped (\040).
+		if len(f) > 4 && (f[4] == dir || strings.HasPrefix(f[4], dir+"/")) {
+			ms = append(ms, f[4])
+		}
+	}
+	slices.SortFunc(ms, func(a, b string) int { return len(b) - len(a) })
+	return ms
 }
 
 func (d dockerCmd) try(args ...string) result {
