@@ -88,9 +88,14 @@ func TestPID1(t *testing.T) {
 		{"auto/TERM-ignored", "auto", syscall.SIGTERM, []string{"IGNORE_TERM=1"}, []string{"--agent-grace", "1s"}, 128 + 9},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			code, stderr := runPID1(t, bin, tc.mode, tc.sig, tc.env, tc.args)
+			code, stderr, log := runPID1(t, bin, tc.mode, tc.sig, tc.env, tc.args)
 			if code != tc.want {
-				t.Fatalf("launch as PID 1 exited %d, want %d (the agent's status on %v)\nstderr:\n%s", code, tc.want, tc.sig, stderr)
+				t.Fatalf("launch as PID 1 exited %d, want %d (the agent's status on %v)\nstderr:\n%s\nlauncher's log:\n%s", code, tc.want, tc.sig, stderr, log)
+			}
+			// The servers were stopped by the session, after the agent, not
+			// killed with the namespace.
+			if !strings.Contains(log, "msg=\"session stopped\"") {
+				t.Errorf("the launcher's log does not say the session stopped:\n%s", log)
 			}
 		})
 	}
@@ -98,8 +103,8 @@ func TestPID1(t *testing.T) {
 
 // runPID1 runs the agent under launch as PID 1 (with env added, and args
 // before --), waits for its orphan to be reaped, sends sig to PID 1 and
-// returns its exit status and stderr.
-func runPID1(t *testing.T, bin, mode string, sig syscall.Signal, env, args []string) (int, string) {
+// returns its exit status, its stderr and the launcher's log.
+func runPID1(t *testing.T, bin, mode string, sig syscall.Signal, env, args []string) (code int, stderr, log string) {
 	dir := t.TempDir()
 	must(t, os.WriteFile(filepath.Join(dir, "mcpgen.toml"), []byte("[servers.files]\nbuiltin = \"files\"\n"), 0o644))
 	must(t, os.WriteFile(filepath.Join(dir, "agent.sh"), []byte(pid1Agent), 0o644))
@@ -116,24 +121,25 @@ func runPID1(t *testing.T, bin, mode string, sig syscall.Signal, env, args []str
 		"MCPGEN_WORKSPACE=",
 	)
 	cmd.Env = append(cmd.Env, env...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	var errOut bytes.Buffer
+	cmd.Stderr = &errOut
 	// Its own group: SIGKILL to the group on timeout ends the namespace.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	must(t, cmd.Start())
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }() // ends with the namespace, or the hang guard
-	result := func() (int, string) {
+	result := func() (int, string, string) {
 		err := <-done
+		b, _ := os.ReadFile(filepath.Join(dir, "state", "pid1", "launcher.log"))
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
-			return ee.ExitCode(), stderr.String()
+			return ee.ExitCode(), errOut.String(), string(b)
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
-		return 0, stderr.String()
+		return 0, errOut.String(), string(b)
 	}
 
 	// Wait for the orphan to be gone (the agent says so), or for the
@@ -144,7 +150,7 @@ func runPID1(t *testing.T, bin, mode string, sig syscall.Signal, env, args []str
 			done <- err
 			return result()
 		case <-ctx.Done():
-			t.Fatalf("the agent did not start, or its orphan was not reaped\nstderr:\n%s", stderr.String())
+			t.Fatalf("the agent did not start, or its orphan was not reaped\nstderr:\n%s", errOut.String())
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
