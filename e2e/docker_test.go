@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -85,6 +86,12 @@ func TestDockerImage(t *testing.T) {
 		"launch", "--workspace", "e2e", "--manifest", "/etc/mcpgen/mcpgen.toml", "--dir", "/workspace",
 		"--listen", "127.0.0.1:"+strconv.Itoa(port), "--log-format", "json")
 	logs := func() string { return docker.try("logs", name).String() }
+
+	// The probes that the chart's pod has answer without a token: the
+	// process serves, and it is ready once its server is.
+	base := strings.TrimSuffix(url, "/mcp")
+	waitStatus(t, base+"/readyz", http.StatusOK, logs)
+	waitStatus(t, base+"/healthz", http.StatusOK, logs)
 
 	// An agent: tools listed and called through the gateway, with the
 	// token; a wrong one is refused. One server: its tools keep their
@@ -169,6 +176,29 @@ func configMapSwap(t *testing.T, cm, version, manifest string) {
 	if old != "" {
 		must(t, os.RemoveAll(filepath.Join(cm, old)))
 	}
+}
+
+// waitStatus polls url without a token until it answers want. The bound
+// is a hang guard.
+func waitStatus(t *testing.T, url string, want int, logs func() string) {
+	t.Helper()
+	client := &http.Client{Timeout: 5 * time.Second}
+	deadline := time.Now().Add(90 * time.Second)
+	got := "no answer"
+	for time.Now().Before(deadline) {
+		resp, err := client.Get(url)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == want {
+				return
+			}
+			got = resp.Status
+		} else {
+			got = err.Error()
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("GET %s: %s, want %d\nlogs:\n%s", url, got, want, logs())
 }
 
 // waitTools lists the gateway's tools until ok says they are what the
@@ -342,6 +372,19 @@ func startDockerd(t *testing.T, dockerd string) string {
 			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 			<-exited
 		}
+		// The containerd shims outlive dockerd a moment: wait for those
+		// of this daemon (named by their command lines), then end them.
+		deadline := time.Now().Add(30 * time.Second)
+		for pids := procsNaming(dir); len(pids) > 0; pids = procsNaming(dir) {
+			if time.Now().After(deadline) {
+				for _, pid := range pids {
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+				}
+				t.Logf("killed processes of the test's dockerd left after it: %v", pids)
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
 		logFile.Close()
 		if t.Failed() {
 			if b, err := os.ReadFile(logFile.Name()); err == nil {
@@ -358,6 +401,27 @@ func startDockerd(t *testing.T, dockerd string) string {
 		}
 	})
 	return "unix://" + sock
+}
+
+// procsNaming returns the pids of the processes whose command line names
+// dir.
+func procsNaming(dir string) []int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err == nil && bytes.Contains(b, []byte(dir)) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
 
 // mountsUnder returns the mount points at or below dir, deepest first.
