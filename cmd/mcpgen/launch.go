@@ -32,7 +32,11 @@ type launchOptions struct {
 	timing    launcher.Timing
 	debounce  time.Duration
 	idleExit  time.Duration
-	http      launcher.HTTPOptions
+	// agentGrace bounds how long an agent that was told to stop (SIGTERM
+	// or SIGINT passed on, mcpgen stop) may take before it is killed; 0
+	// waits for it.
+	agentGrace time.Duration
+	http       launcher.HTTPOptions
 }
 
 func (a *app) launchCommand() *cobra.Command {
@@ -86,6 +90,7 @@ and /metrics (Prometheus) behind it unless [session] metrics = "open".`,
 	f.StringVar(&o.logFormat, "log-format", "", "text or json: one line per event on stderr (default: a live table on a terminal, text elsewhere)")
 	f.DurationVar(&o.idleExit, "idle-exit", 0, "exit after this long with no client and no running server, whatever the manifest's [session] idle_exit says (default: as it says; never when it says nothing)")
 	f.StringVar(&o.http.Listen, "listen", "", "serve the workspace over HTTP at `HOST:PORT` too (port 0 picks one), whatever the manifest's [session] listen says")
+	f.DurationVar(&o.agentGrace, "agent-grace", 0, "with -- CMD: once CMD has been told to stop (SIGTERM or SIGINT passed on, mcpgen stop), kill it if it still runs after this long, so that the servers stop within a container's grace period (default: wait for it)")
 	f.BoolVar(&o.http.NoAuth, "no-auth", false, "with --listen beyond loopback: serve without [session.auth] (behind a proxy that authenticates)")
 	_ = cmd.MarkFlagRequired("workspace")
 	_ = cmd.RegisterFlagCompletionFunc("log-format", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
@@ -221,6 +226,8 @@ func (a *app) launch(o launchOptions, agent []string) error {
 	}
 	var agentDone chan int
 	var agentProc *os.Process
+	var grace agentGrace
+	defer grace.stop()
 	agentStatus := -1
 	stops := 0 // signals and stop requests: the first stops, the next hurry
 	stopNow := func(why string, hurry bool) {
@@ -274,7 +281,13 @@ func (a *app) launch(o launchOptions, agent []string) error {
 		case status := <-agentDone:
 			agentStatus = status
 			agentProc = nil
+			grace.stop()
 			stop()
+		case <-grace.expired():
+			if agentProc != nil {
+				logger.Warn("the agent still runs after --agent-grace: killing it", "agent_grace", o.agentGrace.String())
+				_ = agentProc.Kill()
+			}
 		case hurry := <-stopReqs:
 			if agentProc != nil {
 				// As SIGTERM: the agent's to handle, and the session stops
@@ -284,6 +297,7 @@ func (a *app) launch(o launchOptions, agent []string) error {
 					session.Hurry()
 				} else {
 					_ = agentProc.Signal(syscall.SIGTERM)
+					grace.start(o.agentGrace)
 				}
 				continue
 			}
@@ -293,12 +307,13 @@ func (a *app) launch(o launchOptions, agent []string) error {
 			case isReloadSignal(sig):
 				session.Reload() // retries failed servers too
 			case agentProc != nil:
-				// The agent runs the terminal: Ctrl-C is the agent's to
-				// handle (it got it from the terminal too). SIGTERM sent to
-				// the launcher is passed on; the session stops when the
-				// agent exits.
-				if sig == syscall.SIGTERM {
-					_ = agentProc.Signal(syscall.SIGTERM)
+				// SIGTERM sent to the launcher is passed on; the session
+				// stops when the agent exits. So is SIGINT, unless the
+				// agent runs on a terminal, whose Ctrl-C it got too: a
+				// container runtime sends it to the launcher alone.
+				if forwardToAgent(sig) {
+					_ = agentProc.Signal(sig)
+					grace.start(o.agentGrace)
 				}
 			case sig == syscall.SIGTERM && stops == 0 && len(agent) == 0 && !session.Draining():
 				// As Kubernetes asks: /readyz false, no new clients, the
@@ -365,22 +380,61 @@ func (a *app) attach(ctx context.Context, o launchOptions, agent []string, pid i
 	if err != nil {
 		return err
 	}
+	var grace agentGrace
+	defer grace.stop()
 	for {
 		select {
 		case status := <-done:
 			return exitCode(status)
+		case <-grace.expired():
+			fmt.Fprintf(a.stderr, "mcpgen: %s still runs after --agent-grace %s: killing it\n", agent[0], o.agentGrace)
+			_ = proc.Kill()
 		case sig := <-sigs:
 			switch {
 			case isReloadSignal(sig):
 				if _, err := ctl.Reload(ctx, o.workspace); err != nil {
 					fmt.Fprintf(a.stderr, "mcpgen: reload: %s\n", termtext.Text(err.Error()))
 				}
-			case sig == syscall.SIGTERM:
-				_ = proc.Signal(syscall.SIGTERM)
+			case forwardToAgent(sig):
+				_ = proc.Signal(sig)
+				grace.start(o.agentGrace)
 			}
-			// Ctrl-C is the agent's, which got it from the terminal too.
 		}
 	}
+}
+
+// agentGrace is the timer of --agent-grace: started by the first stop
+// passed on to the agent, it says when the agent is to be killed. Its
+// zero value never expires.
+type agentGrace struct{ t *time.Timer }
+
+// start starts the timer, unless d is 0 or it runs already.
+func (g *agentGrace) start(d time.Duration) {
+	if d > 0 && g.t == nil {
+		g.t = time.NewTimer(d)
+	}
+}
+
+// expired returns the timer's channel: nil (never ready) when not started.
+func (g *agentGrace) expired() <-chan time.Time {
+	if g.t == nil {
+		return nil
+	}
+	return g.t.C
+}
+
+func (g *agentGrace) stop() {
+	if g.t != nil {
+		g.t.Stop()
+	}
+}
+
+// forwardToAgent reports whether a signal that stops the launcher is
+// passed on to its agent: SIGTERM always, SIGINT when the agent has no
+// terminal (on one, Ctrl-C reached the agent too, and it is the agent's to
+// handle).
+func forwardToAgent(sig os.Signal) bool {
+	return sig == syscall.SIGTERM || (sig == os.Interrupt && !isTerminal(os.Stdin))
 }
 
 // warnContext says which of launch's settings the running launcher does

@@ -54,6 +54,14 @@ func TestIsTerminal(t *testing.T) {
 // closes both ends.
 func openPty(t *testing.T) *os.File {
 	t.Helper()
+	_, tty := openPtyPair(t)
+	return tty
+}
+
+// openPtyPair opens a pseudo-terminal and returns both ends, which the
+// test closes.
+func openPtyPair(t *testing.T) (ptmx, tty *os.File) {
+	t.Helper()
 	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
 	if err != nil {
 		t.Skipf("no pseudo-terminals here: %v", err)
@@ -67,12 +75,12 @@ func openPty(t *testing.T) *os.File {
 	if err != nil {
 		t.Fatalf("naming the pseudo-terminal: %v", err)
 	}
-	tty, err := os.OpenFile("/dev/pts/"+strconv.Itoa(int(n)), os.O_RDWR|unix.O_NOCTTY, 0)
+	tty, err = os.OpenFile("/dev/pts/"+strconv.Itoa(int(n)), os.O_RDWR|unix.O_NOCTTY, 0)
 	if err != nil {
 		t.Skipf("opening the pseudo-terminal: %v", err)
 	}
 	t.Cleanup(func() { tty.Close() })
-	return tty
+	return ptmx, tty
 }
 
 // TestTerminalSize: the live table learns the terminal's size, which

@@ -5,8 +5,16 @@ package main
 
 import (
 	"os"
+
+	"github.com/mcpgen/mcpgen/internal/proc"
 )
 
 func main() {
+	// As a container's entrypoint (PID 1 of its namespace), mcpgen runs
+	// itself as init's one child: init reaps every orphan and passes
+	// signals on.
+	if code, ok := proc.Init(); ok {
+		os.Exit(code)
+	}
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
