@@ -118,6 +118,9 @@ func (c *client) Request(call *agent.Call) {
 			return
 		}
 		tool = name
+		if tool == "" && (c.hub.hooks.Load() != nil || c.hub.tracer.Load() != nil) {
+			tool = toolOf(call.Params()) // once, for the hooks and the span both
+		}
 	}
 	if result, ok := c.hub.fromCatalog(call.Method()); ok {
 		call.Answer(result, nil) // an idle server stays so

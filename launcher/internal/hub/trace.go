@@ -36,9 +36,6 @@ func (c *client) traceCall(f *forward, tool string) {
 	if t == nil {
 		return
 	}
-	if tool == "" {
-		tool = toolOf(f.call.Params())
-	}
 	face := "hub"
 	if c.member {
 		face = "gateway"

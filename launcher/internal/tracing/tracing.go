@@ -20,7 +20,6 @@ import (
 	"log/slog"
 	"net/url"
 	"strings"
-	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -110,7 +109,7 @@ func New(cfg *Config, workspace string, log *slog.Logger) *Tracer {
 	exp := newExporter(cfg, log)
 	tp := sdktrace.NewTracerProvider(
 		sdktrace.WithResource(res),
-		sdktrace.WithBatcher(exp, sdktrace.WithBatchTimeout(time.Second)),
+		sdktrace.WithSpanProcessor(newBatcher(exp)),
 	)
 	return &Tracer{tp: tp, t: tp.Tracer("github.com/mcpgen/mcpgen/launcher")}
 }
