@@ -147,7 +147,8 @@ func (f *Face) stateless(w http.ResponseWriter, r *http.Request, server string, 
 
 // checkRequest checks a stateless request's _meta and the headers that
 // mirror its body, and returns its _meta: an error says what is wrong, in
-// the revision's terms (statusOf gives its HTTP status).
+// the revision's terms (stateless answers it 400, or 404 for a method the
+// revision has not).
 func checkRequest(r *http.Request, msg *mcp.Message) (mcp.RequestMeta, *mcp.Error) {
 	meta, perr := mcp.ParseRequestMeta(msg.Params)
 	if perr != nil {
