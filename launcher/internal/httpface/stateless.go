@@ -393,8 +393,8 @@ func newStatelessAgent(f *Face, key statelessKey) *statelessAgent {
 // take counts one more request in, unless the agent has as many as it
 // may carry at once: a lane of subscriptions as many as its connection
 // has slots (each holds one while it lasts); the lane of calls as many as
-// its connection admits and keeps waiting, past which a POST waits for
-// room as a stdio agent's line would. The caller holds f.mu.
+// its connection admits and keeps waiting (past which its POST is refused,
+// 503). The caller holds f.mu.
 func (a *statelessAgent) take(listen bool) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
