@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mcpgen/mcpgen/launcher/ctl"
 	"github.com/mcpgen/mcpgen/launcher/internal/testserver"
@@ -94,10 +95,23 @@ func testRemoteModern(t *testing.T, protocol string) {
 	if got := testserver.ResultText(t, c.Next()); got != "region=eu" {
 		t.Errorf("echo: got %q", got)
 	}
-	mu.Lock()
-	if !slices.Contains(methods, "subscriptions/listen") {
-		t.Errorf("methods: got %q, want a subscriptions/listen for the tools' changes", methods)
+	// The hub's listen for the tools' changes goes on a goroutine of its
+	// own, and may reach the server after the call: waited for (bounded).
+	for deadline := time.Now().Add(waitLong); ; time.Sleep(5 * time.Millisecond) {
+		mu.Lock()
+		listened := slices.Contains(methods, "subscriptions/listen")
+		mu.Unlock()
+		if listened {
+			break
+		}
+		if time.Now().After(deadline) {
+			mu.Lock()
+			t.Errorf("methods: got %q, want a subscriptions/listen for the tools' changes", methods)
+			mu.Unlock()
+			break
+		}
 	}
+	mu.Lock()
 	for _, h := range seen {
 		if h.Get("Mcp-Session-Id") != "" {
 			t.Errorf("a session id: %v", h)
