@@ -1,28 +1,30 @@
 // Package metrics is a launcher session's Prometheus metrics, served at
-// /metrics of its HTTP face: what the session counts as it goes (tool
+// /metrics of its HTTP face in Prometheus' text exposition format: what the session counts as it goes (tool
 // calls and their latency, reloads, idle stops), and what it reads from
 // the session at each scrape (servers by state, restarts, clients by
-// face, bytes queued, requests under way). Each session has a registry
-// of its own, never the global default, so that several sessions in one
-// process (tests, a host of many workspaces) do not collide.
+// face, bytes queued, requests under way), with the process's own. Each
+// session has a Set of its own, so that several sessions in one process
+// (tests, a host of many workspaces) do not collide.
+//
+// The format is written here (exposition.go), not by the Prometheus Go
+// client: that client and the protobuf packages it brings cost every
+// mcpgen command about 3 ms of package initialization (measured with
+// GODEBUG=inittrace=1), agents' connect included, for an endpoint a few
+// launchers serve; the text format is small and stable.
 //
 // Tool calls are counted on the hub's hot path (see hub.Hooks): each
-// server's meters are found in a sync.Map and updated with Prometheus'
-// atomic counters and histograms, so that a call takes no lock. The tool
-// label is what an agent asked for, so its values are bounded: see
-// ServerCalls.ToolCall.
+// server's meters are found in a sync.Map and updated with atomic
+// counters, so that a call takes no lock. The tool label is what an agent
+// asked for, so its values are bounded: see ServerCalls.ToolCall.
 package metrics
 
 import (
+	"math"
 	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
-
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/mcpgen/mcpgen/launcher/internal/hub"
 )
@@ -69,99 +71,73 @@ const maxToolName = 128
 
 // latencyBuckets span a tool call's time, from a local lookup to a long
 // build, in seconds.
-var latencyBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300}
+var latencyBuckets = [...]float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300}
 
 // A Set is one session's metrics.
 type Set struct {
-	reg      *prometheus.Registry
 	snapshot func() Snapshot
 
-	calls      *prometheus.CounterVec
-	latency    *prometheus.HistogramVec
-	idleStops  *prometheus.CounterVec
-	reloads    *prometheus.CounterVec
-	reloadOK   prometheus.Gauge
-	reloadTime prometheus.Gauge
+	reloadsOK, reloadsFailed atomic.Uint64
+	reloadOK                 atomic.Bool
+	reloadAt                 atomic.Int64 // unix nanoseconds; 0: never
 
-	mu      sync.Mutex
-	servers map[string]*ServerCalls
+	mu        sync.Mutex
+	servers   map[string]*ServerCalls
+	idleStops map[string]*atomic.Uint64
 
-	// Of the session, read at each scrape.
-	byState  *prometheus.Desc
-	restarts *prometheus.Desc
-	clients  *prometheus.Desc
-	queued   *prometheus.Desc
-	inFlight *prometheus.Desc
+	scrapes chan struct{} // scrapes under way: a few at a time
 }
 
 // New returns a session's metrics; snapshot is called at each scrape, and
 // must not block for long.
 func New(snapshot func() Snapshot) *Set {
-	s := &Set{
-		reg:      prometheus.NewRegistry(),
-		snapshot: snapshot,
-		servers:  map[string]*ServerCalls{},
-		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "mcpgen_tool_calls_total",
-			Help: "Tool calls answered, by server, tool and outcome (ok, tool_error, error, timeout, cancelled).",
-		}, []string{"server", "tool", "outcome"}),
-		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "mcpgen_tool_call_duration_seconds",
-			Help:    "How long tool calls took, from the hub's taking them to their answer, by server and tool.",
-			Buckets: latencyBuckets,
-		}, []string{"server", "tool"}),
-		idleStops: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "mcpgen_idle_stops_total",
-			Help: "Servers stopped for idleness (idle_timeout), by server.",
-		}, []string{"server"}),
-		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "mcpgen_reloads_total",
-			Help: "Reloads of the manifest, by result (ok, failed).",
-		}, []string{"result"}),
-		reloadOK: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "mcpgen_last_reload_success",
-			Help: "1 if the last load of the manifest succeeded, 0 if it failed (the previous manifest still runs).",
-		}),
-		reloadTime: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "mcpgen_last_reload_timestamp_seconds",
-			Help: "When the manifest was last loaded, or a load failed, in seconds since the epoch.",
-		}),
-		byState:  prometheus.NewDesc("mcpgen_servers", "Servers of the workspace, by state.", []string{"state"}, nil),
-		restarts: prometheus.NewDesc("mcpgen_server_restarts_total", "Restarts of each server after a crash, a failed ping or a restart request, as status shows them.", []string{"server"}, nil),
-		clients:  prometheus.NewDesc("mcpgen_clients", "Agents connected, by face: hub (connect NAME), gateway (connect --workspace), http.", []string{"face"}, nil),
-		queued:   prometheus.NewDesc("mcpgen_queued_bytes", "Bytes waiting to be written to agents, all faces together.", nil, nil),
-		inFlight: prometheus.NewDesc("mcpgen_requests_in_flight", "Agents' requests that the servers are answering.", nil, nil),
+	return &Set{
+		snapshot:  snapshot,
+		servers:   map[string]*ServerCalls{},
+		idleStops: map[string]*atomic.Uint64{},
+		// A scrape reads the session's status: a few at a time are
+		// plenty, and more must not pile up.
+		scrapes: make(chan struct{}, 4),
 	}
-	s.reloads.WithLabelValues("ok")
-	s.reloads.WithLabelValues("failed")
-	s.reg.MustRegister(s.calls, s.latency, s.idleStops, s.reloads, s.reloadOK, s.reloadTime, (*sessionCollector)(s),
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	return s
 }
 
 // Handler serves the metrics in Prometheus' text format.
 func (s *Set) Handler() http.Handler {
-	return promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{
-		// A scrape reads the session's status: a few at a time are
-		// plenty, and more must not pile up.
-		MaxRequestsInFlight: 4,
-		Timeout:             10 * time.Second,
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case s.scrapes <- struct{}{}:
+			defer func() { <-s.scrapes }()
+		default:
+			http.Error(w, "too many scrapes at once: try again", http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		_, _ = w.Write(s.exposition())
 	})
 }
 
 // Reloaded counts a load of the manifest (the first, or a reload).
 func (s *Set) Reloaded(ok bool) {
-	result, v := "ok", 1.0
-	if !ok {
-		result, v = "failed", 0
+	if ok {
+		s.reloadsOK.Add(1)
+	} else {
+		s.reloadsFailed.Add(1)
 	}
-	s.reloads.WithLabelValues(result).Inc()
-	s.reloadOK.Set(v)
-	s.reloadTime.SetToCurrentTime()
+	s.reloadOK.Store(ok)
+	s.reloadAt.Store(time.Now().UnixNano())
 }
 
 // IdleStopped counts a server stopped for idleness.
-func (s *Set) IdleStopped(server string) { s.idleStops.WithLabelValues(server).Inc() }
+func (s *Set) IdleStopped(server string) {
+	s.mu.Lock()
+	n := s.idleStops[server]
+	if n == nil {
+		n = new(atomic.Uint64)
+		s.idleStops[server] = n
+	}
+	s.mu.Unlock()
+	n.Add(1)
+}
 
 // Server returns the meters of server's tool calls.
 func (s *Set) Server(server string) *ServerCalls {
@@ -169,7 +145,7 @@ func (s *Set) Server(server string) *ServerCalls {
 	defer s.mu.Unlock()
 	c := s.servers[server]
 	if c == nil {
-		c = &ServerCalls{set: s, server: server}
+		c = &ServerCalls{server: server}
 		s.servers[server] = c
 	}
 	return c
@@ -177,16 +153,36 @@ func (s *Set) Server(server string) *ServerCalls {
 
 // ServerCalls are one server's tool call meters.
 type ServerCalls struct {
-	set    *Set
 	server string
 	tools  sync.Map // tool name -> *toolMeter
 	n      atomic.Int32
 	mu     sync.Mutex // held to add a tool, never to count a call
 }
 
+// A toolMeter counts one tool's calls by outcome, and their latency: how
+// many fell in each bucket (each its own, not the cumulative count the
+// format shows), how many in all, and their sum in seconds (float64 bits).
 type toolMeter struct {
-	calls   [hub.Outcomes]prometheus.Counter
-	latency prometheus.Observer
+	calls   [hub.Outcomes]atomic.Uint64
+	buckets [len(latencyBuckets)]atomic.Uint64
+	count   atomic.Uint64
+	sumBits atomic.Uint64
+}
+
+func (m *toolMeter) observe(seconds float64) {
+	for i, le := range latencyBuckets {
+		if seconds <= le {
+			m.buckets[i].Add(1)
+			break
+		}
+	}
+	m.count.Add(1)
+	for {
+		old := m.sumBits.Load()
+		if m.sumBits.CompareAndSwap(old, math.Float64bits(math.Float64frombits(old)+seconds)) {
+			return
+		}
+	}
 }
 
 // ToolCall counts a call of tool that ended so and took d (it is a
@@ -201,8 +197,8 @@ func (c *ServerCalls) ToolCall(tool string, outcome hub.Outcome, d time.Duration
 		m = c.add(tool, outcome)
 	}
 	t := m.(*toolMeter)
-	t.calls[outcome].Inc()
-	t.latency.Observe(d.Seconds())
+	t.calls[outcome].Add(1)
+	t.observe(d.Seconds())
 }
 
 // add returns the meter of a tool not met yet: its own, or the one of
@@ -222,39 +218,10 @@ func (c *ServerCalls) add(tool string, outcome hub.Outcome) any {
 	if m, ok := c.tools.Load(tool); ok {
 		return m
 	}
-	m := &toolMeter{latency: c.set.latency.WithLabelValues(c.server, tool)}
-	for o := range hub.Outcomes {
-		m.calls[o] = c.set.calls.WithLabelValues(c.server, tool, o.String())
-	}
+	m := &toolMeter{}
 	if tool != OtherTool && tool != UnknownTool {
 		c.n.Add(1)
 	}
 	c.tools.Store(tool, m)
 	return m
-}
-
-// sessionCollector reports what the session's snapshot says.
-type sessionCollector Set
-
-func (s *sessionCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{s.byState, s.restarts, s.clients, s.queued, s.inFlight} {
-		ch <- d
-	}
-}
-
-func (s *sessionCollector) Collect(ch chan<- prometheus.Metric) {
-	snap := s.snapshot()
-	count := make(map[string]int, len(States))
-	for _, v := range snap.Servers {
-		count[v.State]++
-		ch <- prometheus.MustNewConstMetric(s.restarts, prometheus.CounterValue, float64(v.Restarts), v.Name)
-	}
-	for _, state := range States {
-		ch <- prometheus.MustNewConstMetric(s.byState, prometheus.GaugeValue, float64(count[state]), state)
-	}
-	for _, face := range Faces {
-		ch <- prometheus.MustNewConstMetric(s.clients, prometheus.GaugeValue, float64(snap.Clients[face]), face)
-	}
-	ch <- prometheus.MustNewConstMetric(s.queued, prometheus.GaugeValue, float64(snap.Queued))
-	ch <- prometheus.MustNewConstMetric(s.inFlight, prometheus.GaugeValue, float64(snap.InFlight))
 }

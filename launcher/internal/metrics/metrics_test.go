@@ -106,3 +106,31 @@ mcpgen_idle_stops_total{server="a"} 1
 		}
 	}
 }
+
+// TestHistogramAndEscaping: a tool's latency histogram is cumulative, its
+// +Inf bucket its count, its sum the seconds observed; a label value with
+// a quote, a backslash or a line feed is escaped as the format asks.
+func TestHistogramAndEscaping(t *testing.T) {
+	set := New(func() Snapshot { return Snapshot{} })
+	c := set.Server(`we"ird\server` + "\n")
+	c.ToolCall("t", hub.OutcomeOK, 3*time.Millisecond)  // le 0.005
+	c.ToolCall("t", hub.OutcomeOK, 40*time.Millisecond) // le 0.05
+	c.ToolCall("t", hub.OutcomeOK, 400*time.Second)     // past every bucket
+	text := scrape(t, set)
+	labels := `server="we\"ird\\server\n",tool="t"`
+	for _, line := range []string{
+		`# TYPE mcpgen_tool_call_duration_seconds histogram`,
+		`mcpgen_tool_call_duration_seconds_bucket{` + labels + `,le="0.005"} 1`,
+		`mcpgen_tool_call_duration_seconds_bucket{` + labels + `,le="0.025"} 1`,
+		`mcpgen_tool_call_duration_seconds_bucket{` + labels + `,le="0.05"} 2`,
+		`mcpgen_tool_call_duration_seconds_bucket{` + labels + `,le="300"} 2`,
+		`mcpgen_tool_call_duration_seconds_bucket{` + labels + `,le="+Inf"} 3`,
+		`mcpgen_tool_call_duration_seconds_sum{` + labels + `} 400.043`,
+		`mcpgen_tool_call_duration_seconds_count{` + labels + `} 3`,
+		`mcpgen_tool_calls_total{outcome="ok",` + labels + `} 3`,
+	} {
+		if !strings.Contains(text, "\n"+line+"\n") {
+			t.Errorf("no line %s in\n%s", line, text)
+		}
+	}
+}

@@ -1,0 +1,17 @@
+//go:build unix
+
+package metrics
+
+import (
+	"syscall"
+	"time"
+)
+
+// processCPU is the process's user and system CPU time.
+func processCPU() (time.Duration, bool) {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0, false
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), true
+}
