@@ -206,6 +206,33 @@ func ParseRequestMeta(params json.RawMessage) (RequestMeta, error) {
 	return m, nil
 }
 
+// SubscriptionID reads the subscription id a notification is tagged
+// with (params._meta's io.modelcontextprotocol/subscriptionId), and
+// reports whether it has a valid one.
+func SubscriptionID(params json.RawMessage) (ID, bool) {
+	if !bytes.Contains(params, []byte(MetaSubscriptionID)) {
+		return ID{}, false
+	}
+	meta, err := metaObject(params)
+	if err != nil || meta == nil {
+		return ID{}, false
+	}
+	members, err := jsonwire.Members(meta, 0)
+	if err != nil {
+		return ID{}, false
+	}
+	for _, mb := range members {
+		if mb.Key == MetaSubscriptionID {
+			var id ID
+			if id.UnmarshalJSON(mb.Value) != nil {
+				return ID{}, false
+			}
+			return id, true
+		}
+	}
+	return ID{}, false
+}
+
 // metaObject returns params._meta as written, nil when there is none.
 func metaObject(params json.RawMessage) ([]byte, error) {
 	params = bytes.TrimSpace(params)

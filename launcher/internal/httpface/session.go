@@ -584,6 +584,12 @@ func (st *stream) eventLocked(id string, line []byte) bool {
 // JSON, or the last event of its event stream (with id, if not ""). It
 // reports whether it was written.
 func (st *stream) answer(id string, line []byte) bool {
+	return st.answerWith(id, line, http.StatusOK)
+}
+
+// answerWith is answer, with the HTTP status of an answer that is the
+// whole body (a stateless request's error: see statusOf).
+func (st *stream) answerWith(id string, line []byte, status int) bool {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.over {
@@ -596,7 +602,7 @@ func (st *stream) answer(id string, line []byte) bool {
 		h := st.w.Header()
 		h.Set("Content-Type", "application/json")
 		h.Set("Content-Length", strconv.Itoa(len(line)))
-		st.w.WriteHeader(http.StatusOK)
+		st.w.WriteHeader(status)
 		if _, err := st.w.Write(line); err != nil {
 			st.failed = true
 		}

@@ -539,8 +539,8 @@ func (a *statelessAgent) Write(line []byte) (int, error) {
 	case msg.Method == "notifications/message":
 		a.logMessage(msg, line)
 	default:
-		if id := subscriptionOf(msg.Params); id != "" {
-			if mc := a.call(id); mc != nil {
+		if id, ok := mcp.SubscriptionID(msg.Params); ok {
+			if mc := a.call(id.String()); mc != nil {
 				if params, err := mcp.SetMeta(msg.Params, mcp.ObjectMember{Key: mcp.MetaSubscriptionID, Value: json.RawMessage(mc.id.String())}); err == nil {
 					msg.Params = params
 					mc.put(agent.EncodeLine(msg), false, nil)
@@ -579,33 +579,6 @@ func (a *statelessAgent) logMessage(msg *mcp.Message, line []byte) {
 	for _, mc := range to {
 		mc.put(bytes.Clone(line), false, nil)
 	}
-}
-
-// subscriptionOf returns the subscription id a notification is tagged
-// with (its _meta's), as JSON text, or "".
-func subscriptionOf(params json.RawMessage) string {
-	if !bytes.Contains(params, []byte(mcp.MetaSubscriptionID)) {
-		return ""
-	}
-	members, err := jsonwire.Members(params, 0)
-	if err != nil {
-		return ""
-	}
-	for _, mb := range members {
-		if mb.Key != "_meta" {
-			continue
-		}
-		meta, err := jsonwire.Members(mb.Value, 0)
-		if err != nil {
-			return ""
-		}
-		for _, m := range meta {
-			if m.Key == mcp.MetaSubscriptionID {
-				return tokenKey(m.Value)
-			}
-		}
-	}
-	return ""
 }
 
 // forget forgets a request that never reached the agent connection.
@@ -736,11 +709,9 @@ func (mc *modernCall) serve(w http.ResponseWriter, r *http.Request, line []byte)
 		}
 		return
 	}
-	if mc.listen {
-		st.startEvents()
-	}
 	var tick <-chan time.Time
 	if mc.listen {
+		st.startEvents()
 		t := time.NewTicker(keepAlivePeriod)
 		defer t.Stop()
 		tick = t.C
@@ -768,7 +739,7 @@ func (mc *modernCall) serve(w http.ResponseWriter, r *http.Request, line []byte)
 			if answer != nil {
 				status = statusOf(answer)
 			}
-			st.answerStatus(lines[0], status)
+			st.answerWith("", lines[0], status)
 			return
 		}
 		for _, l := range lines {
@@ -781,33 +752,15 @@ func (mc *modernCall) serve(w http.ResponseWriter, r *http.Request, line []byte)
 			return
 		}
 		if why != nil {
-			if !st.sse {
-				writeMessage(w, http.StatusServiceUnavailable, &mcp.Message{ID: mc.id, Error: mcp.NewError(agent.CodeUnavailable, "the workspace's connection for this client ended (%v): try again", why)})
+			gone := &mcp.Message{ID: mc.id, Error: mcp.NewError(agent.CodeUnavailable, "the workspace's connection for this client ended (%v): try again", why)}
+			if st.sse {
+				st.event("", agent.EncodeLine(gone))
 			} else {
-				st.event("", agent.EncodeLine(&mcp.Message{ID: mc.id, Error: mcp.NewError(agent.CodeUnavailable, "the workspace's connection for this client ended (%v): try again", why)}))
+				writeMessage(w, http.StatusServiceUnavailable, gone)
 			}
 			return
 		}
 	}
-}
-
-// answerStatus writes a stateless request's answer alone, as JSON, with
-// status (see statusOf).
-func (st *stream) answerStatus(line []byte, status int) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if st.over {
-		return
-	}
-	h := st.w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(line)))
-	st.w.WriteHeader(status)
-	if _, err := st.w.Write(line); err != nil {
-		st.failed = true
-	}
-	st.over = true
-	close(st.done)
 }
 
 var keepAlive = []byte(": keep-alive\n\n")

@@ -239,7 +239,7 @@ func (u *Upstream) subscribed(msg *mcp.Message) (*mcp.Message, bool) {
 	if !bytes.Contains(msg.Params, []byte(mcp.MetaSubscriptionID)) {
 		return msg, true
 	}
-	tag, tagged := subscriptionTag(msg.Params)
+	tag, tagged := mcp.SubscriptionID(msg.Params)
 	if !tagged {
 		return msg, true
 	}
@@ -273,25 +273,6 @@ func (u *Upstream) subscribed(msg *mcp.Message) (*mcp.Message, bool) {
 		return &mcp.Message{Method: msg.Method, Params: append(jsonwire.AppendString([]byte(`{"uri":`), p.URI), '}')}, true
 	}
 	return msg, true
-}
-
-// subscriptionTag reads params._meta's subscription id.
-func subscriptionTag(params json.RawMessage) (mcp.ID, bool) {
-	var p struct {
-		Meta map[string]json.RawMessage `json:"_meta"`
-	}
-	if json.Unmarshal(params, &p) != nil {
-		return mcp.ID{}, false
-	}
-	raw, ok := p.Meta[mcp.MetaSubscriptionID]
-	if !ok {
-		return mcp.ID{}, false
-	}
-	var id mcp.ID
-	if id.UnmarshalJSON(raw) != nil {
-		return mcp.ID{}, false
-	}
-	return id, true
 }
 
 // forward sends a client's request to the server, as send does, in the
