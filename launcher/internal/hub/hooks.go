@@ -77,10 +77,7 @@ func (h *Hub) beginMeter(f *forward, tool string) bool {
 		f.meter.counted = true
 	}
 	if hooks.ToolCall != nil && f.call.Method() == "tools/call" {
-		if tool == "" {
-			tool = toolOf(f.call.Params())
-		}
-		f.meter.tool, f.meter.start = tool, time.Now()
+		f.meter.tool, f.meter.start = tool, time.Now() // tool read once, by Request
 	}
 	return true
 }

@@ -1,12 +1,11 @@
 package hub
 
 import (
-	"bytes"
-
 	json "github.com/goccy/go-json"
 
 	"go.opentelemetry.io/otel/attribute"
 
+	"github.com/mcpgen/mcpgen/internal/jsonwire"
 	"github.com/mcpgen/mcpgen/launcher/internal/tracing"
 	"github.com/mcpgen/mcpgen/mcp"
 )
@@ -57,9 +56,9 @@ func (ct *callTrace) withTrace(params json.RawMessage) json.RawMessage {
 	if ct == nil || ct.parent == "" {
 		return params
 	}
-	set := []mcp.ObjectMember{{Key: mcp.MetaTraceparent, Value: quoted(ct.parent)}, {Key: mcp.MetaTracestate, Value: nil}}
+	set := []mcp.ObjectMember{{Key: mcp.MetaTraceparent, Value: jsonwire.AppendString(nil, ct.parent)}, {Key: mcp.MetaTracestate, Value: nil}}
 	if ct.state != "" {
-		set[1].Value = quoted(ct.state)
+		set[1].Value = jsonwire.AppendString(nil, ct.state)
 	}
 	out, err := mcp.SetMeta(params, set...)
 	if err != nil {
@@ -78,14 +77,9 @@ func (ct *callTrace) end(result json.RawMessage, err *mcp.Error, why error) {
 		ct.span.End(true, why.Error())
 	case err != nil:
 		ct.span.End(true, err.Message)
-	case bytes.Contains(result, []byte(`"isError":true`)):
+	case isErrorResult(result):
 		ct.span.End(true, "the tool's result is an error")
 	default:
 		ct.span.End(false, "")
 	}
-}
-
-func quoted(s string) json.RawMessage {
-	b, _ := json.Marshal(s)
-	return b
 }
