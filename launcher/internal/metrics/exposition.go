@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"cmp"
+	"maps"
 	"math"
 	"runtime"
 	"slices"
@@ -16,6 +17,10 @@ import (
 // initialization), for process_start_time_seconds.
 var processStart = time.Now()
 
+// helpEscaper escapes a HELP text as the format asks: backslash and line
+// feed.
+var helpEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`)
+
 // A writer writes Prometheus' text exposition format (version 0.0.4):
 // each family's HELP and TYPE, then its samples, a label set's labels in
 // the order given (callers give them sorted by name).
@@ -25,7 +30,7 @@ func (w *writer) family(name, typ, help string) {
 	w.b = append(w.b, "# HELP "...)
 	w.b = append(w.b, name...)
 	w.b = append(w.b, ' ')
-	w.b = append(w.b, strings.NewReplacer(`\`, `\\`, "\n", `\n`).Replace(help)...)
+	w.b = append(w.b, helpEscaper.Replace(help)...)
 	w.b = append(w.b, "\n# TYPE "...)
 	w.b = append(w.b, name...)
 	w.b = append(w.b, ' ')
@@ -124,7 +129,7 @@ func (s *Set) exposition() []byte {
 		idle[name] = n.Load()
 	}
 	s.mu.Unlock()
-	for _, name := range sortedKeys(idle) {
+	for _, name := range slices.Sorted(maps.Keys(idle)) {
 		w.sample("mcpgen_idle_stops_total", float64(idle[name]), "server", name)
 	}
 	w.family("mcpgen_reloads_total", "counter", "Reloads of the manifest, by result (ok, failed).")
@@ -222,13 +227,4 @@ func writeGo(w *writer) {
 	w.sample("go_memstats_sys_bytes", float64(ms.Sys))
 	w.family("go_gc_cycles_total", "counter", "Garbage collection cycles completed.")
 	w.sample("go_gc_cycles_total", float64(ms.NumGC))
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
