@@ -262,13 +262,16 @@ func dedupe(ps []string) []string {
 	return out
 }
 
-// sandboxPath checks a sandbox path as written: absolute (/, a Windows
+// sandboxPathError checks a sandbox path as written: absolute (/, a Windows
 // drive or share), or starting with ~, {workspace} or a ${VAR} that the
-// context resolves when the server starts.
+// context resolves when the server starts. It returns what is wrong, or
+// "".
 func sandboxPathError(p string) string {
 	switch {
 	case p == "":
 		return "an empty path: remove it, or name a directory"
+	case strings.Contains(p, WorkspaceRef) && p != WorkspaceRef && !strings.HasPrefix(p, WorkspaceRef+"/"):
+		return fmt.Sprintf("%q: {workspace} goes only at the start of a path: \"{workspace}/...\"", p)
 	case strings.HasPrefix(p, "/"), strings.HasPrefix(p, `\\`), len(p) >= 3 && p[1] == ':' && (p[2] == '/' || p[2] == '\\'):
 		return ""
 	case p == "~" || strings.HasPrefix(p, "~/"):
@@ -277,8 +280,6 @@ func sandboxPathError(p string) string {
 		return fmt.Sprintf("%q: ~ stands only for your own home directory (~/...); write another user's path in full", p)
 	case p == WorkspaceRef || strings.HasPrefix(p, WorkspaceRef+"/"):
 		return ""
-	case strings.Contains(p, WorkspaceRef):
-		return fmt.Sprintf("%q: {workspace} goes only at the start of a path: \"{workspace}/...\"", p)
 	case strings.HasPrefix(p, "${"):
 		return "" // checked once resolved
 	}
