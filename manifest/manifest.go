@@ -324,8 +324,10 @@ type Server struct {
 	// about a limit that the system cannot enforce.
 	MemoryMaxPos, CPUMaxPos Position
 	// Sandbox is [servers.NAME.sandbox], over the top-level defaults; nil
-	// when the server has none (see Manifest.Sandbox).
-	Sandbox *SandboxRules
+	// when the server has none (see Manifest.Sandbox). Omitted from JSON
+	// when nil, as Protocol is, so that the launcher's keys of servers
+	// without one stay what they were.
+	Sandbox *SandboxRules `json:",omitempty"`
 
 	// KindCommand
 	Command Template

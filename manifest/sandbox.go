@@ -59,7 +59,9 @@ type SandboxRules struct {
 	Read, Write []Template
 	Network     *Network
 	Enforce     string // "" when unset
-	Pos         Position
+	// Pos is the table's header, for messages; left out of JSON, so that
+	// a comment added above the table changes no launcher key.
+	Pos Position `json:"-"`
 }
 
 // A Sandbox is a server's sandbox: its own [servers.NAME.sandbox] keys

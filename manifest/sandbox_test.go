@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -292,5 +293,33 @@ url = "https://x.example"
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("hints on windows:\ngot:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestSandboxJSON: the launcher keys a server by its JSON, so a server
+// without a sandbox must marshal as it did before the key existed, and a
+// comment added above a sandbox table must change nothing.
+func TestSandboxJSON(t *testing.T) {
+	marshal := func(doc string) string {
+		t.Helper()
+		m, err := Parse([]byte(doc), "m.toml", "/m")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := *m.Servers[0]
+		s.Pos = Position{}
+		b, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	if got := marshal("[servers.x]\ncommand = \"a\"\n"); strings.Contains(got, "Sandbox") {
+		t.Errorf("a server without a sandbox: got %s, want no Sandbox key", got)
+	}
+	a := marshal("[servers.x]\ncommand = \"a\"\n[servers.x.sandbox]\nenabled = true\n")
+	b := marshal("[servers.x]\ncommand = \"a\"\n\n# why\n[servers.x.sandbox]\nenabled = true\n")
+	if a != b || !strings.Contains(a, `"Sandbox":{"Enabled":true`) {
+		t.Errorf("a sandbox moved by a comment:\ngot  %s\nand  %s\nwant the same, with the sandbox", a, b)
 	}
 }
