@@ -192,46 +192,70 @@ func resolveSandboxPath(p, workspace string, getenv Lookup) (string, error) {
 	return filepath.Clean(p), nil
 }
 
-// programPaths are what a server needs to read to run its own program:
-// the program itself, through its links, and, when it sits in a bin
+// programPaths are what a server needs to read to run its own programs:
+// each program itself, through its links, and, when it sits in a bin
 // directory, the installation above it (lib, share: node_modules, a
-// Python's site-packages). A builtin server is mcpgen itself. A program
-// that cannot be found adds nothing: starting it will say why.
+// Python's site-packages). A command server's program is its command, a
+// declared server's the first element of each tool's run (when it names
+// no argument), a builtin server's mcpgen itself. A program that cannot
+// be found adds nothing: starting it will say why.
 func (m *Manifest) programPaths(s *Server, c *Context, getenv Lookup) []string {
-	var prog string
-	switch s.Kind {
-	case KindCommand:
-		p, err := m.Process(s, c, getenv)
-		if err != nil {
-			return nil
-		}
-		prog = p.Path
-		if !filepath.IsAbs(prog) && !strings.ContainsRune(prog, filepath.Separator) {
-			prog = lookPathIn(prog, getenv)
-		}
-	case KindBuiltin:
-		prog, _ = os.Executable()
-	}
-	if prog == "" {
+	env, err := m.Environ(s, c, getenv)
+	if err != nil {
 		return nil
 	}
+	// The program is looked for on the PATH the server gets.
+	path, _ := getenv("PATH")
+	for _, v := range env {
+		if v.Name == "PATH" {
+			path = v.Value
+		}
+	}
+	var progs []string
+	switch s.Kind {
+	case KindCommand:
+		if p, err := m.Process(s, c, getenv); err == nil {
+			progs = append(progs, p.Path)
+		}
+	case KindDeclared:
+		lookup := m.lookup(c, getenv)
+		for _, t := range s.Tools {
+			if len(t.Run) == 0 {
+				continue
+			}
+			if p, err := t.Run[0].Expand(lookup); err == nil && p != "" && !strings.Contains(p, "{") {
+				progs = append(progs, m.ResolvePath(p))
+			}
+		}
+	case KindBuiltin:
+		if exe, err := os.Executable(); err == nil {
+			progs = append(progs, exe)
+		}
+	}
 	var out []string
-	for _, p := range []string{prog, evalSymlinks(prog)} {
-		if p == "" {
+	for _, prog := range progs {
+		if !filepath.IsAbs(prog) {
+			prog = lookPathIn(prog, path)
+		}
+		if prog == "" {
 			continue
 		}
-		out = append(out, p)
-		if dir := filepath.Dir(p); filepath.Base(dir) == "bin" {
-			out = append(out, filepath.Dir(dir))
+		for _, p := range []string{prog, evalSymlinks(prog)} {
+			if p == "" {
+				continue
+			}
+			out = append(out, p)
+			if dir := filepath.Dir(p); filepath.Base(dir) == "bin" {
+				out = append(out, filepath.Dir(dir))
+			}
 		}
 	}
 	return out
 }
 
-// lookPathIn finds a program on the PATH that getenv gives, as the
-// server's own process will.
-func lookPathIn(name string, getenv Lookup) string {
-	path, _ := getenv("PATH")
+// lookPathIn finds a program in the directories of path, as the server's
+// own process will; relative directories are skipped, as exec skips them.
+func lookPathIn(name, path string) string {
 	for _, dir := range filepath.SplitList(path) {
 		if dir == "" || !filepath.IsAbs(dir) {
 			continue

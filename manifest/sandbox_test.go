@@ -240,6 +240,31 @@ write = ["${REL}"]
 		t.Errorf("a variable that holds a relative path:\ngot:  %v\nwant: %s", err, want)
 	}
 
+	// A declared server's programs are its tools' run[0], looked for on
+	// the PATH of its own env; a program that the model chooses adds
+	// nothing.
+	decl, err := Parse([]byte(`[sandbox]
+enabled = true
+[servers.decl]
+env.PATH = "${ALT}"
+[servers.decl.tools.mem]
+run = ["npx", "x"]
+[servers.decl.tools.any]
+run = ["{prog}"]
+args.prog = { enum = ["/opt/evil/bin/x"] }
+`), "m.toml", "/m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	altEnv := map[string]string{"ALT": onPath, "PATH": "/nonexistent"}
+	got, err := decl.SandboxPaths(decl.Servers[0], c, func(n string) (string, bool) { v, ok := altEnv[n]; return v, ok })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(got.Read, realPrefix) || slices.ContainsFunc(got.Read, func(p string) bool { return strings.HasPrefix(p, "/opt/evil") }) {
+		t.Errorf("declared: got read %q, want %s (npx on the server's PATH) and nothing of /opt/evil", got.Read, realPrefix)
+	}
+
 	// ~ needs a HOME to stand for.
 	delete(env, "HOME")
 	if _, err := m.SandboxPaths(m.Server("own"), c, getenv); err == nil || !strings.Contains(err.Error(), "HOME is not an absolute path") {
