@@ -328,6 +328,12 @@ func (d *decoder) sandboxPaths(path []string, v any) []Template {
 			}
 			continue
 		}
+		switch strings.TrimRight(p, "/") {
+		case "":
+			d.valueWarning(at, "%q: %q grants the whole file system, which is no sandbox: grant the directories the server needs", name(path), p)
+		case "~", "${HOME}":
+			d.valueWarning(at, "%q: %q grants your whole home directory, its keys and tokens (~/.ssh, ~/.aws) included: grant the directories the server needs, such as \"~/.npm\"", name(path), p)
+		}
 		out = append(out, d.template(at, p))
 	}
 	return out

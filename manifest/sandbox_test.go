@@ -73,6 +73,27 @@ func TestSandboxErrors(t *testing.T) {
 	}
 }
 
+// TestSandboxWarnings: a grant of the whole file system or home
+// directory is valid but no sandbox, and validate says so.
+func TestSandboxWarnings(t *testing.T) {
+	m, err := Parse([]byte("[sandbox]\nread = [\"/\", \"~/\", \"~/.npm\"]\n[servers.x]\ncommand = \"a\"\nsandbox.write = [\"${HOME}\", \"/tmp\"]\n"), "m.toml", "/m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, w := range m.Warnings {
+		got = append(got, w.Error())
+	}
+	want := []string{
+		`m.toml:2:9: warning: "sandbox.read": "/" grants the whole file system, which is no sandbox: grant the directories the server needs`,
+		`m.toml:2:14: warning: "sandbox.read": "~/" grants your whole home directory, its keys and tokens (~/.ssh, ~/.aws) included: grant the directories the server needs, such as "~/.npm"`,
+		`m.toml:5:18: warning: server "x": "sandbox.write": "${HOME}" grants your whole home directory, its keys and tokens (~/.ssh, ~/.aws) included: grant the directories the server needs, such as "~/.npm"`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("warnings:\ngot:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
 // TestSandboxSuggestions checks the fixes that validate --json gives.
 func TestSandboxSuggestions(t *testing.T) {
 	_, err := Parse([]byte("[sandbox]\nread = [\"src\"]\nnetwork = \"loopbak\"\nenforce = \"warm\"\n[servers.x]\ncommand = \"a\"\nsandbox.network = \"h.example:443\"\n"), "m.toml", "/m")
