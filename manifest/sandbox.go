@@ -402,6 +402,12 @@ func checkHostPort(s string) error {
 
 // sandbox decodes a [sandbox] or [servers.NAME.sandbox] table.
 func (d *decoder) sandbox(path []string, v any) *SandboxRules {
+	if b, isBool := v.(bool); isBool {
+		// sandbox = true reads well, but the table has more than one key.
+		fix := fmt.Sprintf("sandbox.enabled = %v", b)
+		d.valueError(path, "%q is a table: write %s", name(path), fix).Suggestion = fix
+		return nil
+	}
 	t, ok := d.table(path, v)
 	if !ok {
 		return nil

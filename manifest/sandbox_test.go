@@ -52,6 +52,9 @@ func TestSandboxErrors(t *testing.T) {
 		{"unknown key", "[sandbox]\nenable = true\n[servers.x]\ncommand = \"a\"\n[servers.x.sandbox]\nnet = \"none\"\n", []string{
 			`m.toml:2:1: unknown key "enable" (did you mean "enabled"?)`,
 			`m.toml:6:1: server "x": unknown key "net" (did you mean "network"?)`}},
+		{"a boolean for the table", "sandbox = true\n[servers.x]\ncommand = \"a\"\nsandbox = false\n", []string{
+			`m.toml:1:11: "sandbox" is a table: write sandbox.enabled = true`,
+			`m.toml:4:11: server "x": "sandbox" is a table: write sandbox.enabled = false`}},
 		{"a remote server has no process", "[servers.r]\nurl = \"https://x.example\"\nsandbox.enabled = true\n", []string{
 			`m.toml:3:1: server "r": "sandbox" is not allowed with "url"`}},
 	}
