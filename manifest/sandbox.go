@@ -121,7 +121,8 @@ type SandboxPaths struct {
 	Write []string
 }
 
-// SandboxPaths resolves server s's grants for the context c: ${VAR} from
+// SandboxPaths resolves server s's grants for the context c, whether its
+// sandbox is enabled or not (the caller asks Sandbox): ${VAR} from
 // the context, then getenv; ~ from HOME; {workspace} as WORKSPACE_DIR. A
 // path that is not absolute once resolved (a variable that held a
 // relative one) is an error at its place in the manifest.
@@ -163,13 +164,10 @@ func (m *Manifest) SandboxPaths(s *Server, c *Context, getenv Lookup) (*SandboxP
 	if err != nil {
 		return nil, err
 	}
-	paths := &SandboxPaths{Write: dedupe(write)}
+	seen := map[string]bool{}
+	paths := &SandboxPaths{Write: dedupe(write, seen)}
 	all := append(slices.Clone(SystemReadPaths), m.programPaths(s, c, getenv)...)
-	for _, p := range dedupe(append(all, read...)) {
-		if !slices.Contains(paths.Write, p) {
-			paths.Read = append(paths.Read, p)
-		}
-	}
+	paths.Read = dedupe(append(all, read...), seen)
 	return paths, nil
 }
 
@@ -278,10 +276,13 @@ func evalSymlinks(p string) string {
 	return r
 }
 
-func dedupe(ps []string) []string {
+// dedupe returns the paths of ps that seen does not hold, in order, and
+// adds them to seen: a map, since a hostile manifest may list thousands.
+func dedupe(ps []string, seen map[string]bool) []string {
 	var out []string
 	for _, p := range ps {
-		if !slices.Contains(out, p) {
+		if !seen[p] {
+			seen[p] = true
 			out = append(out, p)
 		}
 	}
