@@ -108,14 +108,18 @@ func (m *Manifest) Sandbox(s *Server) Sandbox {
 }
 
 // SandboxPaths are a sandbox's file grants, resolved: absolute, clean, each
-// once, in order.
+// once, in order, and each in one list only.
 type SandboxPaths struct {
-	// Read is what the server may read: the system paths a process needs
-	// (SystemReadPaths), the server's own program and its installation,
-	// then read (default: the workspace). What it may write it may read
-	// too, and is not repeated here.
+	// Start is what every sandboxed process reads to start, whatever the
+	// manifest grants: the system paths (SystemReadPaths) and the
+	// server's own programs with their installations. Kept apart from
+	// Read, for an enforcer that finds these itself.
+	Start []string
+	// Read is what the manifest grants for reading: read, else the
+	// workspace. What the server may write it may read too, and is not
+	// repeated here.
 	Read []string
-	// Write is what the server may write: write (default: the workspace).
+	// Write is what the server may write: write, else the workspace.
 	// Every sandbox also gets a private temporary directory, writable, as
 	// TMPDIR: its enforcer makes it, one per start, so it is not here.
 	Write []string
@@ -166,8 +170,8 @@ func (m *Manifest) SandboxPaths(s *Server, c *Context, getenv Lookup) (*SandboxP
 	}
 	seen := map[string]bool{}
 	paths := &SandboxPaths{Write: dedupe(write, seen)}
-	all := append(slices.Clone(SystemReadPaths), m.programPaths(s, c, getenv)...)
-	paths.Read = dedupe(append(all, read...), seen)
+	paths.Read = dedupe(read, seen)
+	paths.Start = dedupe(append(slices.Clone(SystemReadPaths), m.programPaths(s, c, getenv)...), seen)
 	return paths, nil
 }
 
