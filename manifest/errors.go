@@ -25,13 +25,19 @@ type Error struct {
 	// Warning marks something valid that is likely a mistake or a risk:
 	// the manifest loads, and Manifest.Warnings lists it.
 	Warning bool
+	// Hint marks a suggestion that validate makes about a valid manifest
+	// (see SandboxHints): neither a problem nor a risk found in it.
+	Hint bool
 }
 
 func (e *Error) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s:%d:%d: ", e.File, e.Pos.Line, e.Pos.Column)
-	if e.Warning {
+	switch {
+	case e.Warning:
 		b.WriteString("warning: ")
+	case e.Hint:
+		b.WriteString("hint: ")
 	}
 	b.WriteString(e.Message())
 	return b.String()

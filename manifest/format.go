@@ -22,10 +22,12 @@ type Comments struct {
 }
 
 // Format writes m as an mcpgen.toml that Parse reads back to the same model:
-// the top-level keys, [workspace], [session] (and [session.auth]), [gateway], then every server
-// in order, each as one [servers.NAME] table whose env and headers are
-// dotted keys (so that each may carry its own comment), and its declared
-// tools as [servers.NAME.tools.TOOL] tables. Defaults are left out.
+// the top-level keys, [workspace], [session] (and [session.auth]),
+// [gateway], [sandbox], then every server in order, each as one
+// [servers.NAME] table whose env and headers are dotted keys (so that each
+// may carry its own comment), then its [servers.NAME.sandbox] and its
+// declared tools as [servers.NAME.tools.TOOL] tables. Defaults are left
+// out.
 //
 // A literal text that holds "${" cannot be written: the manifest would read
 // it as a reference, and it has no escape. Format reports every such value
@@ -154,6 +156,37 @@ func (f *formatter) top(m *Manifest) {
 		f.header("gateway", "gateway")
 		f.line("gateway.prefix", "prefix", formatString(m.Gateway.Prefix))
 	}
+	f.sandbox("sandbox", []string{"sandbox"}, m.SandboxDefaults)
+}
+
+// sandbox writes a [sandbox] or [servers.NAME.sandbox] table: the keys it
+// sets, nothing when it is absent. An empty table is kept, so that what
+// the file says survives a round trip.
+func (f *formatter) sandbox(path string, header []string, r *SandboxRules) {
+	if r == nil {
+		return
+	}
+	f.header(path, header...)
+	key := func(k string) string { return path + "." + k }
+	if r.Enabled != nil {
+		f.line(key("enabled"), "enabled", strconv.FormatBool(*r.Enabled))
+	}
+	if r.Read != nil {
+		f.line(key("read"), "read", f.templates(key("read"), r.Read))
+	}
+	if r.Write != nil {
+		f.line(key("write"), "write", f.templates(key("write"), r.Write))
+	}
+	if n := r.Network; n != nil {
+		if n.Mode == NetworkHosts {
+			f.line(key("network"), "network", formatStrings(n.Hosts))
+		} else {
+			f.line(key("network"), "network", formatString(n.Mode))
+		}
+	}
+	if r.Enforce != "" {
+		f.line(key("enforce"), "enforce", formatString(r.Enforce))
+	}
 }
 
 // session writes [session], and [session.auth] after it.
@@ -273,6 +306,7 @@ func (f *formatter) server(s *Server) {
 	if s.CPUMax > 0 {
 		f.line(key("cpu_max"), "cpu_max", strconv.FormatFloat(s.CPUMax, 'f', -1, 64))
 	}
+	f.sandbox(key("sandbox"), []string{"servers", s.Name, "sandbox"}, s.Sandbox)
 	for _, t := range s.Tools {
 		f.tool(p, s.Name, t)
 	}

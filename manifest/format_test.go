@@ -41,6 +41,13 @@ required_scopes = ["mcp:tools", "read"]
 [gateway]
 prefix = "always"
 
+[sandbox]
+enabled = true
+read = ["~/.npm", "/usr/share", "${HOME}/x"]
+write = []
+network = "loopback"
+enforce = "strict"
+
 [servers.db]
 description = "A \"quoted\" description\twith a tab"
 command = 'C:\bin\db.exe'
@@ -64,6 +71,10 @@ idle_timeout = "10m"
 memory_max = "512M"
 cpu_max = 0.5
 
+[servers.db.sandbox]
+write = ["{workspace}", "{workspace}/../cache", 'C:\tmp']
+network = ["api.github.com:443", "[::1]:8080"]
+
 [servers.files]
 builtin = "files"
 read_only = true
@@ -73,6 +84,7 @@ context = false
 [servers.files2]
 builtin = "files"
 protect = [".git/**", "secrets/**"]
+sandbox = { enabled = false }
 
 [servers.git]
 enabled_tools = ["log"]
@@ -106,8 +118,14 @@ memory_max = 1048577
 // clearPositions zeroes what depends on the file's layout, not its content.
 func clearPositions(m *Manifest) {
 	m.pos, m.File = positions{}, ""
+	if m.SandboxDefaults != nil {
+		m.SandboxDefaults.Pos = Position{}
+	}
 	for _, s := range m.Servers {
-		s.Pos = Position{}
+		s.Pos, s.MemoryMaxPos, s.CPUMaxPos = Position{}, Position{}, Position{}
+		if s.Sandbox != nil {
+			s.Sandbox.Pos = Position{}
+		}
 		for _, t := range s.Tools {
 			t.Pos = Position{}
 		}

@@ -35,6 +35,7 @@ const (
 	typeMap      // a table of tables, each named by names and holding the keys in keys
 	typeScalar   // a string, integer, number or boolean
 	typeScalars  // a non-empty array of scalars
+	typeNetwork  // one of NetworkModes, or a non-empty array of host:port
 )
 
 // keySpec describes one key: what the schema says of it, and which server
@@ -177,6 +178,9 @@ var topKeys = keyTable[*Manifest]{
 	{keySpec{name: "gateway", typ: typeTable, keys: &gatewayKeys,
 		doc: "How the workspace gateway presents the workspace's servers."},
 		func(d *decoder, p []string, v any, m *Manifest) { m.Gateway = d.gateway(p, v) }},
+	{keySpec{name: "sandbox", typ: typeTable, keys: &sandboxKeys,
+		doc: "The defaults of every stdio server's sandbox; a server's own [servers.NAME.sandbox] keys replace them, key by key."},
+		func(d *decoder, p []string, v any, m *Manifest) { m.SandboxDefaults = d.sandbox(p, v) }},
 	{keySpec{name: "servers", typ: typeMap, names: serverName, notNames: ReservedNames, keys: &serverKeys,
 		doc: "The MCP servers, one table each: [servers.NAME]. A server is exactly one kind, chosen by one key: command (a stdio process), builtin (shipped in mcpgen), tools (declared here, each tool a command) or url (remote)."},
 		nil}, // decoded by manifest, once the workspace variables are known
@@ -430,6 +434,9 @@ var serverKeys = keyTable[*Server]{
 		func(d *decoder, p []string, v any, s *Server) {
 			s.CPUMax, s.CPUMaxPos = d.cpus(p, v), d.pos.value(p)
 		}},
+	{keySpec{name: "sandbox", typ: typeTable, kinds: stdioKinds, keys: &sandboxKeys,
+		doc: "What the server's processes may touch: its keys replace those of the top-level [sandbox], key by key (a list as a whole)."},
+		func(d *decoder, p []string, v any, s *Server) { s.Sandbox = d.sandbox(p, v) }},
 
 	{keySpec{name: "args", typ: typeArgv, kinds: []Kind{KindCommand},
 		doc: "The arguments of command, one element each (never split by a shell); they may use ${VAR}."},
@@ -473,6 +480,41 @@ var serverKeys = keyTable[*Server]{
 					d.valueError(p, "\"bearer_token_env\" names the variable that holds the token, e.g. \"DOCS_TOKEN\"; %q is not a variable name", str)
 				}
 				s.BearerTokenEnv = str
+			}
+		}},
+}
+
+// sandboxPathPattern is the form of a sandbox path as written: absolute,
+// or starting with ~, {workspace} or a ${VAR}.
+var sandboxPathPattern = lazyregexp.New(`^(/|\\\\|[A-Za-z]:[/\\]|~$|~/|\{workspace\}($|/)|\$\{)`)
+
+// sandboxKeys are the keys of [sandbox] and [servers.NAME.sandbox].
+var sandboxKeys = keyTable[*SandboxRules]{
+	{keySpec{name: "enabled", typ: typeBool, def: false,
+		doc: "Run the server confined to what the sandbox grants."},
+		func(d *decoder, p []string, v any, r *SandboxRules) {
+			if b, ok := d.boolean(p, v); ok {
+				r.Enabled = &b
+			}
+		}},
+	{keySpec{name: "read", typ: typeStrings, elemPattern: sandboxPathPattern,
+		doc: "Paths the server may read, besides the system paths a process needs and its own program: absolute, or starting with ~ or {workspace} (WORKSPACE_DIR); ${VAR} allowed. Default: [\"{workspace}\"]."},
+		func(d *decoder, p []string, v any, r *SandboxRules) { r.Read = d.sandboxPaths(p, v) }},
+	{keySpec{name: "write", typ: typeStrings, elemPattern: sandboxPathPattern,
+		doc: "Paths the server may write (and read), besides a private temporary directory (TMPDIR); written as read. Default: [\"{workspace}\"]."},
+		func(d *decoder, p []string, v any, r *SandboxRules) { r.Write = d.sandboxPaths(p, v) }},
+	{keySpec{name: "network", typ: typeNetwork, def: NetworkNone,
+		doc: "Where the server may connect: \"none\", \"loopback\" (this machine), \"all\", or a list of \"host:port\" such as [\"api.github.com:443\"]."},
+		func(d *decoder, p []string, v any, r *SandboxRules) { r.Network = d.network(p, v) }},
+	{keySpec{name: "enforce", typ: typeString, enum: EnforceModes, def: EnforceWarn,
+		doc: "When the platform cannot enforce a rule: \"warn\" runs the server and says what is not enforced (status, validate, the log); \"strict\" does not start it."},
+		func(d *decoder, p []string, v any, r *SandboxRules) {
+			if str, ok := d.str(p, v); ok {
+				if !slices.Contains(EnforceModes, str) {
+					d.valueError(p, "unknown enforce mode %q%s; use \"warn\" (run, and say what is not enforced) or \"strict\" (refuse to start the server)", str, suggest(str, EnforceModes)).Suggestion = closestOr(str, EnforceModes)
+					return
+				}
+				r.Enforce = str
 			}
 		}},
 }

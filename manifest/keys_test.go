@@ -28,6 +28,8 @@ var sampleOverrides = map[string]string{
 	"audience":         `"https://mcp.example.com/mcp"`,
 	"jwks_url":         `"https://auth.example.com/jwks"`,
 	"required_scopes":  `["mcp:tools"]`,
+	"read":             `["/usr", "~/.npm", "{workspace}/src", "${HOME}/x"]`,
+	"write":            `["{workspace}"]`,
 }
 
 // companions are the lines that a key of tables needs beside it: the keys
@@ -66,6 +68,7 @@ func samples(k keySpec) (valid, invalid string) {
 		typeMap:      {`{}`, `1`},
 		typeScalar:   {`"x"`, `[1]`},
 		typeScalars:  {`["x"]`, `"x"`},
+		typeNetwork:  {`["api.github.com:443"]`, `1`},
 	}[k.typ]
 	valid, invalid = pair[0], pair[1]
 	if v, ok := sampleOverrides[k.name]; ok {
@@ -146,6 +149,8 @@ func TestKeyTablesAgree(t *testing.T) {
 		// admits agents, which the table needs.
 		{"session.auth", authKeys.specs(), placement{"[session.auth]\n", "tokens_file = \"tokens\"\n", []string{"session", "auth"}}},
 		{"gateway", gatewayKeys.specs(), placement{"[gateway]\n", "", []string{"gateway"}}},
+		{"sandbox", sandboxKeys.specs(), placement{"[sandbox]\n", "", []string{"sandbox"}}},
+		{"server sandbox", sandboxKeys.specs(), placement{"[servers.s]\ncommand = \"node\"\n[servers.s.sandbox]\n", "", []string{"servers", "s", "sandbox"}}},
 		{"arg", argKeys.specs(), placement{"[servers.g.tools.t]\nrun = [\"echo\", \"{a}\"]\n[servers.g.tools.t.args.a]\n", "", []string{"servers", "g", "tools", "t", "args", "a"}}},
 	}
 	for _, tb := range tables {

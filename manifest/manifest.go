@@ -75,7 +75,11 @@ type Manifest struct {
 	Workspace Workspace
 	Session   Session
 	Gateway   Gateway
-	Servers   []*Server // in file order
+	// SandboxDefaults is the top-level [sandbox] table, the defaults of
+	// every stdio server's sandbox; nil when the manifest has none (see
+	// Manifest.Sandbox).
+	SandboxDefaults *SandboxRules
+	Servers         []*Server // in file order
 
 	// Warnings are what validate shows about a valid manifest: things
 	// allowed but likely a mistake or a risk, in file order.
@@ -319,6 +323,11 @@ type Server struct {
 	// MemoryMaxPos and CPUMaxPos are where their values are, for errors
 	// about a limit that the system cannot enforce.
 	MemoryMaxPos, CPUMaxPos Position
+	// Sandbox is [servers.NAME.sandbox], over the top-level defaults; nil
+	// when the server has none (see Manifest.Sandbox). Omitted from JSON
+	// when nil, as Protocol is, so that the launcher's keys of servers
+	// without one stay what they were.
+	Sandbox *SandboxRules `json:",omitempty"`
 
 	// KindCommand
 	Command Template

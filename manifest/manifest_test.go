@@ -620,6 +620,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(""))
 	f.Add([]byte("[session]\nlisten = \"[::1]:0\"\ntls_cert = \"c\"\n[session.auth]\nissuer = \"http://127.0.0.1:1/a?b#c\"\naudience = \"x\"\nrequired_scopes = [\"a\\\\b\"]\n"))
 	f.Add([]byte("\xEF\xBB\xBFversion = 1\n"))
+	f.Add([]byte("[sandbox]\nenabled = true\nread = [\"~/.npm\", \"${H}/x\"]\nnetwork = [\"[::1]:80\", \"h:0\"]\n[servers.x]\ncommand = \"npx\"\nsandbox = { write = [\"{workspace}/a\"], network = \"loopback\", enforce = \"strict\" }\n"))
 	f.Add([]byte(nest("inline table", MaxDepth+1)))
 	f.Add([]byte(nest("header and inline table", MaxDepth)))
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -631,9 +632,13 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
+		c := &Context{WorkspaceDir: "/w"}
+		getenv := func(string) (string, bool) { return "", false }
 		for _, s := range m.Servers {
 			_ = m.Where("servers", s.Name)
+			_, _ = m.SandboxPaths(s, c, getenv)
 		}
+		_ = m.SandboxHints("windows")
 	})
 }
 

@@ -187,6 +187,11 @@ func typeSchema(k keySpec) object {
 			s = append(s, member{"minProperties", 1})
 		}
 		return append(s, member{"additionalProperties", value})
+	case typeNetwork:
+		return object{{"anyOf", []object{
+			{{"type", "string"}, {"enum", NetworkModes}},
+			{{"type", "array"}, {"items", object{{"type", "string"}, {"pattern", `^.+:[0-9]{1,5}$`}}}, {"minItems", 1}},
+		}}}
 	case typeScalar:
 		return scalarSchema()
 	case typeScalars:

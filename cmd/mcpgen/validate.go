@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
+	"runtime"
+	"slices"
 	"strings"
 
 	json "github.com/goccy/go-json"
@@ -21,14 +23,17 @@ func (a *app) validateCommand() *cobra.Command {
 its file, line and column, the server and key, and what would be valid.
 It exits 1 when there is any. Warnings, about what is valid but likely a
 risk (a declared tool whose program the model chooses, say), are shown
-too and do not fail.
+too and do not fail, and so are hints: servers that npx or uvx fetch run
+someone else's code with your rights, and validate suggests the sandbox
+for them (sandbox.enabled = true); on Windows it says that the sandbox is
+not enforced yet.
 
 With --json it prints one JSON object, for editors and CI:
 {"file", "valid", "problems": [{"file", "line", "column", "path",
 "message", "suggestion", "severity"}]}, where path is the key's dotted path
 (servers.git.tools.log.run), suggestion what to write instead when there
-is one clear fix ("command", ["git", "status"]), and severity "error" or
-"warning".`,
+is one clear fix ("command", ["git", "status"]), and severity "error",
+"warning" or "hint".`,
 		Example: `  mcpgen validate
   mcpgen validate --manifest deploy/mcpgen.toml
   mcpgen validate --json | jq '.problems[] | select(.severity == "error")'`,
@@ -51,7 +56,7 @@ is one clear fix ("command", ["git", "status"]), and severity "error" or
 			if err != nil {
 				return err
 			}
-			for _, w := range m.Warnings {
+			for _, w := range slices.Concat(m.Warnings, m.SandboxHints(runtime.GOOS)) {
 				fmt.Fprintln(a.stderr, termtext.Line(w.Error()))
 			}
 			fmt.Fprintf(a.stdout, "%s: valid, %s\n", termtext.Line(m.File), serverSummary(m.Servers))
@@ -89,8 +94,11 @@ func (a *app) validateJSON(m *manifest.Manifest, err error) error {
 	add := func(es manifest.Errors) {
 		for _, e := range es {
 			sev := "error"
-			if e.Warning {
+			switch {
+			case e.Warning:
 				sev = "warning"
+			case e.Hint:
+				sev = "hint"
 			}
 			v.Problems = append(v.Problems, problem{File: e.File, Line: e.Pos.Line, Column: e.Pos.Column, Path: e.Path, Message: e.Message(), Suggestion: e.Suggestion, Severity: sev})
 		}
@@ -108,6 +116,7 @@ func (a *app) validateJSON(m *manifest.Manifest, err error) error {
 			v.Servers = append(v.Servers, s.Name)
 		}
 		add(m.Warnings)
+		add(m.SandboxHints(runtime.GOOS))
 	}
 	enc := json.NewEncoder(a.stdout)
 	enc.SetEscapeHTML(false)
