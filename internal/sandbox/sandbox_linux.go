@@ -137,6 +137,12 @@ func decide(p *Policy) (plan, Report) {
 		}
 		mech = append(mech, "namespaces: "+ns)
 		r.Enforced = append(r.Enforced, "other processes: hidden (a PID namespace with its own /proc)")
+	} else if abi > 0 {
+		// Landlock alone leaves /proc/PID of same-user processes readable
+		// (their environ, their maps): restrict grants the program's own
+		// /proc/PID only.
+		r.Enforced = append(r.Enforced, "other processes: /proc withheld but for the server's own /proc/PID (no PID namespace: "+nsWhy+")")
+		r.NotEnforced = append(r.NotEnforced, "other processes: what the server starts cannot read its own /proc/self either")
 	} else {
 		r.NotEnforced = append(r.NotEnforced, "other processes: /proc/PID of processes outside the sandbox stays readable ("+nsWhy+")")
 	}
@@ -409,4 +415,3 @@ func reap(child int) (status int, exited bool) {
 		}
 	}
 }
-
