@@ -257,3 +257,76 @@ func testHostile(t *testing.T) {
 		})
 	}
 }
+
+// TestReportDegrades: on a kernel without what a rule needs, the Report
+// says the rule is not enforced, and a strict policy refuses to start.
+func TestReportDegrades(t *testing.T) {
+	defer func(f func() int, g func() (bool, bool, string)) { landlockABI, namespaces = f, g }(landlockABI, namespaces)
+	namespaces = func() (bool, bool, string) { return false, false, "pretended off" }
+	for _, c := range []struct {
+		name    string
+		abi     int
+		network Network
+		want    []string // parts of NotEnforced, in order
+	}{
+		{"no landlock", 0, Network{Mode: NetNone}, []string{"files: not confined", "network: not confined", "/proc/PID of processes outside the sandbox stays readable"}},
+		{"abi 3, none", 3, Network{Mode: NetNone}, []string{"signals", "network: not confined", "what the server starts cannot read its own /proc/self"}},
+		{"abi 4, none", 4, Network{Mode: NetNone}, []string{"signals", "UDP and unix sockets are not confined", "/proc/self"}},
+		{"abi 7, loopback", 7, Network{Mode: NetLoopback}, []string{"loopback only is not enforced", "/proc/self"}},
+		{"abi 7, allowlist", 7, Network{Mode: NetAllow, Allow: []string{"example.com:443"}}, []string{"hosts of the allowlist are not enforced", "/proc/self"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			landlockABI = func() int { return c.abi }
+			p := &Policy{Network: c.network, Enforce: EnforceStrict}
+			_, r := decide(p)
+			if len(r.NotEnforced) != len(c.want) {
+				t.Fatalf("NotEnforced %q, want %d entries like %q", r.NotEnforced, len(c.want), c.want)
+			}
+			for i, w := range c.want {
+				if !strings.Contains(r.NotEnforced[i], w) {
+					t.Errorf("NotEnforced[%d] = %q, want it to say %q", i, r.NotEnforced[i], w)
+				}
+			}
+			cmd := exec.Command("/bin/true")
+			_, err := Prepare(cmd, p)
+			var se *StrictError
+			if !errors.As(err, &se) {
+				t.Fatalf("strict Prepare: got %v, want a StrictError", err)
+			}
+			if cmd.Path != "/bin/true" || len(cmd.Args) != 1 || cmd.SysProcAttr != nil {
+				t.Errorf("a refused Prepare changed cmd: %s %q %+v", cmd.Path, cmd.Args, cmd.SysProcAttr)
+			}
+		})
+	}
+}
+
+// BenchmarkSpawnTrue: spawn to exit of /bin/true, without the sandbox,
+// with Landlock alone, and with Landlock and namespaces, side by side.
+func BenchmarkSpawnTrue(b *testing.B) {
+	p := &Policy{Write: []string{b.TempDir()}, Network: Network{Mode: NetNone}}
+	noNS := func() (bool, bool, string) { return false, false, "pretended off" }
+	for _, c := range []struct {
+		name   string
+		policy *Policy
+		ns     func() (bool, bool, string)
+	}{{"off", nil, namespaces}, {"landlock", p, noNS}, {"landlock+namespaces", p, namespaces}} {
+		b.Run(c.name, func(b *testing.B) {
+			if c.policy != nil && landlockABI() == 0 {
+				b.Skip("no Landlock")
+			}
+			defer func(f func() (bool, bool, string)) { namespaces = f }(namespaces)
+			namespaces = c.ns
+			for b.Loop() {
+				cmd := exec.Command("/bin/true")
+				if c.policy != nil {
+					if _, err := Prepare(cmd, c.policy); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := cmd.Run(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
