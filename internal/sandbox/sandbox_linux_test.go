@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -89,7 +90,11 @@ func runHostile(t *testing.T, p *Policy, home string, args ...string) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(self, args...)
+	// Bounded, so that a broken sandbox fails the test instead of hanging
+	// it; killing the setup step (PID 1 of its namespace) ends the rest.
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, self, args...)
 	cmd.Env = append(os.Environ(), envHostile+"=1", "HOME="+home)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -111,6 +116,10 @@ func runHostile(t *testing.T, p *Policy, home string, args ...string) int {
 		return -1
 	}
 }
+
+// bound is how long a hostile run may take. It asserts no timing: on a
+// loaded machine a run takes what it takes, up to this.
+const bound = 60 * time.Second
 
 func requireLandlock(t *testing.T) {
 	t.Helper()
