@@ -1,5 +1,13 @@
 package sandbox
 
+// Landlock is reached through github.com/landlock-lsm/go-landlock, kept by
+// the Landlock maintainers: it knows each ABI's rights and downgrades a
+// ruleset to the running kernel's (best effort), and applies it to every
+// thread of the Go runtime, which the raw syscall (one thread) does not.
+// It brings kernel.org/.../libcap/psx for that, which links C code into
+// cgo builds; the release builds (CGO_ENABLED=0) use Go's own
+// AllThreadsSyscall.
+
 import (
 	"encoding/json"
 	"errors"
