@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcpgen/mcpgen/internal/sandbox"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -24,6 +25,10 @@ import (
 // MCPGEN_PROC_HELPER=launcher it runs helperLauncher instead of the tests,
 // and with MCPGEN_PROC_HELPER=rlimit, helperRlimit.
 func TestMain(m *testing.M) {
+	// The sandbox's setup step re-execs the test binary (sandbox.Prepare).
+	if code, ok := sandbox.Main(); ok {
+		os.Exit(code)
+	}
 	switch os.Getenv("MCPGEN_PROC_HELPER") {
 	case "launcher":
 		os.Exit(helperLauncher())

@@ -24,3 +24,12 @@ func signalGroup(pid int, sig syscall.Signal) {
 		_ = syscall.Kill(-pid, sig)
 	}
 }
+
+// withGroup is attr (nil: none) with a process group of its own added.
+func withGroup(attr *syscall.SysProcAttr) *syscall.SysProcAttr {
+	if attr == nil {
+		return groupAttr()
+	}
+	attr.Setpgid = true
+	return attr
+}

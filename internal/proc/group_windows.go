@@ -31,3 +31,6 @@ func killGroup(pid int) {
 		_ = p.Release()
 	}
 }
+
+// withGroup is groupAttr: nothing else (no sandbox yet) sets attr here.
+func withGroup(*syscall.SysProcAttr) *syscall.SysProcAttr { return groupAttr() }

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/mcpgen/mcpgen/internal/sandbox"
 )
 
 // A Spec is how to start one process.
@@ -35,14 +37,28 @@ type Spec struct {
 	Containment *Containment
 	Name        string
 	Limits      Limits
+
+	// Sandbox, when set, confines the process and all it starts to what
+	// it grants (internal/sandbox); a strict one that the platform cannot
+	// enforce in full is a PermanentError. SandboxReport is set to what
+	// the platform enforces of it.
+	Sandbox       *sandbox.Policy
+	SandboxReport sandbox.Report
 }
 
 // start starts cmd as spec says: in a new container (returned), or in a
 // process group of its own. A limit that the containment cannot enforce
 // is a PermanentError.
 func (spec *Spec) start(cmd *exec.Cmd) (*Container, error) {
+	if spec.Sandbox != nil {
+		r, err := sandbox.Prepare(cmd, spec.Sandbox)
+		spec.SandboxReport = r
+		if err != nil {
+			return nil, &PermanentError{err}
+		}
+	}
 	if spec.Containment == nil {
-		cmd.SysProcAttr = groupAttr()
+		cmd.SysProcAttr = withGroup(cmd.SysProcAttr) // keeps the sandbox's namespaces
 		return nil, cmd.Start()
 	}
 	k, err := spec.Containment.New(cmp.Or(spec.Name, "process"), spec.Limits)

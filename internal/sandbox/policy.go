@@ -1,0 +1,161 @@
+// Package sandbox confines what mcpgen starts to what its manifest grants:
+// the paths it may read and write, and the network it may reach. A Policy
+// says what is granted, the same on every platform; each platform enforces
+// what it can of it, and a Report says what it does and does not enforce,
+// so that status and validate can show it and a strict policy can refuse
+// to start a server whose rules would not all hold.
+//
+// On Linux the rules are applied in the child, between fork and exec: the
+// child is mcpgen itself, started with a hidden entry (Main), which takes
+// on the policy (Landlock, namespaces) and then runs the server's command,
+// so that the policy covers everything the server starts.
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// A NetMode is how much of the network a sandboxed process may reach.
+type NetMode string
+
+const (
+	// NetNone: no network at all.
+	NetNone NetMode = "none"
+	// NetLoopback: the host's loopback only.
+	NetLoopback NetMode = "loopback"
+	// NetAll: the whole network, unconfined.
+	NetAll NetMode = "all"
+	// NetAllow: only the host:port pairs of Network.Allow.
+	NetAllow NetMode = "allow"
+)
+
+// Network is what a sandboxed process may connect to.
+type Network struct {
+	Mode NetMode `json:"mode"`
+	// Allow lists host:port pairs (NetAllow).
+	Allow []string `json:"allow,omitempty"`
+}
+
+// An Enforce says what happens when the platform cannot enforce a rule.
+type Enforce string
+
+const (
+	// EnforceWarn starts the process anyway; the Report says what is not
+	// enforced (status, validate and the log show it).
+	EnforceWarn Enforce = "warn"
+	// EnforceStrict refuses to start a process whose rules would not all
+	// be enforced.
+	EnforceStrict Enforce = "strict"
+)
+
+// A Policy is what a sandboxed process is granted, besides what a process
+// needs to start (its own program and libraries, the system paths): the
+// paths it may read, those it may also write, and the network. Paths are
+// absolute; the manifest expands ~, {workspace} and ${VAR} before.
+type Policy struct {
+	Read    []string `json:"read,omitempty"`
+	Write   []string `json:"write,omitempty"`
+	Network Network  `json:"network"`
+	Enforce Enforce  `json:"enforce,omitempty"`
+}
+
+// Check says what is wrong with p, if anything: a relative path, an
+// unknown mode, an allowlist entry that is not host:port.
+func (p *Policy) Check() error {
+	var errs []error
+	for _, list := range []struct {
+		name  string
+		paths []string
+	}{{"read", p.Read}, {"write", p.Write}} {
+		for _, path := range list.paths {
+			if !filepath.IsAbs(path) {
+				errs = append(errs, fmt.Errorf("sandbox %s: %q is not an absolute path (expand ~ and {workspace} first)", list.name, path))
+			}
+		}
+	}
+	switch p.Network.Mode {
+	case NetNone, NetLoopback, NetAll:
+		if len(p.Network.Allow) > 0 {
+			errs = append(errs, fmt.Errorf("sandbox network: an allowlist with mode %q (use mode %q)", p.Network.Mode, NetAllow))
+		}
+	case NetAllow:
+		if len(p.Network.Allow) == 0 {
+			errs = append(errs, fmt.Errorf("sandbox network: an empty allowlist (use %q for no network)", NetNone))
+		}
+		for _, hp := range p.Network.Allow {
+			if _, err := allowPort(hp); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	default:
+		errs = append(errs, fmt.Errorf("sandbox network: unknown mode %q (want none, loopback, all or an allowlist of host:port)", p.Network.Mode))
+	}
+	switch p.Enforce {
+	case "", EnforceWarn, EnforceStrict:
+	default:
+		errs = append(errs, fmt.Errorf("sandbox enforce: unknown value %q (want warn or strict)", p.Enforce))
+	}
+	return errors.Join(errs...)
+}
+
+// allowPort is the port of an allowlist entry, host:port.
+func allowPort(hostport string) (uint16, error) {
+	host, port, err := net.SplitHostPort(hostport)
+	if err == nil && host == "" {
+		err = errors.New("no host")
+	}
+	if err != nil {
+		return 0, fmt.Errorf("sandbox network: %q: %v (want host:port, as in api.github.com:443)", hostport, err)
+	}
+	n, err := strconv.ParseUint(port, 10, 16)
+	if err != nil || n == 0 {
+		return 0, fmt.Errorf("sandbox network: %q: port %q is not a number from 1 to 65535", hostport, port)
+	}
+	return uint16(n), nil
+}
+
+// A Report says what the platform enforces of a Policy and what it cannot.
+type Report struct {
+	// Platform names the mechanisms in use ("landlock ABI 7, namespaces:
+	// pid, mount, net"), or says there are none.
+	Platform string `json:"platform"`
+	// Enforced lists the rules that hold, one phrase each.
+	Enforced []string `json:"enforced,omitempty"`
+	// NotEnforced lists the rules that do not, and why.
+	NotEnforced []string `json:"not_enforced,omitempty"`
+}
+
+// String is the report in a few lines, for validate and the log.
+func (r Report) String() string {
+	var b strings.Builder
+	b.WriteString("sandbox: " + r.Platform)
+	for _, s := range r.Enforced {
+		b.WriteString("\n  enforced: " + s)
+	}
+	for _, s := range r.NotEnforced {
+		b.WriteString("\n  NOT enforced: " + s)
+	}
+	return b.String()
+}
+
+// StrictError is returned when a strict policy has rules the platform
+// cannot enforce: the process is not started.
+type StrictError struct{ Report Report }
+
+func (e *StrictError) Error() string {
+	return "sandbox: enforce = \"strict\" and the platform cannot enforce: " +
+		strings.Join(e.Report.NotEnforced, "; ") + ` (set enforce = "warn" to start anyway)`
+}
+
+// strict returns a StrictError when p is strict and r has unenforced rules.
+func strict(p *Policy, r Report) error {
+	if p.Enforce == EnforceStrict && len(r.NotEnforced) > 0 {
+		return &StrictError{r}
+	}
+	return nil
+}

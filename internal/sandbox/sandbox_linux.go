@@ -1,0 +1,432 @@
+package sandbox
+
+// Landlock is reached through github.com/landlock-lsm/go-landlock, kept by
+// the Landlock maintainers: it knows each ABI's rights and downgrades a
+// ruleset to the running kernel's (best effort), and applies it to every
+// thread of the Go runtime, which the raw syscall (one thread) does not.
+// It brings kernel.org/.../libcap/psx for that, which links C code into
+// cgo builds; the release builds (CGO_ENABLED=0) use Go's own
+// AllThreadsSyscall.
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+// entry is the hidden first argument that makes mcpgen the sandbox's setup
+// step (Main): mcpgen ENTRY POLICY-JSON PROGRAM ARGS...
+const entry = "__mcpgen_sandbox"
+
+// A plan is what the child does, decided by the parent (Prepare) from the
+// policy and what the kernel offers, and passed to Main in argv.
+type plan struct {
+	Policy Policy `json:"policy"`
+	// PidNS: the child is PID 1 of a new PID and mount namespace, mounts
+	// its own /proc, and runs the program as its one child.
+	PidNS bool `json:"pidns,omitempty"`
+	// NetNS: the child is in a new network namespace (Network none).
+	NetNS bool `json:"netns,omitempty"`
+	// UserNS: the namespaces are made inside a new user namespace, where
+	// mcpgen is not root (root needs none).
+	UserNS bool `json:"userns,omitempty"`
+}
+
+// Landlock's ABI versions that add what the Report speaks of.
+const (
+	abiRefer    = 2 // linking and renaming across directories
+	abiTruncate = 3
+	abiTCP      = 4
+	abiScoped   = 6 // signals and abstract unix sockets stay inside
+)
+
+// landlockABI is the running kernel's Landlock ABI, 0 without Landlock.
+// A variable, for tests that pretend an older kernel.
+var landlockABI = func() int {
+	v, err := llsys.LandlockGetABIVersion()
+	if err != nil {
+		return 0
+	}
+	return v
+}
+
+// namespaces reports whether mcpgen can make PID, mount and network
+// namespaces for its children, and whether it needs a user namespace to.
+var namespaces = func() (ok, userNS bool, why string) {
+	if os.Geteuid() == 0 {
+		return true, false, ""
+	}
+	b, err := os.ReadFile("/proc/sys/user/max_user_namespaces")
+	if err != nil || strings.TrimSpace(string(b)) == "0" {
+		return false, false, "user namespaces are disabled (user.max_user_namespaces)"
+	}
+	if b, err := os.ReadFile("/proc/sys/kernel/unprivileged_userns_clone"); err == nil && strings.TrimSpace(string(b)) == "0" {
+		return false, false, "unprivileged user namespaces are disabled (kernel.unprivileged_userns_clone)"
+	}
+	if b, err := os.ReadFile("/proc/sys/kernel/apparmor_restrict_unprivileged_userns"); err == nil && strings.TrimSpace(string(b)) == "1" {
+		return false, false, "AppArmor restricts unprivileged user namespaces"
+	}
+	return true, true, ""
+}
+
+// decide makes the plan for p on this kernel, and the report of it.
+func decide(p *Policy) (plan, Report) {
+	pl := plan{Policy: *p}
+	var r Report
+	abi := landlockABI()
+	nsOK, userNS, nsWhy := namespaces()
+	pl.PidNS, pl.UserNS = nsOK, nsOK && userNS
+
+	var mech []string
+	if abi > 0 {
+		mech = append(mech, "landlock ABI "+strconv.Itoa(abi))
+		r.Enforced = append(r.Enforced, "files: read only "+list(p.Read, "no extra paths")+" and write only "+list(p.Write, "nowhere")+", besides the system paths a process needs")
+		if abi < abiRefer {
+			r.NotEnforced = append(r.NotEnforced, "files: links and renames across directories are refused outright (Landlock ABI < 2)")
+		}
+		if abi < abiTruncate {
+			r.NotEnforced = append(r.NotEnforced, "files: truncating a readable file is not confined (Landlock ABI < 3)")
+		}
+		if abi >= abiScoped {
+			r.Enforced = append(r.Enforced, "signals and abstract unix sockets: only within the sandbox")
+		} else {
+			r.NotEnforced = append(r.NotEnforced, "signals and abstract unix sockets: may reach processes outside (Landlock ABI < 6)")
+		}
+	} else {
+		r.NotEnforced = append(r.NotEnforced, "files: not confined (the kernel has no Landlock)")
+	}
+
+	switch p.Network.Mode {
+	case NetAll:
+		r.Enforced = append(r.Enforced, "network: all (not confined, as asked)")
+	case NetNone:
+		switch {
+		case nsOK:
+			pl.NetNS = true
+			r.Enforced = append(r.Enforced, "network: none (a network namespace of its own, with no interface up)")
+		case abi >= abiTCP:
+			r.Enforced = append(r.Enforced, "network: no TCP connect or bind (Landlock)")
+			r.NotEnforced = append(r.NotEnforced, "network: UDP and unix sockets are not confined (no network namespace: "+nsWhy+")")
+		default:
+			r.NotEnforced = append(r.NotEnforced, "network: not confined (no network namespace: "+nsWhy+"; Landlock ABI < 4)")
+		}
+	case NetLoopback:
+		// A network namespace has a loopback of its own, not the host's,
+		// and Landlock filters TCP by port, not by host: telling the
+		// host's loopback from the internet needs the egress proxy.
+		r.NotEnforced = append(r.NotEnforced, "network: loopback only is not enforced, any host is reachable (Landlock filters ports, not hosts)")
+	case NetAllow:
+		if abi >= abiTCP {
+			r.Enforced = append(r.Enforced, "network: TCP connect only to the ports of "+strings.Join(p.Network.Allow, ", ")+" (Landlock)")
+			r.NotEnforced = append(r.NotEnforced, "network: the hosts of the allowlist are not enforced, only their ports; UDP is not confined")
+		} else {
+			r.NotEnforced = append(r.NotEnforced, "network: the allowlist is not enforced (Landlock ABI < 4)")
+		}
+	}
+
+	if nsOK {
+		ns := "pid, mount"
+		if pl.NetNS {
+			ns += ", net"
+		}
+		if pl.UserNS {
+			ns += " (in a user namespace)"
+		}
+		mech = append(mech, "namespaces: "+ns)
+		r.Enforced = append(r.Enforced, "other processes: hidden (a PID namespace with its own /proc)")
+	} else if abi > 0 {
+		// Landlock alone leaves /proc/PID of same-user processes readable
+		// (their environ, their maps): restrict grants the program's own
+		// /proc/PID only.
+		r.Enforced = append(r.Enforced, "other processes: /proc withheld but for the server's own /proc/PID (no PID namespace: "+nsWhy+")")
+		r.NotEnforced = append(r.NotEnforced, "other processes: what the server starts cannot read its own /proc/self either")
+	} else {
+		r.NotEnforced = append(r.NotEnforced, "other processes: /proc/PID of processes outside the sandbox stays readable ("+nsWhy+")")
+	}
+	if len(mech) == 0 {
+		mech = append(mech, "none (no Landlock, no namespaces)")
+	}
+	r.Platform = strings.Join(mech, ", ")
+	return pl, r
+}
+
+func list(paths []string, none string) string {
+	if len(paths) == 0 {
+		return none
+	}
+	return strings.Join(paths, ", ")
+}
+
+// Prepare makes cmd, made by exec.Command with its Env set, start inside
+// the sandbox p: cmd then runs mcpgen's hidden entry (Main), which applies
+// p to itself and runs the command. It returns what is enforced; a strict
+// policy that cannot be enforced in full is a StrictError, and cmd is left
+// as it was. cmd.SysProcAttr is kept, with namespaces added to it.
+func Prepare(cmd *exec.Cmd, p *Policy) (Report, error) {
+	if err := p.Check(); err != nil {
+		return Report{}, err
+	}
+	pl, r := decide(p)
+	if err := strict(p, r); err != nil {
+		return r, err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return r, fmt.Errorf("sandbox: finding mcpgen itself: %v", err)
+	}
+	js, err := json.Marshal(pl)
+	if err != nil {
+		return r, err
+	}
+	cmd.Args = append([]string{self, entry, string(js), cmd.Path}, cmd.Args[1:]...)
+	cmd.Path = self
+	attr := cmd.SysProcAttr
+	if attr == nil {
+		attr = &syscall.SysProcAttr{}
+	}
+	if pl.PidNS {
+		attr.Cloneflags |= unix.CLONE_NEWPID | unix.CLONE_NEWNS
+	}
+	if pl.NetNS {
+		attr.Cloneflags |= unix.CLONE_NEWNET
+	}
+	if pl.UserNS {
+		// mcpgen's own uid and gid, mapped to themselves: files look the
+		// same inside, and nothing more is granted.
+		attr.Cloneflags |= unix.CLONE_NEWUSER
+		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
+		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
+		attr.GidMappingsEnableSetgroups = false
+	}
+	cmd.SysProcAttr = attr
+	return r, nil
+}
+
+// Main is the sandbox's setup step, when mcpgen was started by Prepare's
+// command: it applies the policy to itself and runs the program, and
+// returns the status to exit with. ok is false when this process is not
+// one, and the caller goes on as mcpgen.
+func Main() (code int, ok bool) {
+	if len(os.Args) < 4 || os.Args[1] != entry {
+		return 0, false
+	}
+	if err := run(os.Args[2], os.Args[3], os.Args[4:]); err != nil {
+		fmt.Fprintf(os.Stderr, "mcpgen: sandbox: %v\n", err)
+		return 126, true // as a shell says of a command it could not run
+	}
+	panic("unreachable: run execs or exits")
+}
+
+// run applies the plan and runs program: in place of this process, or,
+// as PID 1 of a namespace, as its one child (exiting with its status).
+func run(planJSON, program string, args []string) error {
+	// Landlock before ABI 8 makes a domain of its own for each thread
+	// (go-landlock applies the rules to every one), and its signal scope
+	// lets a thread signal only processes of its own domain: the thread
+	// that forks the program must be the one that signals it. So all of
+	// this runs on one thread, for good (the process execs or exits).
+	runtime.LockOSThread()
+	var pl plan
+	if err := json.Unmarshal([]byte(planJSON), &pl); err != nil {
+		return fmt.Errorf("reading the plan: %v", err)
+	}
+	path, err := exec.LookPath(program)
+	if err != nil {
+		return err
+	}
+	if path, err = filepath.Abs(path); err != nil {
+		return err
+	}
+	if pl.PidNS {
+		if err := ownProc(); err != nil {
+			return err
+		}
+	}
+	if err := restrict(&pl, path); err != nil {
+		return err
+	}
+	argv := append([]string{program}, args...)
+	if !pl.PidNS {
+		return fmt.Errorf("exec %s: %w", path, syscall.Exec(path, argv, os.Environ()))
+	}
+	os.Exit(reaper(path, argv))
+	return nil
+}
+
+// ownProc mounts a /proc of the new PID namespace over the host's, in a
+// mount namespace whose changes stay private to it.
+func ownProc() error {
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("making mounts private: %v", err)
+	}
+	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return fmt.Errorf("mounting /proc: %v", err)
+	}
+	return nil
+}
+
+// System paths a process needs to start and run: read-only, and ignored
+// where missing.
+var (
+	systemDirs = []string{
+		"/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin",
+		"/etc/ssl", "/etc/ca-certificates", "/etc/pki", "/etc/ld.so.conf.d",
+		"/etc/alternatives", "/usr/share/zoneinfo",
+	}
+	systemFiles = []string{
+		"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.preload",
+		"/etc/localtime", "/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf",
+		"/etc/passwd", "/etc/group", "/etc/host.conf", "/etc/gai.conf",
+		"/etc/mime.types", "/dev/urandom", "/dev/random",
+	}
+	// Written to by habit (2>/dev/null, a terminal's tty).
+	systemRWFiles = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty"}
+)
+
+// restrict applies the plan's Landlock rules to this process and all it
+// will start. Landlock absent is not an error: Prepare's Report said so.
+func restrict(pl *plan, program string) error {
+	if landlockABI() == 0 {
+		return nil
+	}
+	p := &pl.Policy
+	rules := []landlock.Rule{
+		landlock.RODirs(systemDirs...).IgnoreIfMissing(),
+		landlock.ROFiles(systemFiles...).IgnoreIfMissing(),
+		landlock.RWFiles(systemRWFiles...).IgnoreIfMissing(),
+	}
+	// The program itself, where its link points; its directory's
+	// libraries are the policy's to grant.
+	if real, err := filepath.EvalSymlinks(program); err == nil {
+		rules = append(rules, landlock.ROFiles(real, program))
+	}
+	if pl.PidNS {
+		rules = append(rules, landlock.RODirs("/proc")) // its own /proc
+	} else {
+		// The host's /proc: this process's own directory only, which is
+		// the program's after exec; what it starts cannot read theirs.
+		rules = append(rules, landlock.RODirs("/proc/"+strconv.Itoa(os.Getpid())))
+	}
+	for _, path := range p.Read {
+		rules = append(rules, pathRule(path, false))
+	}
+	for _, path := range p.Write {
+		rules = append(rules, pathRule(path, true).WithRefer())
+	}
+	switch p.Network.Mode {
+	case NetAllow:
+		for _, hp := range p.Network.Allow {
+			port, err := allowPort(hp)
+			if err != nil {
+				return err
+			}
+			rules = append(rules, landlock.ConnectTCP(port))
+		}
+	case NetLoopback, NetAll:
+		// Landlock cannot tell loopback from elsewhere: TCP unconfined.
+		return landlock.V7.BestEffort().RestrictPaths(rules...)
+	}
+	// NetNone and NetAllow: TCP confined to the ports granted, if any.
+	if err := landlock.V7.BestEffort().Restrict(rules...); err != nil {
+		return fmt.Errorf("landlock: %v", err)
+	}
+	return nil
+}
+
+// pathRule grants path for reading (and writing): a directory and all
+// under it, or one file. A path that does not exist is granted nothing.
+func pathRule(path string, write bool) landlock.FSRule {
+	fi, err := os.Stat(path)
+	dir := err != nil || fi.IsDir()
+	switch {
+	case dir && write:
+		return landlock.RWDirs(path).IgnoreIfMissing()
+	case dir:
+		return landlock.RODirs(path).IgnoreIfMissing()
+	case write:
+		return landlock.RWFiles(path).IgnoreIfMissing()
+	default:
+		return landlock.ROFiles(path).IgnoreIfMissing()
+	}
+}
+
+// reaperSignals are passed on to the program: all that a launcher or a
+// person sends, but SIGCHLD, which is the reaper's own.
+var reaperSignals = []os.Signal{
+	unix.SIGHUP, unix.SIGINT, unix.SIGQUIT, unix.SIGTERM,
+	unix.SIGUSR1, unix.SIGUSR2, unix.SIGWINCH, unix.SIGALRM,
+}
+
+// reaper runs path as the one child of this process, PID 1 of the
+// sandbox's PID namespace, reaps every orphan until the child has exited,
+// and returns the child's status. PID 1 of a namespace ignores signals it
+// has no handler for, so a server run as PID 1 would not stop on SIGTERM;
+// the reaper handles them and passes them on instead. The child leads a
+// process group of its own, so that a signal to mcpgen's group reaches it
+// once, through here. When this process exits, the kernel kills all that
+// is left in the namespace.
+func reaper(path string, argv []string) int {
+	sigs := make(chan os.Signal, 16)
+	signal.Notify(sigs, reaperSignals...)
+	chld := make(chan os.Signal, 1)
+	signal.Notify(chld, unix.SIGCHLD)
+	child, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
+		Env:   os.Environ(),
+		Files: []uintptr{0, 1, 2},
+		Sys:   &syscall.SysProcAttr{Setpgid: true},
+	})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "mcpgen: sandbox: starting %s: %v\n", path, err)
+		return 126
+	}
+	for {
+		if status, exited := reap(child); exited {
+			return status
+		}
+		select {
+		case sig := <-sigs:
+			_ = unix.Kill(child, sig.(syscall.Signal)) // ESRCH: just exited
+		case <-chld:
+		}
+	}
+}
+
+// reap waits for every child that has exited, without blocking, and
+// reports child's status if it was one: its exit status, or 128 plus the
+// signal that killed it.
+func reap(child int) (status int, exited bool) {
+	for {
+		var ws unix.WaitStatus
+		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil || pid <= 0 {
+			return status, exited
+		}
+		if pid != child {
+			continue
+		}
+		exited = true
+		switch {
+		case ws.Exited():
+			status = ws.ExitStatus()
+		case ws.Signaled():
+			status = 128 + int(ws.Signal())
+		default:
+			status = 1
+		}
+	}
+}

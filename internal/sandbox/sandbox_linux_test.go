@@ -1,0 +1,341 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// envHostile makes the test binary the hostile program: it tries one
+// thing, named by its arguments, and exits 0 if it managed, exitRefused
+// if it was refused.
+const (
+	envHostile  = "MCPGEN_SANDBOX_TEST_HOSTILE"
+	exitRefused = 3
+)
+
+func TestMain(m *testing.M) {
+	// The test binary stands in for mcpgen: Prepare's command is the
+	// binary itself, with the hidden entry.
+	if code, ok := Main(); ok {
+		os.Exit(code)
+	}
+	if os.Getenv(envHostile) != "" {
+		os.Exit(hostile(os.Args[1:]))
+	}
+	os.Exit(m.Run())
+}
+
+// hostile tries what args say:
+//
+//	read FILE | write FILE | link OLD NEW | connect HOST:PORT |
+//	environ PID SECRET | spawn SELF ARGS...
+func hostile(args []string) int {
+	err := try(args)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "hostile %s: %v\n", strings.Join(args, " "), err)
+		return exitRefused
+	}
+	return 0
+}
+
+func try(args []string) error {
+	switch args[0] {
+	case "read":
+		_, err := os.ReadFile(args[1])
+		return err
+	case "write":
+		return os.WriteFile(args[1], []byte("owned"), 0o600)
+	case "link":
+		return os.Link(args[1], args[2])
+	case "connect":
+		c, err := net.DialTimeout("tcp", args[1], 10*time.Second)
+		if err == nil {
+			c.Close()
+		}
+		return err
+	case "environ":
+		b, err := os.ReadFile("/proc/" + args[1] + "/environ")
+		if err == nil && !bytes.Contains(b, []byte(args[2])) {
+			err = errors.New("read an environ without the secret: another process's")
+		}
+		return err
+	case "spawn":
+		cmd := exec.Command(args[1], args[2:]...)
+		cmd.Stderr = os.Stderr
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && ee.ExitCode() == exitRefused {
+			return errors.New("the child was refused")
+		}
+		return err
+	}
+	return fmt.Errorf("unknown action %q", args[0])
+}
+
+// runHostile runs the test binary as the hostile program, args its
+// action, under p (nil: no sandbox), and returns its exit code.
+func runHostile(t *testing.T, p *Policy, home string, args ...string) int {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Bounded, so that a broken sandbox fails the test instead of hanging
+	// it; killing the setup step (PID 1 of its namespace) ends the rest.
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, self, args...)
+	cmd.Env = append(os.Environ(), envHostile+"=1", "HOME="+home)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if p != nil {
+		if _, err := Prepare(cmd, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err = cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee) && ee.ExitCode() == exitRefused:
+		t.Logf("refused: %s", strings.TrimSpace(stderr.String()))
+		return exitRefused
+	default:
+		t.Fatalf("hostile %v: %v\n%s", args, err, stderr.String())
+		return -1
+	}
+}
+
+// bound is how long a hostile run may take. It asserts no timing: on a
+// loaded machine a run takes what it takes, up to this.
+const bound = 60 * time.Second
+
+func requireLandlock(t *testing.T) {
+	t.Helper()
+	if landlockABI() < abiTCP {
+		t.Skipf("the kernel has Landlock ABI %d; these tests need 4 or later (files and TCP)", landlockABI())
+	}
+}
+
+// TestHostile runs each escape with the sandbox on (refused) and off
+// (it succeeds, which shows the test can fail), and each granted use with
+// the sandbox on (it works).
+func TestHostile(t *testing.T) {
+	requireLandlock(t)
+	t.Run("namespaces", func(t *testing.T) {
+		ok, _, why := namespaces()
+		if !ok {
+			t.Skipf("no namespaces for the sandbox: %s", why)
+		}
+		testHostile(t)
+	})
+	// Without namespaces (no user namespaces for an unprivileged user),
+	// Landlock alone: network none by TCP rules, /proc by granting this
+	// process's own directory only.
+	t.Run("landlock only", func(t *testing.T) {
+		defer func(f func() (bool, bool, string)) { namespaces = f }(namespaces)
+		namespaces = func() (bool, bool, string) { return false, false, "pretended off" }
+		testHostile(t)
+	})
+}
+
+func testHostile(t *testing.T) {
+
+	root := t.TempDir()
+	home := filepath.Join(root, "home")
+	granted := filepath.Join(root, "workspace")
+	readable := filepath.Join(root, "readonly")
+	other := filepath.Join(root, "other")
+	for _, d := range []string{filepath.Join(home, ".ssh"), granted, readable, other} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	key := filepath.Join(home, ".ssh", "id_ed25519")
+	write := func(path, s string) {
+		if err := os.WriteFile(path, []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(key, "-----BEGIN OPENSSH PRIVATE KEY----- fake")
+	write(filepath.Join(readable, "notes"), "granted")
+	write(filepath.Join(other, "notes"), "another workspace's")
+	if err := os.Symlink(key, filepath.Join(granted, "key-link")); err != nil {
+		t.Fatal(err)
+	}
+
+	listen := func() string {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { l.Close() })
+		// Accepts until closed by Cleanup, which ends the goroutine.
+		go func() {
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				c.Close()
+			}
+		}()
+		return l.Addr().String()
+	}
+	grantedAddr, otherAddr := listen(), listen()
+
+	// A process outside the sandbox with a secret in its environment, as
+	// the agent that started mcpgen has its API keys.
+	const secret = "MCPGEN_TEST_SECRET=sk-not-a-real-key"
+	victim := exec.Command("sleep", "600")
+	victim.Env = []string{secret}
+	if err := victim.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { victim.Process.Kill(); victim.Wait() })
+	victimPid := strconv.Itoa(victim.Process.Pid)
+
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy := &Policy{
+		Read:    []string{readable},
+		Write:   []string{granted},
+		Network: Network{Mode: NetAllow, Allow: []string{grantedAddr}},
+	}
+	none := &Policy{Write: []string{granted}, Network: Network{Mode: NetNone}}
+
+	escapes := []struct {
+		name   string
+		policy *Policy
+		args   []string
+	}{
+		{"read ssh key", policy, []string{"read", key}},
+		{"read another workspace", policy, []string{"read", filepath.Join(other, "notes")}},
+		{"write outside", policy, []string{"write", filepath.Join(other, "x")}},
+		{"follow symlink out", policy, []string{"read", filepath.Join(granted, "key-link")}},
+		{"hard link protected file", policy, []string{"link", key, filepath.Join(granted, "key-hardlink")}},
+		{"connect port not granted", policy, []string{"connect", otherAddr}},
+		{"connect with network none", none, []string{"connect", grantedAddr}},
+		{"read another process's environ", policy, []string{"environ", victimPid, secret}},
+		{"child reads ssh key", policy, []string{"spawn", self, "read", key}},
+		{"child writes outside", policy, []string{"spawn", self, "write", filepath.Join(other, "y")}},
+	}
+	for _, c := range escapes {
+		t.Run(c.name, func(t *testing.T) {
+			// Off first: the escape works without a sandbox, so a refusal
+			// with it is the sandbox's doing.
+			if got := runHostile(t, nil, home, c.args...); got != 0 {
+				t.Fatalf("without the sandbox: exit %d, want 0 (the test cannot tell a refusal from a broken case)", got)
+			}
+			os.Remove(filepath.Join(other, "x"))
+			os.Remove(filepath.Join(other, "y"))
+			os.Remove(filepath.Join(granted, "key-hardlink"))
+			if got := runHostile(t, c.policy, home, c.args...); got != exitRefused {
+				t.Errorf("with the sandbox: exit %d, want %d (refused)", got, exitRefused)
+			}
+		})
+	}
+
+	grants := []struct {
+		name string
+		args []string
+	}{
+		{"read granted", []string{"read", filepath.Join(readable, "notes")}},
+		{"write granted", []string{"write", filepath.Join(granted, "out")}},
+		{"connect granted port", []string{"connect", grantedAddr}},
+		{"child writes granted", []string{"spawn", self, "write", filepath.Join(granted, "child-out")}},
+	}
+	for _, g := range grants {
+		t.Run(g.name, func(t *testing.T) {
+			if got := runHostile(t, policy, home, g.args...); got != 0 {
+				t.Errorf("with the sandbox: exit %d, want 0 (granted)", got)
+			}
+		})
+	}
+}
+
+// TestReportDegrades: on a kernel without what a rule needs, the Report
+// says the rule is not enforced, and a strict policy refuses to start.
+func TestReportDegrades(t *testing.T) {
+	defer func(f func() int, g func() (bool, bool, string)) { landlockABI, namespaces = f, g }(landlockABI, namespaces)
+	namespaces = func() (bool, bool, string) { return false, false, "pretended off" }
+	for _, c := range []struct {
+		name    string
+		abi     int
+		network Network
+		want    []string // parts of NotEnforced, in order
+	}{
+		{"no landlock", 0, Network{Mode: NetNone}, []string{"files: not confined", "network: not confined", "/proc/PID of processes outside the sandbox stays readable"}},
+		{"abi 3, none", 3, Network{Mode: NetNone}, []string{"signals", "network: not confined", "what the server starts cannot read its own /proc/self"}},
+		{"abi 4, none", 4, Network{Mode: NetNone}, []string{"signals", "UDP and unix sockets are not confined", "/proc/self"}},
+		{"abi 7, loopback", 7, Network{Mode: NetLoopback}, []string{"loopback only is not enforced", "/proc/self"}},
+		{"abi 7, allowlist", 7, Network{Mode: NetAllow, Allow: []string{"example.com:443"}}, []string{"hosts of the allowlist are not enforced", "/proc/self"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			landlockABI = func() int { return c.abi }
+			p := &Policy{Network: c.network, Enforce: EnforceStrict}
+			_, r := decide(p)
+			if len(r.NotEnforced) != len(c.want) {
+				t.Fatalf("NotEnforced %q, want %d entries like %q", r.NotEnforced, len(c.want), c.want)
+			}
+			for i, w := range c.want {
+				if !strings.Contains(r.NotEnforced[i], w) {
+					t.Errorf("NotEnforced[%d] = %q, want it to say %q", i, r.NotEnforced[i], w)
+				}
+			}
+			cmd := exec.Command("/bin/true")
+			_, err := Prepare(cmd, p)
+			var se *StrictError
+			if !errors.As(err, &se) {
+				t.Fatalf("strict Prepare: got %v, want a StrictError", err)
+			}
+			if cmd.Path != "/bin/true" || len(cmd.Args) != 1 || cmd.SysProcAttr != nil {
+				t.Errorf("a refused Prepare changed cmd: %s %q %+v", cmd.Path, cmd.Args, cmd.SysProcAttr)
+			}
+		})
+	}
+}
+
+// BenchmarkSpawnTrue: spawn to exit of /bin/true, without the sandbox,
+// with Landlock alone, and with Landlock and namespaces, side by side.
+func BenchmarkSpawnTrue(b *testing.B) {
+	p := &Policy{Write: []string{b.TempDir()}, Network: Network{Mode: NetNone}}
+	noNS := func() (bool, bool, string) { return false, false, "pretended off" }
+	for _, c := range []struct {
+		name   string
+		policy *Policy
+		ns     func() (bool, bool, string)
+	}{{"off", nil, namespaces}, {"landlock", p, noNS}, {"landlock+namespaces", p, namespaces}} {
+		b.Run(c.name, func(b *testing.B) {
+			if c.policy != nil && landlockABI() == 0 {
+				b.Skip("no Landlock")
+			}
+			defer func(f func() (bool, bool, string)) { namespaces = f }(namespaces)
+			namespaces = c.ns
+			for b.Loop() {
+				cmd := exec.Command("/bin/true")
+				if c.policy != nil {
+					if _, err := Prepare(cmd, c.policy); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := cmd.Run(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
