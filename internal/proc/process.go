@@ -44,6 +44,8 @@ type Spec struct {
 	// the platform enforces of it.
 	Sandbox       *sandbox.Policy
 	SandboxReport sandbox.Report
+
+	setup *sandbox.Setup // released once the process has exited
 }
 
 // start starts cmd as spec says: in a new container (returned), or in a
@@ -51,11 +53,14 @@ type Spec struct {
 // is a PermanentError.
 func (spec *Spec) start(cmd *exec.Cmd) (*Container, error) {
 	if spec.Sandbox != nil {
-		r, err := sandbox.Prepare(cmd, spec.Sandbox)
-		spec.SandboxReport = r
+		s, err := sandbox.Prepare(cmd, spec.Sandbox)
+		if s != nil {
+			spec.SandboxReport = s.Report
+		}
 		if err != nil {
 			return nil, &PermanentError{err}
 		}
+		spec.setup = s
 	}
 	if spec.Containment == nil {
 		cmd.SysProcAttr = withGroup(cmd.SysProcAttr) // keeps the sandbox's namespaces
@@ -154,6 +159,7 @@ func Start(spec *Spec) (*Process, error) {
 	}
 	k, err := spec.start(cmd)
 	if err != nil {
+		spec.setup.Close()
 		_, _ = fail(nil)
 		return nil, StartError(spec.Path, err)
 	}
@@ -182,9 +188,13 @@ func Start(spec *Spec) (*Process, error) {
 	} else {
 		close(p.copied)
 	}
+	setup := spec.setup
 	go func() {
-		// The one Wait of the child; it ends when the child exits.
+		// The one Wait of the child; it ends when the child exits. In a
+		// sandbox, the child is the sandbox's PID 1: all it started has
+		// ended with it, and what the sandbox held for it can go.
 		p.err = cmd.Wait()
+		setup.Close()
 		close(p.exited)
 	}()
 	return p, nil

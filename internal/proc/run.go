@@ -68,6 +68,7 @@ func Run(ctx context.Context, spec *Spec, stdout io.Writer) error {
 	}
 	k, err := spec.start(cmd)
 	closeAll(theirs)
+	defer spec.setup.Close() // once the program has exited, below
 	if err != nil {
 		closeAll(ours)
 		return StartError(spec.Path, err)

@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // A NetMode is how much of the network a sandboxed process may reach.
@@ -26,19 +27,21 @@ type NetMode string
 const (
 	// NetNone: no network at all.
 	NetNone NetMode = "none"
-	// NetLoopback: the host's loopback only.
+	// NetLoopback: a loopback of the sandbox's own, where the server and
+	// what it starts may talk among themselves; nothing outside. (A
+	// service of the host is reached by naming it: localhost:5432.)
 	NetLoopback NetMode = "loopback"
 	// NetAll: the whole network, unconfined.
 	NetAll NetMode = "all"
-	// NetAllow: only the host:port pairs of Network.Allow.
-	NetAllow NetMode = "allow"
+	// NetHosts: only the host:port pairs of Network.Hosts.
+	NetHosts NetMode = "hosts"
 )
 
 // Network is what a sandboxed process may connect to.
 type Network struct {
 	Mode NetMode `json:"mode"`
-	// Allow lists host:port pairs (NetAllow).
-	Allow []string `json:"allow,omitempty"`
+	// Allow lists host:port pairs (NetHosts).
+	Hosts []string `json:"hosts,omitempty"`
 }
 
 // An Enforce says what happens when the platform cannot enforce a rule.
@@ -80,14 +83,14 @@ func (p *Policy) Check() error {
 	}
 	switch p.Network.Mode {
 	case NetNone, NetLoopback, NetAll:
-		if len(p.Network.Allow) > 0 {
-			errs = append(errs, fmt.Errorf("sandbox network: an allowlist with mode %q (use mode %q)", p.Network.Mode, NetAllow))
+		if len(p.Network.Hosts) > 0 {
+			errs = append(errs, fmt.Errorf("sandbox network: an allowlist with mode %q (use mode %q)", p.Network.Mode, NetHosts))
 		}
-	case NetAllow:
-		if len(p.Network.Allow) == 0 {
+	case NetHosts:
+		if len(p.Network.Hosts) == 0 {
 			errs = append(errs, fmt.Errorf("sandbox network: an empty allowlist (use %q for no network)", NetNone))
 		}
-		for _, hp := range p.Network.Allow {
+		for _, hp := range p.Network.Hosts {
 			if _, err := allowPort(hp); err != nil {
 				errs = append(errs, err)
 			}
@@ -126,8 +129,12 @@ type Report struct {
 	Platform string `json:"platform"`
 	// Enforced lists the rules that hold, one phrase each.
 	Enforced []string `json:"enforced,omitempty"`
-	// NotEnforced lists the rules that do not, and why.
+	// NotEnforced lists the rules that do not, and why: a strict policy
+	// refuses to start when there are any.
 	NotEnforced []string `json:"not_enforced,omitempty"`
+	// Caveats are the known gaps of the mechanisms themselves, which no
+	// setting closes: said, but no reason to refuse a strict policy.
+	Caveats []string `json:"caveats,omitempty"`
 }
 
 // String is the report in a few lines, for validate and the log.
@@ -140,7 +147,38 @@ func (r Report) String() string {
 	for _, s := range r.NotEnforced {
 		b.WriteString("\n  NOT enforced: " + s)
 	}
+	for _, s := range r.Caveats {
+		b.WriteString("\n  caveat: " + s)
+	}
 	return b.String()
+}
+
+// A Setup is a sandbox prepared for one command: what the platform
+// enforces of its policy, and what lives as long as the command (its
+// private temporary directory, its egress proxy), released by Close once
+// the command has exited.
+type Setup struct {
+	Report Report
+	// TempDir is the command's private temporary directory (its TMPDIR),
+	// removed by Close; "" when none was made.
+	TempDir string
+
+	once    sync.Once
+	release []func()
+}
+
+// Close releases what the sandbox holds for its command, once it has
+// exited: the egress proxy's connections end, the temporary directory is
+// removed. Safe on nil, and more than once.
+func (s *Setup) Close() {
+	if s == nil {
+		return
+	}
+	s.once.Do(func() {
+		for i := len(s.release) - 1; i >= 0; i-- {
+			s.release[i]()
+		}
+	})
 }
 
 // StrictError is returned when a strict policy has rules the platform

@@ -17,6 +17,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -37,8 +38,12 @@ type plan struct {
 	// PidNS: the child is PID 1 of a new PID and mount namespace, mounts
 	// its own /proc, and runs the program as its one child.
 	PidNS bool `json:"pidns,omitempty"`
-	// NetNS: the child is in a new network namespace (Network none).
+	// NetNS: the child is in a new network namespace: with no interface
+	// up (none), or its loopback up (loopback, hosts).
 	NetNS bool `json:"netns,omitempty"`
+	LoUp  bool `json:"lo,omitempty"`
+	// Channel is the descriptor of the egress channel (hosts), 0 if none.
+	Channel int `json:"channel,omitempty"`
 	// UserNS: the namespaces are made inside a new user namespace, where
 	// mcpgen is not root (root needs none).
 	UserNS bool `json:"userns,omitempty"`
@@ -123,16 +128,25 @@ func decide(p *Policy) (plan, Report) {
 			r.NotEnforced = append(r.NotEnforced, "network: not confined (no network namespace: "+nsWhy+"; Landlock ABI < 4)")
 		}
 	case NetLoopback:
-		// A network namespace has a loopback of its own, not the host's,
-		// and Landlock filters TCP by port, not by host: telling the
-		// host's loopback from the internet needs the egress proxy.
-		r.NotEnforced = append(r.NotEnforced, "network: loopback only is not enforced, any host is reachable (Landlock filters ports, not hosts)")
-	case NetAllow:
-		if abi >= abiTCP {
-			r.Enforced = append(r.Enforced, "network: TCP connect only to the ports of "+strings.Join(p.Network.Allow, ", ")+" (Landlock)")
-			r.NotEnforced = append(r.NotEnforced, "network: the hosts of the allowlist are not enforced, only their ports; UDP is not confined")
-		} else {
-			r.NotEnforced = append(r.NotEnforced, "network: the allowlist is not enforced (Landlock ABI < 4)")
+		switch {
+		case nsOK:
+			pl.NetNS, pl.LoUp = true, true
+			r.Enforced = append(r.Enforced, "network: its own loopback only (a network namespace of its own)")
+		default:
+			// Landlock filters TCP by port, not by host: it cannot tell
+			// a loopback from the internet.
+			r.NotEnforced = append(r.NotEnforced, "network: loopback only is not enforced, any host is reachable (no network namespace: "+nsWhy+"; Landlock filters ports, not hosts)")
+		}
+	case NetHosts:
+		switch {
+		case nsOK:
+			pl.NetNS, pl.LoUp = true, true
+			r.Enforced = append(r.Enforced, "network: only "+strings.Join(p.Network.Hosts, ", ")+" (a network namespace of its own; HTTPS through mcpgen's egress proxy, HTTPS_PROXY, and this machine's services by their port)")
+		case abi >= abiTCP:
+			r.Enforced = append(r.Enforced, "network: TCP connect only to the ports of "+strings.Join(p.Network.Hosts, ", ")+" (Landlock)")
+			r.NotEnforced = append(r.NotEnforced, "network: the hosts of the allowlist are not enforced, only their ports; UDP is not confined (no network namespace: "+nsWhy+")")
+		default:
+			r.NotEnforced = append(r.NotEnforced, "network: the allowlist is not enforced (no network namespace: "+nsWhy+"; Landlock ABI < 4)")
 		}
 	}
 
@@ -155,6 +169,13 @@ func decide(p *Policy) (plan, Report) {
 	} else {
 		r.NotEnforced = append(r.NotEnforced, "other processes: /proc/PID of processes outside the sandbox stays readable ("+nsWhy+")")
 	}
+	if abi > 0 {
+		// Landlock (to ABI 7) confines opening files, not connecting to a
+		// unix socket by its path. The sandbox lists no directory it was
+		// not granted, so a socket's path must be known: the variables
+		// that give them away are not passed (see hiddenEnv).
+		r.Caveats = append(r.Caveats, "unix sockets by path: connecting is not confined (Landlock ABI "+strconv.Itoa(abi)+"); a server that knows a socket's path (/var/run/docker.sock) can use it, but SSH_AUTH_SOCK and the like are not passed")
+	}
 	if len(mech) == 0 {
 		mech = append(mech, "none (no Landlock, no namespaces)")
 	}
@@ -169,26 +190,65 @@ func list(paths []string, none string) string {
 	return strings.Join(paths, ", ")
 }
 
+// Inspect says what the platform would enforce of p, without starting
+// anything: for validate and status.
+func Inspect(p *Policy) Report {
+	_, r := decide(p)
+	return r
+}
+
+// hiddenEnv are variables a sandboxed process does not get: each is the
+// path of a socket that holds a credential (an SSH agent, a session bus,
+// a container engine), which Landlock would not stop it from using.
+var hiddenEnv = []string{"SSH_AUTH_SOCK", "GPG_AGENT_INFO", "DBUS_SESSION_BUS_ADDRESS", "DOCKER_HOST", "CONTAINER_HOST", "XDG_RUNTIME_DIR", "KRB5CCNAME"}
+
 // Prepare makes cmd, made by exec.Command with its Env set, start inside
 // the sandbox p: cmd then runs mcpgen's hidden entry (Main), which applies
-// p to itself and runs the command. It returns what is enforced; a strict
-// policy that cannot be enforced in full is a StrictError, and cmd is left
-// as it was. cmd.SysProcAttr is kept, with namespaces added to it.
-func Prepare(cmd *exec.Cmd, p *Policy) (Report, error) {
+// p to itself and runs the command. It makes the command's private
+// temporary directory (its TMPDIR, writable) and, for a host allowlist,
+// serves its egress proxy; the Setup's Close releases them once the
+// command has exited. A strict policy that cannot be enforced in full is
+// a StrictError, and cmd is left as it was. cmd.SysProcAttr is kept, with
+// namespaces added to it.
+func Prepare(cmd *exec.Cmd, p *Policy) (*Setup, error) {
 	if err := p.Check(); err != nil {
-		return Report{}, err
+		return nil, err
 	}
 	pl, r := decide(p)
+	s := &Setup{Report: r}
 	if err := strict(p, r); err != nil {
-		return r, err
+		return s, err
 	}
 	self, err := os.Executable()
 	if err != nil {
-		return r, fmt.Errorf("sandbox: finding mcpgen itself: %v", err)
+		return s, fmt.Errorf("sandbox: finding mcpgen itself: %v", err)
+	}
+	tmp, err := os.MkdirTemp("", "mcpgen-sandbox-")
+	if err != nil {
+		return s, fmt.Errorf("sandbox: its temporary directory: %v", err)
+	}
+	s.TempDir = tmp
+	s.release = append(s.release, func() { _ = os.RemoveAll(tmp) })
+	pl.Policy.Write = append(slices.Clone(pl.Policy.Write), tmp)
+	env := cmd.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	env = slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		return slices.Contains(hiddenEnv, name) || name == "TMPDIR"
+	})
+	cmd.Env = append(env, "TMPDIR="+tmp)
+	if pl.NetNS && p.Network.Mode == NetHosts {
+		if pl.Channel, err = startEgress(cmd, p.Network.Hosts, s); err != nil {
+			s.Close()
+			return s, err
+		}
 	}
 	js, err := json.Marshal(pl)
 	if err != nil {
-		return r, err
+		s.Close()
+		return s, err
 	}
 	cmd.Args = append([]string{self, entry, string(js), cmd.Path}, cmd.Args[1:]...)
 	cmd.Path = self
@@ -204,14 +264,17 @@ func Prepare(cmd *exec.Cmd, p *Policy) (Report, error) {
 	}
 	if pl.UserNS {
 		// mcpgen's own uid and gid, mapped to themselves: files look the
-		// same inside, and nothing more is granted.
+		// same inside, and nothing more is granted. The setup step keeps
+		// what it needs to mount /proc and bring up the loopback across
+		// its exec (ambient), and drops it before the server runs.
 		attr.Cloneflags |= unix.CLONE_NEWUSER
 		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
 		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
 		attr.GidMappingsEnableSetgroups = false
+		attr.AmbientCaps = append(attr.AmbientCaps, unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN)
 	}
 	cmd.SysProcAttr = attr
-	return r, nil
+	return s, nil
 }
 
 // Main is the sandbox's setup step, when mcpgen was started by Prepare's
@@ -252,6 +315,31 @@ func run(planJSON, program string, args []string) error {
 	if pl.PidNS {
 		if err := ownProc(); err != nil {
 			return err
+		}
+	}
+	if pl.LoUp {
+		if err := loUp(); err != nil {
+			return err
+		}
+	}
+	if pl.Channel != 0 {
+		proxy, err := forwardInside(pl.Channel, pl.Policy.Network.Hosts)
+		if err != nil {
+			return err
+		}
+		set, unset := proxyEnv(proxy)
+		for _, k := range unset {
+			os.Unsetenv(k)
+		}
+		for _, kv := range set {
+			k, v, _ := strings.Cut(kv, "=")
+			os.Setenv(k, v)
+		}
+	}
+	if pl.UserNS {
+		// What the setup needed is done: the server gets no capability.
+		if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
+			return fmt.Errorf("dropping capabilities: %v", err)
 		}
 	}
 	if err := restrict(&pl, path); err != nil {
@@ -325,20 +413,25 @@ func restrict(pl *plan, program string) error {
 	for _, path := range p.Write {
 		rules = append(rules, pathRule(path, true).WithRefer())
 	}
-	switch p.Network.Mode {
-	case NetAllow:
-		for _, hp := range p.Network.Allow {
+	switch {
+	case pl.NetNS || p.Network.Mode == NetAll || p.Network.Mode == NetLoopback:
+		// The namespace confines the network (or nothing is to be):
+		// Landlock's TCP rules would only get in the way of the
+		// loopback and the egress proxy's port.
+		if err := landlock.V7.BestEffort().RestrictPaths(rules...); err != nil {
+			return fmt.Errorf("landlock: %v", err)
+		}
+		return nil
+	case p.Network.Mode == NetHosts:
+		for _, hp := range p.Network.Hosts {
 			port, err := allowPort(hp)
 			if err != nil {
 				return err
 			}
 			rules = append(rules, landlock.ConnectTCP(port))
 		}
-	case NetLoopback, NetAll:
-		// Landlock cannot tell loopback from elsewhere: TCP unconfined.
-		return landlock.V7.BestEffort().RestrictPaths(rules...)
 	}
-	// NetNone and NetAllow: TCP confined to the ports granted, if any.
+	// NetNone and NetHosts: TCP confined to the ports granted, if any.
 	if err := landlock.V7.BestEffort().Restrict(rules...); err != nil {
 		return fmt.Errorf("landlock: %v", err)
 	}

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -38,7 +40,8 @@ func TestMain(m *testing.M) {
 // hostile tries what args say:
 //
 //	read FILE | write FILE | link OLD NEW | connect HOST:PORT |
-//	environ PID SECRET | spawn SELF ARGS...
+//	proxy HOST:PORT | loopback | unix PATH | environ PID SECRET |
+//	ptrace PID | setsid SELF MARKER | hang MARKER | spawn SELF ARGS...
 func hostile(args []string) int {
 	err := try(args)
 	if err != nil {
@@ -63,6 +66,61 @@ func try(args []string) error {
 			c.Close()
 		}
 		return err
+	case "proxy":
+		// CONNECT through the proxy the sandbox names, as an HTTPS client.
+		proxy := strings.TrimPrefix(os.Getenv("HTTPS_PROXY"), "http://")
+		if proxy == "" {
+			return errors.New("no HTTPS_PROXY")
+		}
+		c, err := net.DialTimeout("tcp", proxy, 10*time.Second)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", args[1], args[1])
+		line, err := bufio.NewReader(c).ReadString('\n')
+		if err != nil {
+			return err
+		}
+		if !strings.Contains(line, " 200 ") {
+			return fmt.Errorf("the proxy answered %q", strings.TrimSpace(line))
+		}
+		return nil
+	case "loopback":
+		// A listener of its own, on its own loopback.
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		defer l.Close()
+		c, err := net.DialTimeout("tcp", l.Addr().String(), 10*time.Second)
+		if err == nil {
+			c.Close()
+		}
+		return err
+	case "unix":
+		c, err := net.DialTimeout("unix", args[1], 10*time.Second)
+		if err == nil {
+			c.Close()
+		}
+		return err
+	case "ptrace":
+		pid, _ := strconv.Atoi(args[1])
+		if err := syscall.PtraceAttach(pid); err != nil {
+			return err
+		}
+		var ws syscall.WaitStatus
+		_, _ = syscall.Wait4(pid, &ws, syscall.WALL, nil)
+		return syscall.PtraceDetach(pid)
+	case "setsid":
+		// A session of its own, and a child left running in it: what a
+		// server does to outlive its stop.
+		cmd := exec.Command(args[1], "hang", args[2])
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		return cmd.Start()
+	case "hang":
+		time.Sleep(10 * time.Minute)
+		return nil
 	case "environ":
 		b, err := os.ReadFile("/proc/" + args[1] + "/environ")
 		if err == nil && !bytes.Contains(b, []byte(args[2])) {
@@ -99,9 +157,11 @@ func runHostile(t *testing.T, p *Policy, home string, args ...string) int {
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if p != nil {
-		if _, err := Prepare(cmd, p); err != nil {
+		s, err := Prepare(cmd, p)
+		if err != nil {
 			t.Fatal(err)
 		}
+		defer s.Close()
 	}
 	err = cmd.Run()
 	var ee *exec.ExitError
@@ -213,9 +273,11 @@ func testHostile(t *testing.T) {
 	policy := &Policy{
 		Read:    []string{readable},
 		Write:   []string{granted},
-		Network: Network{Mode: NetAllow, Allow: []string{grantedAddr}},
+		Network: Network{Mode: NetHosts, Hosts: []string{grantedAddr}},
 	}
 	none := &Policy{Write: []string{granted}, Network: Network{Mode: NetNone}}
+	loopback := &Policy{Write: []string{granted}, Network: Network{Mode: NetLoopback}}
+	nsOn, _, _ := namespaces()
 
 	escapes := []struct {
 		name   string
@@ -232,6 +294,16 @@ func testHostile(t *testing.T) {
 		{"read another process's environ", policy, []string{"environ", victimPid, secret}},
 		{"child reads ssh key", policy, []string{"spawn", self, "read", key}},
 		{"child writes outside", policy, []string{"spawn", self, "write", filepath.Join(other, "y")}},
+		{"ptrace the agent", policy, []string{"ptrace", victimPid}},
+	}
+	if nsOn {
+		// Without a network namespace, Landlock cannot tell the host's
+		// loopback from the sandbox's: the Report says so.
+		escapes = append(escapes, struct {
+			name   string
+			policy *Policy
+			args   []string
+		}{"connect the host with network loopback", loopback, []string{"connect", grantedAddr}})
 	}
 	for _, c := range escapes {
 		t.Run(c.name, func(t *testing.T) {
@@ -258,6 +330,29 @@ func testHostile(t *testing.T) {
 		{"connect granted port", []string{"connect", grantedAddr}},
 		{"child writes granted", []string{"spawn", self, "write", filepath.Join(granted, "child-out")}},
 	}
+	if nsOn {
+		grants = append(grants, []struct {
+			name string
+			args []string
+		}{
+			{"own loopback", []string{"loopback"}},
+			{"proxy to granted host", []string{"proxy", grantedAddr}},
+		}...)
+		// The proxy is what the sandbox has of the network: it refuses
+		// what the allowlist does not name. (Without the sandbox there is
+		// no proxy to ask, so this case has no run with it off; the grant
+		// above shows the same request works for a granted host.)
+		t.Run("proxy to host not granted", func(t *testing.T) {
+			if got := runHostile(t, policy, home, "proxy", otherAddr); got != exitRefused {
+				t.Errorf("with the sandbox: exit %d, want %d (refused)", got, exitRefused)
+			}
+		})
+		t.Run("own loopback with network loopback", func(t *testing.T) {
+			if got := runHostile(t, loopback, home, "loopback"); got != 0 {
+				t.Errorf("with the sandbox: exit %d, want 0 (granted)", got)
+			}
+		})
+	}
 	for _, g := range grants {
 		t.Run(g.name, func(t *testing.T) {
 			if got := runHostile(t, policy, home, g.args...); got != 0 {
@@ -282,7 +377,7 @@ func TestReportDegrades(t *testing.T) {
 		{"abi 3, none", 3, Network{Mode: NetNone}, []string{"signals", "network: not confined", "what the server starts cannot read its own /proc/self"}},
 		{"abi 4, none", 4, Network{Mode: NetNone}, []string{"signals", "UDP and unix sockets are not confined", "/proc/self"}},
 		{"abi 7, loopback", 7, Network{Mode: NetLoopback}, []string{"loopback only is not enforced", "/proc/self"}},
-		{"abi 7, allowlist", 7, Network{Mode: NetAllow, Allow: []string{"example.com:443"}}, []string{"hosts of the allowlist are not enforced", "/proc/self"}},
+		{"abi 7, allowlist", 7, Network{Mode: NetHosts, Hosts: []string{"example.com:443"}}, []string{"hosts of the allowlist are not enforced", "/proc/self"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			landlockABI = func() int { return c.abi }
@@ -338,4 +433,124 @@ func BenchmarkSpawnTrue(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestSetsidEscape: a server that starts a child in a session of its own
+// and exits leaves nothing running once its sandbox has ended; without the
+// sandbox the child survives, which shows the test can fail.
+func TestSetsidEscape(t *testing.T) {
+	requireLandlock(t)
+	if ok, _, why := namespaces(); !ok {
+		t.Skipf("no PID namespace for the sandbox: %s", why)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+	for _, c := range []struct {
+		name    string
+		policy  *Policy
+		survive bool
+	}{{"off", nil, true}, {"on", &Policy{Network: Network{Mode: NetNone}}, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			marker := fmt.Sprintf("mcpgen-setsid-%d-%s", os.Getpid(), c.name)
+			t.Cleanup(func() { killMarked(marker) })
+			if got := runHostile(t, c.policy, home, "setsid", self, marker); got != 0 {
+				t.Fatalf("setsid: exit %d, want 0", got)
+			}
+			// The kernel kills what is left in a PID namespace as its
+			// PID 1 exits, before that exit is seen: no wait is needed.
+			// Off, the child may still be starting: look for a while.
+			found := false
+			for range 50 {
+				if found = len(marked(marker)) > 0; found || !c.survive {
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if found != c.survive {
+				t.Errorf("the setsid child is running: %v, want %v", found, c.survive)
+			}
+		})
+	}
+}
+
+// marked lists the processes whose command line holds marker.
+func marked(marker string) []int {
+	var pids []int
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + d.Name() + "/cmdline")
+		if err == nil && bytes.Contains(b, []byte(marker)) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+func killMarked(marker string) {
+	for _, pid := range marked(marker) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+// TestUnprivileged runs the hostile cases as a user who is not root, as
+// most people run mcpgen: the namespaces are then made in a user
+// namespace, where the setup step keeps only what it needs to mount /proc
+// and bring up the loopback, and the server gets nothing. Run as root, it
+// runs the test binary again as nobody.
+func TestUnprivileged(t *testing.T) {
+	requireLandlock(t)
+	if os.Geteuid() != 0 {
+		t.Skip("not root: the other tests already run unprivileged")
+	}
+	if ok, userNS, why := namespacesAs(65534); !ok || !userNS {
+		t.Skipf("no user namespaces for an unprivileged user: %s", why)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, d := range []string{dir, filepath.Dir(dir)} {
+		if err := os.Chmod(d, 0o1777); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bin := filepath.Join(dir, "sandbox.test")
+	b, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*bound)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "-test.run=^(TestHostile|TestSetsidEscape)$/^namespaces$|^on$", "-test.v")
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "TMPDIR=" + dir, "HOME=" + dir}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if err != nil || !bytes.Contains(out, []byte("--- PASS: TestHostile/namespaces/")) {
+		t.Fatalf("as nobody: %v\n%s", err, out)
+	}
+	t.Logf("as nobody:\n%s", out)
+}
+
+// namespacesAs is namespaces for a user who is not root.
+func namespacesAs(uid int) (ok, userNS bool, why string) {
+	if uid == 0 {
+		return true, false, ""
+	}
+	b, err := os.ReadFile("/proc/sys/user/max_user_namespaces")
+	if err != nil || strings.TrimSpace(string(b)) == "0" {
+		return false, false, "user namespaces are disabled"
+	}
+	return true, true, ""
 }

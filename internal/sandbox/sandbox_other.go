@@ -4,17 +4,25 @@ package sandbox
 
 import "os/exec"
 
+// report is what this platform enforces: nothing yet.
+func report() Report {
+	return Report{
+		Platform:    "none (no sandbox on this platform yet)",
+		NotEnforced: []string{"files: not confined", "network: not confined", "other processes: visible"},
+	}
+}
+
+// Inspect says what the platform would enforce of p: nothing yet.
+func Inspect(p *Policy) Report { return report() }
+
 // Prepare enforces nothing outside Linux yet: the Report says so, and a
 // strict policy refuses to start. cmd is left as it is.
-func Prepare(cmd *exec.Cmd, p *Policy) (Report, error) {
+func Prepare(cmd *exec.Cmd, p *Policy) (*Setup, error) {
 	if err := p.Check(); err != nil {
-		return Report{}, err
+		return nil, err
 	}
-	r := Report{
-		Platform:    "none (no sandbox on this platform yet)",
-		NotEnforced: []string{"file access: not confined", "network: not confined", "other processes: visible"},
-	}
-	return r, strict(p, r)
+	s := &Setup{Report: report()}
+	return s, strict(p, s.Report)
 }
 
 // Main is Linux's hidden entry; elsewhere there is none.
