@@ -13,6 +13,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/mcpgen/mcpgen/internal/proc"
+	"github.com/mcpgen/mcpgen/internal/sandbox"
 	"github.com/mcpgen/mcpgen/launcher/ctl"
 	"github.com/mcpgen/mcpgen/launcher/internal/hub"
 	"github.com/mcpgen/mcpgen/launcher/internal/watch"
@@ -263,6 +264,10 @@ func (s *Session) configure(m *manifest.Manifest, c *manifest.Context, srv *mani
 	if cfg.err == nil {
 		cfg.err = checkLimits(s.contain.Containment, m, srv, cfg.limits)
 	}
+	if cfg.err == nil && cfg.spec.Sandbox != nil {
+		r := sandbox.Inspect(cfg.spec.Sandbox)
+		cfg.sandbox = &r
+	}
 	cfg.key = restartKey(srv, cfg.spec, cfg.err)
 	cfg.catKey = catalogKey(m, srv, c, cfg.spec, s.opts.Env, cfg.err)
 	return cfg
@@ -301,9 +306,10 @@ func restartKey(srv *manifest.Server, spec *proc.Spec, err error) string {
 	var env []string
 	var path, dir string
 	var args []string
+	var sb *sandbox.Policy
 	if spec != nil {
 		env = slices.Sorted(slices.Values(spec.Env))
-		path, dir, args = spec.Path, spec.Dir, spec.Args
+		path, dir, args, sb = spec.Path, spec.Dir, spec.Args, spec.Sandbox
 	}
 	errText := ""
 	if err != nil {
@@ -316,8 +322,9 @@ func restartKey(srv *manifest.Server, spec *proc.Spec, err error) string {
 		Args  []string
 		Dir   string
 		Env   []string
+		Sbx   *sandbox.Policy `json:",omitempty"` // absent when none: keys made before sandboxes stay
 		Err   string
-	}{def, tools, path, args, dir, env, errText})
+	}{def, tools, path, args, dir, env, sb, errText})
 	return string(b)
 }
 

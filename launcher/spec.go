@@ -12,6 +12,20 @@ import (
 // server as itself, a built-in or declared one as `mcpgen serve NAME`
 // (self is the mcpgen binary). base is the environment it inherits.
 func serverSpec(m *manifest.Manifest, s *manifest.Server, c *manifest.Context, self string, base []string) (*proc.Spec, error) {
+	spec, err := processSpec(m, s, c, self, base)
+	if err != nil {
+		return nil, err
+	}
+	// Its sandbox, resolved here: the restart key sums it up, so that a
+	// change of [sandbox] restarts the servers it covers.
+	if spec.Sandbox, err = m.SandboxPolicy(s, c, manifest.EnvLookup(base)); err != nil {
+		return nil, err
+	}
+	return spec, nil
+}
+
+// processSpec is serverSpec without the sandbox.
+func processSpec(m *manifest.Manifest, s *manifest.Server, c *manifest.Context, self string, base []string) (*proc.Spec, error) {
 	env, err := m.ProcessEnv(s, c, base)
 	if err != nil {
 		return nil, err

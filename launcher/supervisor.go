@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpgen/mcpgen/internal/proc"
+	"github.com/mcpgen/mcpgen/internal/sandbox"
 	"github.com/mcpgen/mcpgen/launcher/ctl"
 	"github.com/mcpgen/mcpgen/launcher/internal/hub"
 	"github.com/mcpgen/mcpgen/manifest"
@@ -85,6 +86,9 @@ type serverConfig struct {
 	err    error       // why the server cannot be started: no retry can fix it
 	key    string      // what a restart depends on: when it changes, restart
 	catKey string      // the key of its catalog in the cache (catalogKey)
+	// sandbox is what the platform enforces of the server's sandbox, nil
+	// when it has none.
+	sandbox *sandbox.Report
 }
 
 // A supervisor keeps one server running: it starts the process, makes it
@@ -419,6 +423,9 @@ func (v *supervisor) runOnce() (*supervisorCmd, crashInfo) {
 	if err != nil {
 		log.Mark("failed to start: %v", err)
 		return v.commandOr(crashInfo{err: err})
+	}
+	if r := cfg.sandbox; r != nil && len(r.NotEnforced) > 0 {
+		log.Mark("sandbox (%s): not enforced: %s", r.Platform, strings.Join(r.NotEnforced, "; "))
 	}
 	defer v.host.contain.contained(v.name, child)
 	v.mu.Lock()
@@ -758,6 +765,9 @@ func (v *supervisor) status() ctl.ServerStatus {
 	}
 	if v.remote != nil {
 		st.Notice = v.remote.Notice()
+	}
+	if r := v.cfg.sandbox; r != nil {
+		st.Sandbox = &ctl.SandboxStatus{Platform: r.Platform, Enforced: r.Enforced, NotEnforced: r.NotEnforced, Caveats: r.Caveats}
 	}
 	if shed := v.hub.Shed(); shed != (hub.Shed{}) {
 		st.Shed = &ctl.ShedStatus{Dropped: shed.Dropped, Coalesced: shed.Coalesced}

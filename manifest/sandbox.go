@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"cmp"
 	"fmt"
 	"net"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/mcpgen/mcpgen/internal/lazyregexp"
+	"github.com/mcpgen/mcpgen/internal/sandbox"
 )
 
 // The sandbox confines a stdio server to what the manifest grants it
@@ -213,11 +215,12 @@ func (m *Manifest) programPaths(s *Server, c *Context, getenv Lookup) []string {
 			path = v.Value
 		}
 	}
-	var progs []string
+	var progs, extra []string
 	switch s.Kind {
 	case KindCommand:
 		if p, err := m.Process(s, c, getenv); err == nil {
 			progs = append(progs, p.Path)
+			extra = scriptPaths(p.Args)
 		}
 	case KindDeclared:
 		lookup := m.lookup(c, getenv)
@@ -234,7 +237,7 @@ func (m *Manifest) programPaths(s *Server, c *Context, getenv Lookup) []string {
 			progs = append(progs, exe)
 		}
 	}
-	var out []string
+	out := extra
 	for _, prog := range progs {
 		if !filepath.IsAbs(prog) {
 			prog = lookPathIn(prog, path)
@@ -253,6 +256,57 @@ func (m *Manifest) programPaths(s *Server, c *Context, getenv Lookup) []string {
 		}
 	}
 	return out
+}
+
+// scriptPaths are what a command's arguments name of its own program: a
+// script given to an interpreter by its absolute path (node
+// /opt/mcp/node_modules/server-memory/dist/index.js), and, for one inside
+// a node_modules tree, that tree, where its dependencies are. A script's
+// directory is not granted: it may be the home directory.
+func scriptPaths(args []string) []string {
+	var out []string
+	for _, a := range args {
+		if !filepath.IsAbs(a) {
+			continue
+		}
+		fi, err := os.Stat(a)
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		a = filepath.Clean(a)
+		out = append(out, a)
+		if i := strings.Index(a, string(filepath.Separator)+"node_modules"+string(filepath.Separator)); i >= 0 {
+			out = append(out, a[:i+len("/node_modules")])
+		}
+	}
+	return out
+}
+
+// SandboxPolicy is server s's sandbox as internal/sandbox enforces it, for
+// the context c: nil when s has none (not enabled, or remote). Its reads
+// are the grants and what every sandbox reads to start (SandboxPaths),
+// and, for a server mcpgen serves itself, the manifest.
+func (m *Manifest) SandboxPolicy(s *Server, c *Context, getenv Lookup) (*sandbox.Policy, error) {
+	sb := m.Sandbox(s)
+	if !sb.Enabled {
+		return nil, nil
+	}
+	paths, err := m.SandboxPaths(s, c, getenv)
+	if err != nil {
+		return nil, err
+	}
+	p := &sandbox.Policy{
+		Read:    slices.Concat(paths.Start, paths.Read),
+		Write:   paths.Write,
+		Network: sandbox.Network{Mode: sandbox.NetMode(sb.Network.Mode), Hosts: sb.Network.Hosts},
+		Enforce: sandbox.Enforce(sb.Enforce),
+	}
+	if s.Kind == KindBuiltin || s.Kind == KindDeclared {
+		if abs, err := filepath.Abs(cmp.Or(m.Path, m.File)); err == nil {
+			p.Read = append(p.Read, abs)
+		}
+	}
+	return p, nil
 }
 
 // lookPathIn finds a program in the directories of path, as the server's
@@ -454,4 +508,38 @@ func (m *Manifest) SandboxHints(goos string) Errors {
 		}
 	}
 	return hints
+}
+
+// SandboxWarnings say, at each server whose sandbox is enabled, what the
+// platform (inspect, sandbox.Inspect on this machine) cannot enforce of
+// it: a warning, which for enforce = "strict" says the server will not
+// start. Windows, where nothing is enforced yet, has SandboxHints' one
+// line instead.
+func (m *Manifest) SandboxWarnings(goos string, inspect func(*sandbox.Policy) sandbox.Report) Errors {
+	if goos == "windows" {
+		return nil
+	}
+	var warnings Errors
+	for _, s := range m.Servers {
+		sb := m.Sandbox(s)
+		if !sb.Enabled {
+			continue
+		}
+		r := inspect(&sandbox.Policy{
+			Network: sandbox.Network{Mode: sandbox.NetMode(sb.Network.Mode), Hosts: sb.Network.Hosts},
+			Enforce: sandbox.Enforce(sb.Enforce),
+		})
+		path, at := []string{"servers", s.Name}, s.Pos
+		if s.Sandbox != nil {
+			path, at = []string{"servers", s.Name, "sandbox"}, s.Sandbox.Pos
+		}
+		for _, ne := range r.NotEnforced {
+			msg := "the sandbox cannot enforce here: " + ne
+			if sb.Enforce == EnforceStrict {
+				msg += ` (enforce = "strict": the server will not start)`
+			}
+			warnings = append(warnings, &Error{File: m.File, Pos: at, Server: s.Name, Key: dotted(path[2:]), Path: dotted(path), Msg: msg, Warning: true})
+		}
+	}
+	return warnings
 }

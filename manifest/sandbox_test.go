@@ -3,6 +3,7 @@ package manifest
 import (
 	"encoding/json"
 	"errors"
+	"github.com/mcpgen/mcpgen/internal/sandbox"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -369,5 +370,51 @@ func TestSandboxJSON(t *testing.T) {
 	b := marshal("[servers.x]\ncommand = \"a\"\n\n# why\n[servers.x.sandbox]\nenabled = true\n")
 	if a != b || !strings.Contains(a, `"Sandbox":{"Enabled":true`) {
 		t.Errorf("a sandbox moved by a comment:\ngot  %s\nand  %s\nwant the same, with the sandbox", a, b)
+	}
+}
+
+// TestSandboxNotEnforced: validate says, at the server's sandbox, what
+// the platform cannot enforce, and that a strict one will not start.
+func TestSandboxNotEnforced(t *testing.T) {
+	doc := `[servers.a]
+command = "node"
+sandbox.enabled = true
+
+[servers.b]
+command = "node"
+
+[servers.b.sandbox]
+enabled = true
+enforce = "strict"
+network = ["api.github.com:443"]
+
+[servers.c]
+command = "node"
+`
+	m, err := Parse([]byte(doc), "m.toml", "/m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var asked []string
+	inspect := func(p *sandbox.Policy) sandbox.Report {
+		asked = append(asked, string(p.Network.Mode)+" "+strings.Join(p.Network.Hosts, ","))
+		return sandbox.Report{NotEnforced: []string{"network: pretended"}}
+	}
+	var got []string
+	for _, w := range m.SandboxWarnings("linux", inspect) {
+		got = append(got, w.Error())
+	}
+	want := []string{
+		`m.toml:3:1: warning: server "a": the sandbox cannot enforce here: network: pretended`,
+		`m.toml:8:12: warning: server "b": the sandbox cannot enforce here: network: pretended (enforce = "strict": the server will not start)`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("warnings:\ngot:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if !slices.Equal(asked, []string{"none ", "hosts api.github.com:443"}) {
+		t.Errorf("inspected %q", asked)
+	}
+	if w := m.SandboxWarnings("windows", inspect); len(w) != 0 {
+		t.Errorf("windows: %v, want none (SandboxHints says it)", w)
 	}
 }

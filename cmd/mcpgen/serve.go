@@ -140,6 +140,9 @@ func (a *app) serve(name string) error {
 		return a.serveRemote(ctx, m, s, c)
 	}
 
+	if ran, err := a.serveSandboxed(m, s, c); ran || err != nil {
+		return err
+	}
 	if s.Kind == manifest.KindCommand {
 		return execServer(m, s, c)
 	}

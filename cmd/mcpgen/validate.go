@@ -10,6 +10,7 @@ import (
 	json "github.com/goccy/go-json"
 	"github.com/spf13/cobra"
 
+	"github.com/mcpgen/mcpgen/internal/sandbox"
 	"github.com/mcpgen/mcpgen/internal/termtext"
 	"github.com/mcpgen/mcpgen/manifest"
 )
@@ -56,7 +57,7 @@ is one clear fix ("command", ["git", "status"]), and severity "error",
 			if err != nil {
 				return err
 			}
-			for _, w := range slices.Concat(m.Warnings, m.SandboxHints(runtime.GOOS)) {
+			for _, w := range slices.Concat(m.Warnings, m.SandboxWarnings(runtime.GOOS, sandbox.Inspect), m.SandboxHints(runtime.GOOS)) {
 				fmt.Fprintln(a.stderr, termtext.Line(w.Error()))
 			}
 			fmt.Fprintf(a.stdout, "%s: valid, %s\n", termtext.Line(m.File), serverSummary(m.Servers))
@@ -116,6 +117,7 @@ func (a *app) validateJSON(m *manifest.Manifest, err error) error {
 			v.Servers = append(v.Servers, s.Name)
 		}
 		add(m.Warnings)
+		add(m.SandboxWarnings(runtime.GOOS, sandbox.Inspect))
 		add(m.SandboxHints(runtime.GOOS))
 	}
 	enc := json.NewEncoder(a.stdout)

@@ -97,6 +97,17 @@ type ServerStatus struct {
 	Log         string        `json:"log"`
 	Clients     ClientsStatus `json:"clients"`
 	Shed        *ShedStatus   `json:"shed,omitempty"`
+	// Sandbox is what confines the server, when its manifest enables a
+	// sandbox: the mechanisms, and the rules that hold and do not.
+	Sandbox *SandboxStatus `json:"sandbox,omitempty"`
+}
+
+// SandboxStatus is what the platform enforces of a server's sandbox.
+type SandboxStatus struct {
+	Platform    string   `json:"platform"`
+	Enforced    []string `json:"enforced,omitempty"`
+	NotEnforced []string `json:"not_enforced,omitempty"`
+	Caveats     []string `json:"caveats,omitempty"`
 }
 
 // ShedStatus counts what the clients of a server (connect NAME, gateway
@@ -220,6 +231,28 @@ func (st *Status) WriteTable(w io.Writer, now time.Time, verbose bool) {
 	for _, s := range st.Servers {
 		if s.Notice != "" {
 			fmt.Fprintf(w, "%s: %s\n", termtext.Line(s.Name), termtext.Line(s.Notice))
+		}
+		if sb := s.Sandbox; sb != nil {
+			// Always what is not enforced; what is, with -v.
+			switch {
+			case verbose:
+				fmt.Fprintf(w, "%s: sandbox: %s\n", termtext.Line(s.Name), termtext.Line(sb.Platform))
+				for _, e := range sb.Enforced {
+					fmt.Fprintf(w, "  enforced: %s\n", termtext.Line(e))
+				}
+			case len(sb.NotEnforced) == 0:
+				fmt.Fprintf(w, "%s: sandbox: every rule enforced (%s; mcpgen status -v lists them)\n", termtext.Line(s.Name), termtext.Line(sb.Platform))
+			default:
+				fmt.Fprintf(w, "%s: sandbox: %s\n", termtext.Line(s.Name), termtext.Line(sb.Platform))
+			}
+			for _, e := range sb.NotEnforced {
+				fmt.Fprintf(w, "  NOT enforced: %s\n", termtext.Line(e))
+			}
+			if verbose {
+				for _, e := range sb.Caveats {
+					fmt.Fprintf(w, "  caveat: %s\n", termtext.Line(e))
+				}
+			}
 		}
 		if s.Shed != nil {
 			fmt.Fprintf(w, "%s: clients that read too slowly lost %d log messages (dropped) and %d progress notifications (replaced by newer ones)\n",
