@@ -7,10 +7,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/mcpgen/mcpgen/internal/proc"
+	"github.com/mcpgen/mcpgen/internal/sandbox"
 	"github.com/mcpgen/mcpgen/manifest"
 )
 
@@ -52,8 +54,10 @@ func indent(s string) string {
 // its output (the command) is newer than every file its watch patterns
 // match; force builds anyway. Without watch patterns there is nothing to
 // compare, and it always builds (build tools such as go build are
-// incremental themselves).
-func Build(ctx context.Context, c *proc.Containment, m *manifest.Manifest, s *manifest.Server, env []string, force bool) (BuildState, time.Duration, error) {
+// incremental themselves). sb is the server's sandbox (nil: none): the
+// build runs in it too, with the manifest's directory, where it writes
+// its output, writable.
+func Build(ctx context.Context, c *proc.Containment, m *manifest.Manifest, s *manifest.Server, sb *sandbox.Policy, env []string, force bool) (BuildState, time.Duration, error) {
 	if len(s.Build) == 0 {
 		return NoBuild, 0, nil
 	}
@@ -63,6 +67,11 @@ func Build(ctx context.Context, c *proc.Containment, m *manifest.Manifest, s *ma
 	start := time.Now()
 	out := proc.NewTail(8 << 10)
 	spec := &proc.Spec{Path: s.Build[0], Args: s.Build[1:], Dir: m.Dir, Env: env, Stderr: out, Containment: c, Name: s.Name + "-build"}
+	if sb != nil {
+		own := *sb
+		own.Write = append(slices.Clone(sb.Write), m.Dir)
+		spec.Sandbox = &own
+	}
 	if err := proc.Run(ctx, spec, out); err != nil {
 		return Built, time.Since(start), &buildError{Server: s.Name, Err: err, Output: out.Bytes()}
 	}

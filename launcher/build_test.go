@@ -158,7 +158,7 @@ func TestBuildErrorExit(t *testing.T) {
 	for _, tt := range tests {
 		m := &manifest.Manifest{Dir: t.TempDir()}
 		s := &manifest.Server{Name: "srv", Build: []string{"sh", "-c", tt.script}}
-		_, _, err := Build(context.Background(), nil, m, s, os.Environ(), true)
+		_, _, err := Build(context.Background(), nil, m, s, nil, os.Environ(), true)
 		if err == nil || err.Error() != tt.want {
 			t.Errorf("build %q: got %v, want %q", tt.script, err, tt.want)
 		}

@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"context"
+	"github.com/mcpgen/mcpgen/internal/sandbox"
 	"sync"
 	"time"
 
@@ -77,7 +78,7 @@ func (s *Session) rebuild(name string) {
 func (s *Session) rebuildOnce(ctx context.Context, v *supervisor) {
 	cfg := v.config()
 	s.log.Info("sources changed: rebuilding", "server", v.name)
-	_, took, err := Build(ctx, s.contain.Containment, cfg.m, cfg.server, s.opts.Env, true)
+	_, took, err := Build(ctx, s.contain.Containment, cfg.m, cfg.server, cfg.sandboxPolicy(), s.opts.Env, true)
 	if ctx.Err() != nil {
 		return // the session is ending
 	}
@@ -98,9 +99,17 @@ func (s *Session) rebuildOnce(ctx context.Context, v *supervisor) {
 // build runs a server's build step before it starts, unless its output is
 // up to date.
 func (v *supervisor) build(ctx context.Context, cfg *serverConfig) error {
-	state, took, err := Build(ctx, v.host.contain.Containment, cfg.m, cfg.server, v.host.env, false)
+	state, took, err := Build(ctx, v.host.contain.Containment, cfg.m, cfg.server, cfg.sandboxPolicy(), v.host.env, false)
 	if state == Built && err == nil {
 		v.host.log.Info("built", "server", cfg.server.Name, "took", took.Round(time.Millisecond).String())
 	}
 	return err
+}
+
+// sandboxPolicy is the server's sandbox, nil when it has none.
+func (cfg *serverConfig) sandboxPolicy() *sandbox.Policy {
+	if cfg.spec == nil {
+		return nil
+	}
+	return cfg.spec.Sandbox
 }

@@ -5,12 +5,17 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/mcpgen/mcpgen/internal/sandbox"
 	"github.com/mcpgen/mcpgen/launcher/internal/testserver"
 )
 
 // The test binary doubles as the MCP servers that the sessions under test
 // run: see testserver.Main for how, and its serve for the modes.
 func TestMain(m *testing.M) {
+	// A sandboxed server's setup step is mcpgen itself, here this binary.
+	if code, ok := sandbox.Main(); ok {
+		os.Exit(code)
+	}
 	testserver.Main()
 	os.Exit(m.Run())
 }

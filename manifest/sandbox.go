@@ -296,14 +296,15 @@ func (m *Manifest) SandboxPolicy(s *Server, c *Context, getenv Lookup) (*sandbox
 		return nil, err
 	}
 	p := &sandbox.Policy{
-		Read:    slices.Concat(paths.Start, paths.Read),
+		System:  paths.Start,
+		Read:    paths.Read,
 		Write:   paths.Write,
 		Network: sandbox.Network{Mode: sandbox.NetMode(sb.Network.Mode), Hosts: sb.Network.Hosts},
 		Enforce: sandbox.Enforce(sb.Enforce),
 	}
 	if s.Kind == KindBuiltin || s.Kind == KindDeclared {
 		if abs, err := filepath.Abs(cmp.Or(m.Path, m.File)); err == nil {
-			p.Read = append(p.Read, abs)
+			p.System = append(p.System, abs)
 		}
 	}
 	return p, nil

@@ -99,7 +99,13 @@ func (a *app) build(ctx context.Context, names []string, o buildOptions) error {
 	for i, s := range servers {
 		r := &buildReport{Name: s.Name, Kind: s.Kind.String(), Tools: []string{}}
 		reports[i] = r
-		state, took, err := launcher.Build(ctx, contain, m, s, base, o.force)
+		sb, err := m.SandboxPolicy(s, c, manifest.EnvLookup(base))
+		if err != nil {
+			r.Build, r.Error = "failed", err.Error()
+			failed = append(failed, fmt.Errorf("server %q: %w", s.Name, err))
+			continue
+		}
+		state, took, err := launcher.Build(ctx, contain, m, s, sb, base, o.force)
 		r.Build, r.BuildMs = string(state), took.Milliseconds()
 		if err != nil {
 			r.Build = "failed"

@@ -14,10 +14,6 @@ import (
 	"github.com/mcpgen/mcpgen/manifest"
 )
 
-// envSandboxed marks a `mcpgen serve` that runs inside its server's
-// sandbox already: the one that serveSandboxed starts.
-const envSandboxed = "MCPGEN_SANDBOXED"
-
 // serveSandboxed runs server s in its sandbox when the manifest gives it
 // one, as an agent's config runs it (`mcpgen serve NAME`): a command
 // server's command, or mcpgen serving a built-in or declared one again,
@@ -26,7 +22,7 @@ const envSandboxed = "MCPGEN_SANDBOXED"
 // is false when there is no sandbox to enter (none, or this process is
 // the one inside).
 func (a *app) serveSandboxed(m *manifest.Manifest, s *manifest.Server, c *manifest.Context) (ran bool, err error) {
-	if os.Getenv(envSandboxed) == "1" {
+	if sandbox.Inside() {
 		return false, nil
 	}
 	policy, err := m.SandboxPolicy(s, c, os.LookupEnv)
@@ -51,7 +47,7 @@ func (a *app) serveSandboxed(m *manifest.Manifest, s *manifest.Server, c *manife
 			return true, err
 		}
 		cmd = exec.Command(self, slices.Concat([]string{"serve"}, m.Flags(), []string{s.Name})...)
-		cmd.Env = append(os.Environ(), envSandboxed+"=1")
+		cmd.Env = os.Environ() // Prepare marks it as inside
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = a.stdin, a.stdout, a.stderr
 	setup, err := sandbox.Prepare(cmd, policy)

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -61,6 +62,10 @@ const (
 // paths it may read, those it may also write, and the network. Paths are
 // absolute; the manifest expands ~, {workspace} and ${VAR} before.
 type Policy struct {
+	// System is what the process reads to start, whatever is granted:
+	// the system's programs and libraries, the server's own program.
+	// Read-only, like Read, but not spoken of in the Report.
+	System  []string `json:"system,omitempty"`
 	Read    []string `json:"read,omitempty"`
 	Write   []string `json:"write,omitempty"`
 	Network Network  `json:"network"`
@@ -74,7 +79,7 @@ func (p *Policy) Check() error {
 	for _, list := range []struct {
 		name  string
 		paths []string
-	}{{"read", p.Read}, {"write", p.Write}} {
+	}{{"system", p.System}, {"read", p.Read}, {"write", p.Write}} {
 		for _, path := range list.paths {
 			if !filepath.IsAbs(path) {
 				errs = append(errs, fmt.Errorf("sandbox %s: %q is not an absolute path (expand ~ and {workspace} first)", list.name, path))
@@ -152,6 +157,15 @@ func (r Report) String() string {
 	}
 	return b.String()
 }
+
+// EnvInside is set in the environment of every sandboxed process: an
+// mcpgen started inside (mcpgen serve, the launcher's built-in and
+// declared servers) is in its sandbox already, and does not try to make
+// another, which it could not (Landlock forbids mounting).
+const EnvInside = "MCPGEN_SANDBOXED"
+
+// Inside reports whether this process runs in a sandbox of mcpgen's.
+func Inside() bool { return os.Getenv(EnvInside) == "1" }
 
 // A Setup is a sandbox prepared for one command: what the platform
 // enforces of its policy, and what lives as long as the command (its

@@ -236,9 +236,9 @@ func Prepare(cmd *exec.Cmd, p *Policy) (*Setup, error) {
 	}
 	env = slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
 		name, _, _ := strings.Cut(kv, "=")
-		return slices.Contains(hiddenEnv, name) || name == "TMPDIR"
+		return slices.Contains(hiddenEnv, name) || name == "TMPDIR" || name == EnvInside
 	})
-	cmd.Env = append(env, "TMPDIR="+tmp)
+	cmd.Env = append(env, "TMPDIR="+tmp, EnvInside+"=1")
 	if pl.NetNS && p.Network.Mode == NetHosts {
 		if pl.Channel, err = startEgress(cmd, p.Network.Hosts, s); err != nil {
 			s.Close()
@@ -407,7 +407,7 @@ func restrict(pl *plan, program string) error {
 		// the program's after exec; what it starts cannot read theirs.
 		rules = append(rules, landlock.RODirs("/proc/"+strconv.Itoa(os.Getpid())))
 	}
-	for _, path := range p.Read {
+	for _, path := range slices.Concat(p.System, p.Read) {
 		rules = append(rules, pathRule(path, false))
 	}
 	for _, path := range p.Write {

@@ -464,6 +464,15 @@ func (s *wireServer) call(ctx context.Context, msg *mcp.Message) {
 		os.Exit(3)
 	case "pid":
 		s.text(msg.ID, strconv.Itoa(os.Getpid()))
+	case "read":
+		// The file named by text, or what refused it: how a test sees
+		// what a sandbox lets the server read.
+		b, err := os.ReadFile(p.Arguments.Text)
+		if err != nil {
+			s.text(msg.ID, "error: "+err.Error())
+			break
+		}
+		s.text(msg.ID, string(b))
 	case "sample":
 		resp := s.ask("sampling/createMessage", map[string]any{"messages": []any{}, "maxTokens": 1})
 		s.text(msg.ID, answerText(resp))
