@@ -25,6 +25,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/mcpgen/mcpgen/internal/proc"
+	"github.com/mcpgen/mcpgen/internal/sandbox"
 	"github.com/mcpgen/mcpgen/launcher/ctl"
 	"github.com/mcpgen/mcpgen/launcher/internal/dirs"
 	"github.com/mcpgen/mcpgen/launcher/internal/testserver"
@@ -1099,11 +1100,25 @@ func TestSessionThirdParty(t *testing.T) {
 		}
 		t.Skip(msg)
 	}
+	t.Run("plain", func(t *testing.T) { testThirdParty(t, node, vars, "") })
+	// In a default sandbox (the workspace, no network), as the manifest's
+	// [sandbox] gives every server, they still work: their programs
+	// (node, the script and its node_modules) are their own.
+	t.Run("sandboxed", func(t *testing.T) {
+		r := sandbox.Inspect(&sandbox.Policy{Network: sandbox.Network{Mode: sandbox.NetNone}})
+		if len(r.NotEnforced) > 0 {
+			t.Logf("the sandbox here: %s", r)
+		}
+		testThirdParty(t, node, vars, "[sandbox]\nenabled = true\n")
+	})
+}
+
+func testThirdParty(t *testing.T, node string, vars map[string]string, top string) {
 	dir := t.TempDir()
 	files := filepath.Join(dir, "files")
 	writeFile(t, filepath.Join(files, "hello.txt"), "hello from the workspace\n")
 	path := filepath.Join(dir, "mcpgen.toml")
-	writeFile(t, path, fmt.Sprintf(`
+	writeFile(t, path, top+fmt.Sprintf(`
 [servers.everything]
 command = %[1]s
 args = [%[2]s, "stdio"]
@@ -1137,6 +1152,14 @@ startup_timeout = "60s"
 	fs.Call("1", "read_text_file", fmt.Sprintf(`{"path":%s}`, tomlString(filepath.Join(files, "hello.txt"))))
 	if got := testserver.ResultText(t, fs.Next()); !strings.Contains(got, "hello from the workspace") {
 		t.Errorf("filesystem read_text_file: got %q", got)
+	}
+	mem := ts.connect("memory", "e2e")
+	mem.Call("1", "create_entities", `{"entities":[{"name":"Alice","entityType":"person","observations":["prefers tea"]}]}`)
+	if got := testserver.ResultText(t, mem.Next()); !strings.Contains(got, "Alice") {
+		t.Errorf("memory create_entities: got %q", got)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "memory.jsonl")); err != nil || !strings.Contains(string(b), "prefers tea") {
+		t.Errorf("memory's file in the workspace: %q, %v", b, err)
 	}
 
 	var pids []int

@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/mcpgen/mcpgen/internal/sandbox"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,7 +25,13 @@ var update = flag.Bool("update", false, "rewrite golden files and the expected o
 
 func TestMain(m *testing.M) {
 	testscript.Main(cleanupM{m}, map[string]func(){
-		"mcpgen": func() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+		"mcpgen": func() {
+			// As main does: a sandbox's setup step first.
+			if code, ok := sandbox.Main(); ok {
+				os.Exit(code)
+			}
+			os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+		},
 	})
 }
 
@@ -92,6 +99,11 @@ func TestScripts(t *testing.T) {
 			switch cond {
 			case "goproxy":
 				return goProxyOK(), nil
+			case "sandbox":
+				// Landlock and namespaces: a sandbox that confines files
+				// and hides other processes.
+				r := sandbox.Inspect(&sandbox.Policy{Network: sandbox.Network{Mode: sandbox.NetNone}})
+				return strings.Contains(r.Platform, "landlock") && strings.Contains(r.Platform, "pid"), nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
