@@ -413,7 +413,13 @@ func BenchmarkSpawnTrue(b *testing.B) {
 		name   string
 		policy *Policy
 		ns     func() (bool, bool, string)
-	}{{"off", nil, namespaces}, {"landlock", p, noNS}, {"landlock+namespaces", p, namespaces}} {
+	}{
+		{"off", nil, namespaces},
+		{"landlock", p, noNS},
+		{"landlock+namespaces", p, namespaces},
+		{"loopback", &Policy{Write: p.Write, Network: Network{Mode: NetLoopback}}, namespaces},
+		{"hosts", &Policy{Write: p.Write, Network: Network{Mode: NetHosts, Hosts: []string{"api.example.com:443"}}}, namespaces},
+	} {
 		b.Run(c.name, func(b *testing.B) {
 			if c.policy != nil && landlockABI() == 0 {
 				b.Skip("no Landlock")
@@ -422,14 +428,17 @@ func BenchmarkSpawnTrue(b *testing.B) {
 			namespaces = c.ns
 			for b.Loop() {
 				cmd := exec.Command("/bin/true")
+				var s *Setup
 				if c.policy != nil {
-					if _, err := Prepare(cmd, c.policy); err != nil {
+					var err error
+					if s, err = Prepare(cmd, c.policy); err != nil {
 						b.Fatal(err)
 					}
 				}
 				if err := cmd.Run(); err != nil {
 					b.Fatal(err)
 				}
+				s.Close()
 			}
 		})
 	}
