@@ -477,6 +477,13 @@ func (d *decoder) sandbox(path []string, v any) *SandboxRules {
 	return r
 }
 
+// fetcherNeeds is what npx and uvx need of a sandbox to fetch a server:
+// their cache and their registry.
+var fetcherNeeds = map[string]string{
+	"npx": `to fetch, npx needs write = ["{workspace}", "~/.npm"] and network = ["registry.npmjs.org:443"]`,
+	"uvx": `to fetch, uvx needs write = ["{workspace}", "~/.cache/uv"] and network = ["pypi.org:443", "files.pythonhosted.org:443"]`,
+}
+
 // SandboxHints are what validate suggests about the sandbox, at each
 // server's table: to enable it for servers that npx or uvx fetch, which
 // run someone else's code with the user's rights, and, on Windows
@@ -503,7 +510,7 @@ func (m *Manifest) SandboxHints(goos string) Errors {
 			base := strings.TrimSuffix(strings.ToLower(filepath.Base(filepath.ToSlash(prog))), ".cmd")
 			base = strings.TrimSuffix(base, ".exe")
 			if base == "npx" || base == "uvx" {
-				hint(s, []string{"servers", s.Name, "command"}, "%s fetches and runs someone else's code with your rights: consider sandbox.enabled = true, which confines it to the workspace", base)
+				hint(s, []string{"servers", s.Name, "command"}, "%s fetches and runs someone else's code with your rights: consider sandbox.enabled = true, which confines it to the workspace; %s", base, fetcherNeeds[base])
 				hints[len(hints)-1].Suggestion = "sandbox.enabled = true"
 			}
 		}

@@ -325,8 +325,8 @@ url = "https://x.example"
 		got = append(got, h.Error()+" | "+h.Suggestion)
 	}
 	want := []string{
-		`m.toml:2:11: hint: server "mem": npx fetches and runs someone else's code with your rights: consider sandbox.enabled = true, which confines it to the workspace | sandbox.enabled = true`,
-		`m.toml:6:11: hint: server "git": uvx fetches and runs someone else's code with your rights: consider sandbox.enabled = true, which confines it to the workspace | sandbox.enabled = true`,
+		`m.toml:2:11: hint: server "mem": npx fetches and runs someone else's code with your rights: consider sandbox.enabled = true, which confines it to the workspace; to fetch, npx needs write = ["{workspace}", "~/.npm"] and network = ["registry.npmjs.org:443"] | sandbox.enabled = true`,
+		`m.toml:6:11: hint: server "git": uvx fetches and runs someone else's code with your rights: consider sandbox.enabled = true, which confines it to the workspace; to fetch, uvx needs write = ["{workspace}", "~/.cache/uv"] and network = ["pypi.org:443", "files.pythonhosted.org:443"] | sandbox.enabled = true`,
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("hints on linux:\ngot:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
