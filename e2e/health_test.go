@@ -16,6 +16,9 @@ import (
 // built-in files server, and tools declared in the manifest. fs has the
 // workspace context inside its args and env, which Codex cannot express
 // natively: portable Codex output runs it through mcpgen serve.
+// memory and shell run in a sandbox (Linux: Landlock and namespaces),
+// which their entries get through mcpgen serve: the real clients start
+// them there.
 func runnableManifest(wsRoot string) string {
 	return fmt.Sprintf(`version = 1
 
@@ -27,6 +30,7 @@ command = %[2]q
 args = [%[3]q]
 env = { MEMORY_FILE_PATH = "${WORKSPACE_DIR}/memory.json" }
 startup_timeout = "30s"
+sandbox.enabled = true
 
 [servers.everything]
 command = %[2]q
@@ -38,6 +42,7 @@ builtin = "files"
 
 [servers.shell]
 description = "Everyday commands"
+sandbox.enabled = true
 
 [servers.shell.tools.echo]
 description = "Say something back"
@@ -103,7 +108,7 @@ func TestHealthWithRealClients(t *testing.T) {
 		if tc.name == "codex" {
 			// The case this manifest is here for: context inside a
 			// value goes through mcpgen serve, resolved at spawn.
-			for _, s := range []string{"memory", "fs"} {
+			for _, s := range []string{"memory", "fs"} { // memory: also for its sandbox
 				if !strings.Contains(out, fmt.Sprintf(`args = ["serve", "--manifest", %q, %q]`, manifest, s)) {
 					t.Errorf("portable Codex output does not run %s through mcpgen serve:\n%s", s, out)
 				}

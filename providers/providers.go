@@ -217,6 +217,12 @@ func Native(m *manifest.Manifest, s *manifest.Server, o Options) *Entry {
 	return e
 }
 
+// Sandboxed reports whether s runs in a sandbox, which only mcpgen can
+// give it: its entry runs `mcpgen serve NAME`, never the command itself.
+func Sandboxed(m *manifest.Manifest, s *manifest.Server) bool {
+	return m.Sandbox(s).Enabled
+}
+
 // InManifestDir reports whether s is a command server whose workspace is
 // the manifest's directory by default (see manifest.DefaultDir), which a
 // native entry cannot give it: it sets no cwd (so it runs in the workspace directory), it takes

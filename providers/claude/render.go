@@ -101,10 +101,11 @@ func prepare(m *manifest.Manifest, s *manifest.Server, o providers.Options, desk
 	// config names no path of its checkout; a path built on the agent's
 	// WORKSPACE_DIR must not fall to the root when it is unset; and a
 	// server whose workspace is the manifest's directory must not run
-	// where the agent happens to start.
+	// where the agent happens to start; a sandboxed one runs in mcpgen's
+	// sandbox.
 	case s.Kind == manifest.KindCommand && len(e.Cwd) == 0 && (!desktop || allLiteral(e)) &&
 		!(o.Scope == providers.ScopeProject && e.InCheckout()) && !embedsAgentContext(e) &&
-		!providers.InManifestDir(m, s, o):
+		!providers.InManifestDir(m, s, o) && !providers.Sandboxed(m, s):
 		return e, nil
 	}
 	e = providers.Serve(m, s, o)

@@ -65,8 +65,9 @@ func render(m *manifest.Manifest, s *manifest.Server, o providers.Options) []byt
 		e = providers.Native(m, s, o)
 		// A project's config names no path of its checkout: serve
 		// resolves a relative command or cwd where the agent runs, and
-		// the manifest's directory as the workspace.
-		if !expressible(e) || o.Scope == providers.ScopeProject && e.InCheckout() || providers.InManifestDir(m, s, o) {
+		// the manifest's directory as the workspace. A sandboxed server
+		// runs in mcpgen's sandbox.
+		if !expressible(e) || o.Scope == providers.ScopeProject && e.InCheckout() || providers.InManifestDir(m, s, o) || providers.Sandboxed(m, s) {
 			e = providers.Serve(m, s, o)
 		}
 	default:
