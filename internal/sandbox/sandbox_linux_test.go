@@ -254,6 +254,7 @@ func testHostile(t *testing.T) {
 		return l.Addr().String()
 	}
 	grantedAddr, otherAddr := listen(), listen()
+	_, otherPort, _ := net.SplitHostPort(otherAddr)
 
 	// A process outside the sandbox with a secret in its environment, as
 	// the agent that started mcpgen has its API keys.
@@ -290,6 +291,9 @@ func testHostile(t *testing.T) {
 		{"follow symlink out", policy, []string{"read", filepath.Join(granted, "key-link")}},
 		{"hard link protected file", policy, []string{"link", key, filepath.Join(granted, "key-hardlink")}},
 		{"connect port not granted", policy, []string{"connect", otherAddr}},
+		// A name, resolved (localhost stands in for a host of the
+		// internet, which the tests cannot reach).
+		{"resolve and connect a host", policy, []string{"connect", "localhost:" + otherPort}},
 		{"connect with network none", none, []string{"connect", grantedAddr}},
 		{"read another process's environ", policy, []string{"environ", victimPid, secret}},
 		{"child reads ssh key", policy, []string{"spawn", self, "read", key}},
