@@ -1,3 +1,5 @@
+//go:build unix
+
 package main
 
 import (
@@ -28,6 +30,16 @@ func (a *app) serveSandboxed(m *manifest.Manifest, s *manifest.Server, c *manife
 	policy, err := m.SandboxPolicy(s, c, os.LookupEnv)
 	if err != nil || policy == nil {
 		return false, err
+	}
+	if !sandbox.Enforces {
+		// Nothing to enter here: the server runs as it would without,
+		// saying so, unless its sandbox is strict.
+		r := sandbox.Inspect(policy)
+		if policy.Enforce == sandbox.EnforceStrict {
+			return true, fmt.Errorf("server %q: %w", s.Name, &sandbox.StrictError{Report: r})
+		}
+		fmt.Fprintf(a.stderr, "mcpgen: server %q: sandbox (%s): not enforced: %s\n", s.Name, r.Platform, strings.Join(r.NotEnforced, "; "))
+		return false, nil
 	}
 	var cmd *exec.Cmd
 	if s.Kind == manifest.KindCommand {

@@ -190,6 +190,9 @@ func list(paths []string, none string) string {
 	return strings.Join(paths, ", ")
 }
 
+// Enforces says whether this platform enforces a sandbox at all.
+const Enforces = true
+
 // Inspect says what the platform would enforce of p, without starting
 // anything: for validate and status.
 func Inspect(p *Policy) Report {

@@ -4,6 +4,9 @@ package sandbox
 
 import "os/exec"
 
+// Enforces says whether this platform enforces a sandbox at all: not yet.
+const Enforces = false
+
 // report is what this platform enforces: nothing yet.
 func report() Report {
 	return Report{
