@@ -1,21 +1,13 @@
 package proc
 
 import (
-	"errors"
 	"fmt"
+	"github.com/mcpgen/mcpgen/internal/pid1"
 	"os"
-	"os/signal"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 )
-
-// initSignals are what init passes on to mcpgen: all that a container
-// runtime, a terminal or a person sends, but SIGCHLD, which is init's own.
-var initSignals = []os.Signal{
-	unix.SIGHUP, unix.SIGINT, unix.SIGQUIT, unix.SIGTERM,
-	unix.SIGUSR1, unix.SIGUSR2, unix.SIGWINCH, unix.SIGALRM,
-}
 
 // Init makes this process an init when it is PID 1 of its PID namespace, as
 // a container's entrypoint is, and returns the status to exit with; ok is
@@ -39,17 +31,8 @@ func Init() (code int, ok bool) {
 }
 
 // runInit starts argv (this program) as init's child and reaps until the
-// child has exited. Its signal channels are stopped before it returns.
+// child has exited.
 func runInit(argv []string) (int, bool) {
-	// Notified before the child starts: a signal sent at once is passed
-	// on, and no SIGCHLD is missed.
-	sigs := make(chan os.Signal, 16)
-	signal.Notify(sigs, initSignals...)
-	defer signal.Stop(sigs)
-	chld := make(chan os.Signal, 1)
-	signal.Notify(chld, unix.SIGCHLD)
-	defer signal.Stop(chld)
-
 	self, err := os.Executable()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "mcpgen: as PID 1: %v\n", err)
@@ -70,28 +53,12 @@ func runInit(argv []string) (int, bool) {
 	case !onTerminal:
 		attr.Setpgid = true
 	}
-	child, err := syscall.ForkExec(self, argv, &syscall.ProcAttr{
-		Env:   os.Environ(),
-		Files: []uintptr{0, 1, 2},
-		Sys:   attr,
-	})
+	status, err := pid1.Run(self, argv, attr)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "mcpgen: as PID 1: starting %s: %v\n", self, err)
 		return 1, true
 	}
-	for {
-		// Reap first: the child may have exited before SIGCHLD was
-		// delivered, and one notice may stand for many exits.
-		if status, exited := reapAll(child); exited {
-			return status, true
-		}
-		select {
-		case sig := <-sigs:
-			// ESRCH: the child has just exited, and the next reap says so.
-			_ = unix.Kill(child, sig.(syscall.Signal))
-		case <-chld:
-		}
-	}
+	return status, true
 }
 
 // terminal reports whether stdin is a terminal, and whether its foreground
@@ -103,33 +70,4 @@ func terminal() (onTerminal, owner bool) {
 		return false, false
 	}
 	return true, pgrp != 0 && pgrp == unix.Getpgrp()
-}
-
-// reapAll waits for every child that has exited, without blocking, and
-// reports the status of child if it was one of them: its exit status, or
-// 128 plus the signal that killed it, as a shell says.
-func reapAll(child int) (status int, exited bool) {
-	for {
-		var ws unix.WaitStatus
-		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil || pid <= 0 {
-			// ECHILD (no child left) or none exited yet.
-			return status, exited
-		}
-		if pid != child {
-			continue // an orphan: reaped, which was all it needed
-		}
-		exited = true
-		switch {
-		case ws.Exited():
-			status = ws.ExitStatus()
-		case ws.Signaled():
-			status = 128 + int(ws.Signal())
-		default:
-			status = 1
-		}
-	}
 }

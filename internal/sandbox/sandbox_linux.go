@@ -10,11 +10,10 @@ package sandbox
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
+	"github.com/mcpgen/mcpgen/internal/pid1"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -458,71 +457,15 @@ func pathRule(path string, write bool) landlock.FSRule {
 	}
 }
 
-// reaperSignals are passed on to the program: all that a launcher or a
-// person sends, but SIGCHLD, which is the reaper's own.
-var reaperSignals = []os.Signal{
-	unix.SIGHUP, unix.SIGINT, unix.SIGQUIT, unix.SIGTERM,
-	unix.SIGUSR1, unix.SIGUSR2, unix.SIGWINCH, unix.SIGALRM,
-}
-
 // reaper runs path as the one child of this process, PID 1 of the
-// sandbox's PID namespace, reaps every orphan until the child has exited,
-// and returns the child's status. PID 1 of a namespace ignores signals it
-// has no handler for, so a server run as PID 1 would not stop on SIGTERM;
-// the reaper handles them and passes them on instead. The child leads a
-// process group of its own, so that a signal to mcpgen's group reaches it
-// once, through here. When this process exits, the kernel kills all that
-// is left in the namespace.
+// sandbox's PID namespace (see pid1), and returns its status. The child
+// leads a process group of its own, so that a signal to mcpgen's group
+// reaches it once, through here.
 func reaper(path string, argv []string) int {
-	sigs := make(chan os.Signal, 16)
-	signal.Notify(sigs, reaperSignals...)
-	chld := make(chan os.Signal, 1)
-	signal.Notify(chld, unix.SIGCHLD)
-	child, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
-		Env:   os.Environ(),
-		Files: []uintptr{0, 1, 2},
-		Sys:   &syscall.SysProcAttr{Setpgid: true},
-	})
+	status, err := pid1.Run(path, argv, &syscall.SysProcAttr{Setpgid: true})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "mcpgen: sandbox: starting %s: %v\n", path, err)
 		return 126
 	}
-	for {
-		if status, exited := reap(child); exited {
-			return status
-		}
-		select {
-		case sig := <-sigs:
-			_ = unix.Kill(child, sig.(syscall.Signal)) // ESRCH: just exited
-		case <-chld:
-		}
-	}
-}
-
-// reap waits for every child that has exited, without blocking, and
-// reports child's status if it was one: its exit status, or 128 plus the
-// signal that killed it.
-func reap(child int) (status int, exited bool) {
-	for {
-		var ws unix.WaitStatus
-		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil || pid <= 0 {
-			return status, exited
-		}
-		if pid != child {
-			continue
-		}
-		exited = true
-		switch {
-		case ws.Exited():
-			status = ws.ExitStatus()
-		case ws.Signaled():
-			status = 128 + int(ws.Signal())
-		default:
-			status = 1
-		}
-	}
+	return status
 }
