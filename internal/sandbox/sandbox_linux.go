@@ -419,8 +419,11 @@ func restrict(pl *plan, program string) error {
 	case pl.NetNS || p.Network.Mode == NetAll || p.Network.Mode == NetLoopback:
 		// The namespace confines the network (or nothing is to be):
 		// Landlock's TCP rules would only get in the way of the
-		// loopback and the egress proxy's port.
-		if err := landlock.V7.BestEffort().RestrictPaths(rules...); err != nil {
+		// loopback and the egress proxy's port. Files and the scopes
+		// (signals, abstract unix sockets) are still Landlock's.
+		cfg := landlock.V7
+		cfg.HandledAccessNet = 0
+		if err := cfg.BestEffort().Restrict(rules...); err != nil {
 			return fmt.Errorf("landlock: %v", err)
 		}
 		return nil

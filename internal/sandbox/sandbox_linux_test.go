@@ -40,7 +40,7 @@ func TestMain(m *testing.M) {
 // hostile tries what args say:
 //
 //	read FILE | write FILE | link OLD NEW | connect HOST:PORT |
-//	proxy HOST:PORT | loopback | unix PATH | environ PID SECRET |
+//	proxy HOST:PORT | loopback | unix PATH | signal PID | environ PID SECRET |
 //	ptrace PID | setsid SELF MARKER | hang MARKER | spawn SELF ARGS...
 func hostile(args []string) int {
 	err := try(args)
@@ -98,6 +98,9 @@ func try(args []string) error {
 			c.Close()
 		}
 		return err
+	case "signal":
+		pid, _ := strconv.Atoi(args[1])
+		return syscall.Kill(pid, syscall.SIGCONT)
 	case "unix":
 		c, err := net.DialTimeout("unix", args[1], 10*time.Second)
 		if err == nil {
@@ -279,6 +282,23 @@ func testHostile(t *testing.T) {
 	none := &Policy{Write: []string{granted}, Network: Network{Mode: NetNone}}
 	loopback := &Policy{Write: []string{granted}, Network: Network{Mode: NetLoopback}}
 	nsOn, _, _ := namespaces()
+	all := &Policy{Write: []string{granted}, Network: Network{Mode: NetAll}}
+	abstract := fmt.Sprintf("mcpgen-sandbox-test-%d", os.Getpid())
+	ul, err := net.Listen("unix", "@"+abstract)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ul.Close() })
+	go func() {
+		// Accepts until closed by Cleanup, which ends the goroutine.
+		for {
+			c, err := ul.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
 
 	escapes := []struct {
 		name   string
@@ -299,6 +319,10 @@ func testHostile(t *testing.T) {
 		{"child reads ssh key", policy, []string{"spawn", self, "read", key}},
 		{"child writes outside", policy, []string{"spawn", self, "write", filepath.Join(other, "y")}},
 		{"ptrace the agent", policy, []string{"ptrace", victimPid}},
+		{"signal the agent", policy, []string{"signal", victimPid}},
+		// With the whole network, abstract unix sockets are the host's:
+		// Landlock's scope keeps them out of reach (ABI 6).
+		{"abstract unix socket with network all", all, []string{"unix", "@" + abstract}},
 	}
 	if nsOn {
 		// Without a network namespace, Landlock cannot tell the host's
