@@ -54,6 +54,8 @@ const (
 	abiTruncate = 3
 	abiTCP      = 4
 	abiScoped   = 6 // signals and abstract unix sockets stay inside
+	abiUnix     = 9 // connecting to a unix socket by its path
+	abiUDP      = 10
 )
 
 // landlockABI is the running kernel's Landlock ABI, 0 without Landlock.
@@ -120,9 +122,11 @@ func decide(p *Policy) (plan, Report) {
 		case nsOK:
 			pl.NetNS = true
 			r.Enforced = append(r.Enforced, "network: none (a network namespace of its own, with no interface up)")
+		case abi >= abiUDP:
+			r.Enforced = append(r.Enforced, "network: no TCP or UDP (Landlock)")
 		case abi >= abiTCP:
 			r.Enforced = append(r.Enforced, "network: no TCP connect or bind (Landlock)")
-			r.NotEnforced = append(r.NotEnforced, "network: UDP and unix sockets are not confined (no network namespace: "+nsWhy+")")
+			r.NotEnforced = append(r.NotEnforced, "network: UDP is not confined (no network namespace: "+nsWhy+"; Landlock ABI < 10)")
 		default:
 			r.NotEnforced = append(r.NotEnforced, "network: not confined (no network namespace: "+nsWhy+"; Landlock ABI < 4)")
 		}
@@ -168,11 +172,14 @@ func decide(p *Policy) (plan, Report) {
 	} else {
 		r.NotEnforced = append(r.NotEnforced, "other processes: /proc/PID of processes outside the sandbox stays readable ("+nsWhy+")")
 	}
-	if abi > 0 {
-		// Landlock (to ABI 7) confines opening files, not connecting to a
-		// unix socket by its path. The sandbox lists no directory it was
-		// not granted, so a socket's path must be known: the variables
-		// that give them away are not passed (see hiddenEnv).
+	switch {
+	case abi >= abiUnix:
+		r.Enforced = append(r.Enforced, "unix sockets by path: only those under the write grants, or made in the sandbox")
+	case abi > 0:
+		// Landlock before ABI 9 confines opening files, not connecting
+		// to a unix socket by its path. The sandbox lists no directory
+		// it was not granted, so a socket's path must be known: the
+		// variables that give them away are not passed (see hiddenEnv).
 		r.Caveats = append(r.Caveats, "unix sockets by path: connecting is not confined (Landlock ABI "+strconv.Itoa(abi)+"); a server that knows a socket's path (/var/run/docker.sock) can use it, but SSH_AUTH_SOCK and the like are not passed")
 	}
 	if len(mech) == 0 {
@@ -385,6 +392,11 @@ var (
 	systemRWFiles = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty"}
 )
 
+// landlockConfig is the newest Landlock that go-landlock knows: on a
+// kernel with an older one it is downgraded (BestEffort), and decide's
+// Report says what that leaves out.
+var landlockConfig = landlock.V11
+
 // restrict applies the plan's Landlock rules to this process and all it
 // will start. Landlock absent is not an error: Prepare's Report said so.
 func restrict(pl *plan, program string) error {
@@ -413,7 +425,7 @@ func restrict(pl *plan, program string) error {
 		rules = append(rules, pathRule(path, false))
 	}
 	for _, path := range p.Write {
-		rules = append(rules, pathRule(path, true).WithRefer())
+		rules = append(rules, pathRule(path, true).WithRefer().WithResolveUnix())
 	}
 	switch {
 	case pl.NetNS || p.Network.Mode == NetAll || p.Network.Mode == NetLoopback:
@@ -421,7 +433,7 @@ func restrict(pl *plan, program string) error {
 		// Landlock's TCP rules would only get in the way of the
 		// loopback and the egress proxy's port. Files and the scopes
 		// (signals, abstract unix sockets) are still Landlock's.
-		cfg := landlock.V7
+		cfg := landlockConfig
 		cfg.HandledAccessNet = 0
 		if err := cfg.BestEffort().Restrict(rules...); err != nil {
 			return fmt.Errorf("landlock: %v", err)
@@ -435,9 +447,12 @@ func restrict(pl *plan, program string) error {
 			}
 			rules = append(rules, landlock.ConnectTCP(port))
 		}
+		// Names are resolved by the process itself here (no proxy
+		// without a namespace): DNS over UDP, from a port of its own.
+		rules = append(rules, landlock.ConnectSendUDP(53), landlock.BindUDP(0))
 	}
 	// NetNone and NetHosts: TCP confined to the ports granted, if any.
-	if err := landlock.V7.BestEffort().Restrict(rules...); err != nil {
+	if err := landlockConfig.BestEffort().Restrict(rules...); err != nil {
 		return fmt.Errorf("landlock: %v", err)
 	}
 	return nil

@@ -403,7 +403,8 @@ func TestReportDegrades(t *testing.T) {
 	}{
 		{"no landlock", 0, Network{Mode: NetNone}, []string{"files: not confined", "network: not confined", "/proc/PID of processes outside the sandbox stays readable"}},
 		{"abi 3, none", 3, Network{Mode: NetNone}, []string{"signals", "network: not confined", "what the server starts cannot read its own /proc/self"}},
-		{"abi 4, none", 4, Network{Mode: NetNone}, []string{"signals", "UDP and unix sockets are not confined", "/proc/self"}},
+		{"abi 4, none", 4, Network{Mode: NetNone}, []string{"signals", "UDP is not confined", "/proc/self"}},
+		{"abi 10, none", 10, Network{Mode: NetNone}, []string{"/proc/self"}},
 		{"abi 7, loopback", 7, Network{Mode: NetLoopback}, []string{"loopback only is not enforced", "/proc/self"}},
 		{"abi 7, allowlist", 7, Network{Mode: NetHosts, Hosts: []string{"example.com:443"}}, []string{"hosts of the allowlist are not enforced", "/proc/self"}},
 	} {
