@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcpgen/mcpgen/internal/sandbox"
+	"github.com/mcpgen/mcpgen/launcher/ctl"
 	"github.com/mcpgen/mcpgen/launcher/internal/testserver"
 	"github.com/mcpgen/mcpgen/manifest"
 )
@@ -52,6 +53,24 @@ func TestSessionSandbox(t *testing.T) {
 	}
 	if got := read("boxed", notes); got != "granted" {
 		t.Errorf("boxed reads its workspace: %q, want granted", got)
+	}
+
+	// [sandbox] at the top gives "open" one too: a reload restarts it in
+	// it (the restart key holds the sandbox resolved), and then it cannot
+	// read the key either.
+	openPid := server(st, "open").Pid
+	writeFile(t, path, "[sandbox]\nenabled = true\n\n"+testServerTOML(t, "boxed", "echo")+"[servers.boxed.sandbox]\nenabled = true\n\n"+
+		testServerTOML(t, "open", "echo"))
+	boxedPid := server(st, "boxed").Pid
+	st = ts.wait("open restarted in a sandbox", func(st *ctl.Status) bool {
+		o := server(st, "open")
+		return o.State == ctl.Ready && o.Pid != openPid && o.Sandbox != nil
+	})
+	if got := server(st, "boxed").Pid; got != boxedPid {
+		t.Errorf("boxed restarted (pid %d, was %d): its sandbox did not change", got, boxedPid)
+	}
+	if got := read("open", key); !strings.Contains(got, "permission denied") {
+		t.Errorf("open, now sandboxed, reads the key: %q, want permission denied", got)
 	}
 	if ok := strings.Contains(r.Platform, "pid"); ok {
 		// In a PID namespace of its own the server is its reaper's child.
