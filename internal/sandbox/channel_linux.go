@@ -135,15 +135,6 @@ func forwardInside(channel int, hosts []string) (proxy string, err error) {
 	return ln.Addr().String(), nil
 }
 
-// isLoopback says whether host names this machine's loopback.
-func isLoopback(host string) bool {
-	if strings.EqualFold(strings.TrimSuffix(host, "."), "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
 // handOver passes each connection accepted on ln to the channel, with
 // target as its text, and closes its own copy. It returns when ln fails.
 func handOver(uc *net.UnixConn, ln net.Listener, target string) {

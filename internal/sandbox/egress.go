@@ -262,6 +262,15 @@ func proxyEnv(addr string) (set []string, unset []string) {
 	return set, []string{"NO_PROXY", "no_proxy"}
 }
 
+// isLoopback says whether host names this machine's loopback.
+func isLoopback(host string) bool {
+	if strings.EqualFold(strings.TrimSuffix(host, "."), "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
 // Close ends every connection and waits for their goroutines.
 func (e *egress) Close() {
 	e.mu.Lock()

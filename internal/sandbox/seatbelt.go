@@ -1,0 +1,475 @@
+package sandbox
+
+// macOS's sandbox is Seatbelt: a profile in its language (SBPL, a Scheme)
+// that sandbox-exec compiles and applies to itself before it execs the
+// program, so that the profile covers the program and everything it
+// starts. The profile is made here, from the Policy, by a pure function,
+// with the rest of what Prepare does on macOS, so that Linux's tests run
+// them: sandbox_darwin.go only says whether sandbox-exec is there.
+//
+// The profile denies everything, then allows what a process needs to
+// start and what the Policy grants; it has no deny rule after an allow,
+// so no rule's precedence matters. Paths are matched as Seatbelt sees
+// them, symbolic links resolved: /tmp, /var and /etc are /private/tmp,
+// /private/var and /private/etc, and both are granted.
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// sandboxExec is macOS's sandbox-exec, by its full path: found on PATH,
+// it would be whoever controls PATH who chose the jailer.
+const sandboxExec = "/usr/bin/sandbox-exec"
+
+// System paths every sandboxed process may read, and run programs from
+// (process-exec, and map libraries executable): the system's programs,
+// libraries and frameworks, the dyld shared cache (under /System/Library,
+// and from macOS 13 /System/Volumes/Preboot/Cryptexes), Homebrew's
+// prefixes. Not /System as a whole: /System/Volumes/Data is every user's
+// data, by another path.
+var seatbeltSystemDirs = []string{
+	"/usr", "/bin", "/sbin",
+	"/System/Library", "/System/iOSSupport", "/System/Cryptexes", "/System/Volumes/Preboot/Cryptexes",
+	"/Library/Apple", "/Library/Frameworks", "/opt/homebrew",
+}
+
+// System files and directories every sandboxed process may read (not
+// run): certificates, name resolution, users and groups, time zones, the
+// local directory's records that getpwuid reads.
+var seatbeltSystemReads = []string{
+	"/private/etc/ssl", "/private/etc/resolv.conf", "/private/etc/hosts", "/private/etc/services",
+	"/private/etc/protocols", "/private/etc/passwd", "/private/etc/group", "/private/etc/localtime",
+	"/private/var/db/timezone", "/private/var/db/DarwinDirectory/local/recordStore.data",
+	"/Library/Preferences/Logging", "/dev/random", "/dev/urandom",
+}
+
+// seatbeltSysctls are the sysctls a process may read: the machine's
+// hardware and the kernel's version and limits, which runtimes ask at
+// start (Go's, Node's libuv, Python's). Not kern.proc, kern.procargs2 and
+// the like: they tell other processes' arguments and, of the same user's,
+// their environment (an agent's API keys).
+var seatbeltSysctls = []string{
+	"kern.argmax", "kern.boottime", "kern.hostname", "kern.maxfiles", "kern.maxfilesperproc",
+	"kern.maxproc", "kern.ngroups", "kern.osproductversion", "kern.osrelease", "kern.ostype",
+	"kern.osvariant_status", "kern.osversion", "kern.secure_kernel", "kern.usrstack64", "kern.version",
+	"sysctl.proc_cputype", "vm.loadavg",
+}
+
+// seatbeltSysctlPrefixes are sysctl families that hold nothing of another
+// process: hardware and CPU features.
+var seatbeltSysctlPrefixes = []string{"hw.", "machdep.cpu."}
+
+// Mach services a process may look up: user and group lookups
+// (opendirectoryd), logging, notifications (the time zone's changes),
+// its own temporary directories (dirhelper). Not launchservicesd and the
+// like, which start programs outside the sandbox.
+var seatbeltServices = []string{
+	"com.apple.system.opendirectoryd.libinfo", "com.apple.system.opendirectoryd.membership",
+	"com.apple.system.logger", "com.apple.logd", "com.apple.system.notification_center",
+	"com.apple.bsd.dirhelper",
+}
+
+// seatbeltTrust are the services that check a TLS certificate, where
+// programs that use the system's (Go's crypto/x509, curl) ask them: for a
+// sandbox with any network.
+var seatbeltTrust = []string{"com.apple.trustd.agent", "com.apple.trustd", "com.apple.SecurityServer", "com.apple.ocspd"}
+
+// seatbeltResolve are the services that resolve names and read the
+// network's configuration: for network "all" only (with an allowlist,
+// mcpgen's proxy resolves names).
+var seatbeltResolve = []string{
+	"com.apple.SystemConfiguration.configd", "com.apple.SystemConfiguration.DNSConfiguration",
+	"com.apple.networkd", "com.apple.dnssd.service",
+}
+
+// seatbeltProfile is the Seatbelt profile that confines program (an
+// absolute path) to p: read p.Read, read and write p.Write, run programs
+// from either and from the system's paths, and the network p.Network.Mode
+// says. For NetHosts, proxy is the egress proxy's loopback port, the one
+// TCP port the sandbox may connect to but its allowlist's loopback
+// services. A path that a profile cannot hold safely (a control
+// character, invalid UTF-8) is an error.
+func seatbeltProfile(p *Policy, program string, proxy int) (string, error) {
+	var b profileBuilder
+	b.line("(version 1)")
+	b.line("(deny default)")
+
+	b.comment("processes: fork, exec what may be read (below); signals and process information only within the sandbox")
+	b.line("(allow process-fork)")
+	b.line("(allow signal (target same-sandbox))")
+	b.line("(allow process-info* (target same-sandbox))")
+	var sysctls []string
+	for _, name := range seatbeltSysctls {
+		sysctls = append(sysctls, "(sysctl-name "+quoteKnown(name)+")")
+	}
+	for _, prefix := range seatbeltSysctlPrefixes {
+		sysctls = append(sysctls, "(sysctl-name-prefix "+quoteKnown(prefix)+")")
+	}
+	b.rule("sysctl-read", sysctls)
+	// host_processor_info, which Node's os.cpus() calls.
+	b.line("(allow mach-host*)")
+	services := slices.Clone(seatbeltServices)
+	if p.Network.Mode == NetHosts || p.Network.Mode == NetAll {
+		services = append(services, seatbeltTrust...)
+	}
+	if p.Network.Mode == NetAll {
+		services = append(services, seatbeltResolve...)
+	}
+	var names []string
+	for _, s := range services {
+		names = append(names, "(global-name "+quoteKnown(s)+")")
+	}
+	b.rule("mach-lookup", names)
+	// Python's multiprocessing locks; a socketpair (a child's pipes, in
+	// libuv): no path, so no reach beyond the process.
+	b.line("(allow ipc-posix-sem)")
+	b.line("(allow system-socket (socket-domain AF_UNIX))")
+
+	b.comment("the system's paths")
+	b.paths("file-read* file-test-existence process-exec file-map-executable", "subpath", seatbeltSystemDirs)
+	b.paths("file-read* file-test-existence", "subpath", seatbeltSystemReads)
+	b.line(`(allow file-read* file-write-data file-ioctl (literal "/dev/null") (literal "/dev/zero") (literal "/dev/tty") (literal "/dev/dtracehelper"))`)
+	b.line(`(allow file-read-data file-write-data (subpath "/dev/fd"))`)
+	// The root itself (a process's working directory may be looked up
+	// through it), and the links to /private that resolve /etc, /tmp and
+	// /var.
+	b.line(`(allow file-read* (literal "/"))`)
+	b.line(`(allow file-read-metadata file-test-existence (literal "/etc") (literal "/tmp") (literal "/var") (literal "/dev"))`)
+
+	program = filepath.Clean(program)
+	read := aliases(p.Read)
+	write := aliases(p.Write)
+	b.comment("the program, and the policy's grants: reading (and running what is there), writing")
+	b.paths("file-read* file-test-existence process-exec file-map-executable", "literal", aliases([]string{program}))
+	b.paths("file-read* file-test-existence process-exec file-map-executable", "subpath", read)
+	b.paths("file-read* file-write* file-test-existence process-exec file-map-executable", "subpath", write)
+	// Unix sockets of its own, where it may write: a server's processes
+	// talking among themselves. Any other socket's path (an SSH agent's,
+	// Docker's) is denied.
+	b.socketPaths(write)
+	// Looking a granted path up reads the metadata of each directory
+	// above it (realpath, Node's module resolution): that, and not their
+	// listing.
+	var above []string
+	for _, path := range slices.Concat(aliases([]string{program}), read, write) {
+		above = append(above, ancestors(path)...)
+	}
+	b.paths("file-read-metadata file-test-existence", "literal", above)
+
+	b.comment("network: " + string(p.Network.Mode))
+	switch p.Network.Mode {
+	case NetNone:
+		// Nothing: no socket but the unix ones above.
+	case NetLoopback:
+		// Seatbelt's ip filter knows a host "localhost" (127.0.0.1 and
+		// ::1) or "*": the loopback, shared with the machine's services.
+		b.line(`(allow network-bind network-inbound (local ip "localhost:*"))`)
+		b.line(`(allow network-outbound (remote ip "localhost:*"))`)
+	case NetHosts:
+		// Seatbelt cannot filter by host name: the proxy does. The
+		// sandbox may reach it and the allowlist's loopback services, by
+		// their port, and nothing else.
+		if proxy <= 0 || proxy > 65535 {
+			return "", fmt.Errorf("sandbox: the egress proxy's port %d is not a port", proxy)
+		}
+		ports := []int{proxy}
+		for _, hp := range p.Network.Hosts {
+			host, _, err := net.SplitHostPort(hp)
+			if err != nil || !isLoopback(host) {
+				continue
+			}
+			port, err := allowPort(hp)
+			if err != nil {
+				return "", err
+			}
+			ports = append(ports, int(port))
+		}
+		var remotes []string
+		for _, port := range uniq(ports) {
+			remotes = append(remotes, `(remote ip "localhost:`+strconv.Itoa(port)+`")`)
+		}
+		b.rule("network-outbound", remotes)
+	case NetAll:
+		b.line("(allow network*)")
+		b.line("(allow system-socket)")
+	default:
+		return "", fmt.Errorf("sandbox network: unknown mode %q", p.Network.Mode)
+	}
+	if b.err != nil {
+		return "", b.err
+	}
+	return b.String(), nil
+}
+
+// profileBuilder writes a profile line by line; the first path it cannot
+// quote is its err.
+type profileBuilder struct {
+	strings.Builder
+	err error
+}
+
+// fail keeps the first error: the rest are likely its repeats (a path
+// and the directories above it).
+func (b *profileBuilder) fail(err error) {
+	if b.err == nil {
+		b.err = err
+	}
+}
+
+func (b *profileBuilder) line(s string) {
+	b.WriteString(s)
+	b.WriteByte('\n')
+}
+
+func (b *profileBuilder) comment(s string) {
+	b.line("\n; " + s)
+}
+
+// rule allows ops for any of filters, one a line; nothing when there are
+// none, since an allow with no filter would allow ops everywhere.
+func (b *profileBuilder) rule(ops string, filters []string) {
+	if len(filters) == 0 {
+		return
+	}
+	b.line("(allow " + ops)
+	for _, f := range filters {
+		b.line("  " + f)
+	}
+	b.line(")")
+}
+
+// paths allows ops on each path, matched as kind (literal: the path
+// itself; subpath: it and all under it).
+func (b *profileBuilder) paths(ops, kind string, paths []string) {
+	var filters []string
+	for _, path := range uniq(paths) {
+		q, err := sbplString(path)
+		if err != nil {
+			b.fail(err)
+			continue
+		}
+		filters = append(filters, "("+kind+" "+q+")")
+	}
+	b.rule(ops, filters)
+}
+
+// socketPaths allows binding and connecting to unix sockets under paths.
+func (b *profileBuilder) socketPaths(paths []string) {
+	var local, remote []string
+	for _, path := range uniq(paths) {
+		q, err := sbplString(path)
+		if err != nil {
+			b.fail(err)
+			continue
+		}
+		local = append(local, "(local unix-socket (subpath "+q+"))")
+		remote = append(remote, "(remote unix-socket (subpath "+q+"))")
+	}
+	b.rule("network-bind", local)
+	b.rule("network-outbound", remote)
+}
+
+// sbplString quotes s as a string of SBPL (TinyScheme's reader): a
+// backslash and a double quote are escaped, so that no path ends the
+// string early and adds rules of its own. A control character or invalid
+// UTF-8 is refused rather than escaped: the reader's other escapes differ
+// between versions, and macOS's file systems hold no invalid UTF-8.
+func sbplString(s string) (string, error) {
+	if !utf8.ValidString(s) {
+		return "", fmt.Errorf("sandbox: path %q is not valid UTF-8, which a Seatbelt profile cannot hold: rename it, or leave it out of the grants", s)
+	}
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f {
+			return "", fmt.Errorf("sandbox: path %q has a control character, which a Seatbelt profile cannot hold: rename it, or leave it out of the grants", s)
+		}
+	}
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' || s[i] == '"' {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(s[i])
+	}
+	b.WriteByte('"')
+	return b.String(), nil
+}
+
+// quoteKnown quotes one of this file's own names, which hold nothing to
+// refuse.
+func quoteKnown(s string) string {
+	q, err := sbplString(s)
+	if err != nil {
+		panic(err)
+	}
+	return q
+}
+
+// aliases are paths, clean, each with the path Seatbelt sees for it when
+// it lies under one of macOS's links to /private (/tmp, /var, /etc), or
+// the link's when it is given by its /private path.
+func aliases(paths []string) []string {
+	var out []string
+	for _, path := range paths {
+		path = filepath.Clean(path)
+		out = append(out, path)
+		for _, dir := range []string{"/tmp", "/var", "/etc"} {
+			switch {
+			case path == dir || strings.HasPrefix(path, dir+"/"):
+				out = append(out, "/private"+path)
+			case path == "/private"+dir || strings.HasPrefix(path, "/private"+dir+"/"):
+				out = append(out, strings.TrimPrefix(path, "/private"))
+			}
+		}
+	}
+	return uniq(out)
+}
+
+// ancestors are the directories above path, but the root.
+func ancestors(path string) []string {
+	var out []string
+	for dir := filepath.Dir(path); dir != "/" && dir != "."; dir = filepath.Dir(dir) {
+		out = append(out, dir)
+	}
+	return out
+}
+
+// uniq is list without its repeats, in its order.
+func uniq[T comparable](list []T) []T {
+	seen := make(map[T]bool, len(list))
+	var out []T
+	for _, v := range list {
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// seatbeltReport says what Seatbelt enforces of p; have says whether
+// sandbox-exec is there to enforce anything.
+func seatbeltReport(p *Policy, have bool) Report {
+	if !have {
+		return Report{
+			Platform: "none (" + sandboxExec + " is missing)",
+			NotEnforced: []string{
+				"files: not confined",
+				"network: not confined",
+				"other processes: the same user's arguments and environment are readable (sysctl kern.procargs2)",
+			},
+		}
+	}
+	r := Report{Platform: "seatbelt (sandbox-exec)"}
+	r.Enforced = append(r.Enforced, "files: read only "+list(p.Read, "no extra paths")+" and write only "+list(p.Write, "nowhere")+
+		", besides the system paths a process needs; links are followed to where they point and checked there")
+	switch p.Network.Mode {
+	case NetNone:
+		r.Enforced = append(r.Enforced, "network: none (unix sockets only under its write grants)")
+	case NetLoopback:
+		r.Enforced = append(r.Enforced, "network: loopback only (localhost)")
+		r.NotEnforced = append(r.NotEnforced, "network: the loopback is the machine's, not the sandbox's own: every service listening on localhost is reachable (Seatbelt has no network namespace)")
+	case NetHosts:
+		r.Enforced = append(r.Enforced, "network: only "+strings.Join(p.Network.Hosts, ", ")+
+			" (HTTPS through mcpgen's egress proxy on a loopback port, HTTPS_PROXY; Seatbelt allows no other connection but to the machine's services the list names)")
+		r.Caveats = append(r.Caveats,
+			"network: the egress proxy's loopback port is open to the user's other processes, which may use the allowlist through it",
+			"network: certificates are checked by macOS's trustd, which may fetch revocation data (OCSP, CRL) from the addresses a certificate names",
+			"network: the server has no loopback of its own (Seatbelt cannot tell one from the machine's)")
+	case NetAll:
+		r.Enforced = append(r.Enforced, "network: all (not confined, as asked)")
+	}
+	r.Enforced = append(r.Enforced, "other processes: signals and process information only within the sandbox; others' arguments and environment withheld (no kern.proc or kern.procargs2 sysctl)")
+	r.Caveats = append(r.Caveats,
+		"other processes: there is no /proc on macOS; macOS itself shields other users' processes, the profile the same user's",
+		"mach services: a few of the system's are reachable (user lookups, logging, notifications, and certificate checks with a network), the rest denied",
+		"sandbox-exec is deprecated by Apple, though macOS still ships it and uses Seatbelt for its own services")
+	return r
+}
+
+// prepareSeatbelt is Prepare on macOS, have saying whether sandbox-exec
+// is there: cmd is rewritten to run sandbox-exec -p PROFILE PROGRAM
+// ARGS..., with a private TMPDIR, without the variables of hiddenEnv,
+// and, for a host allowlist, with HTTPS_PROXY naming an egress proxy on a
+// loopback port. Without sandbox-exec, cmd is left as it is: the Report
+// says that nothing is enforced, and a strict policy refuses.
+func prepareSeatbelt(cmd *exec.Cmd, p *Policy, have bool) (*Setup, error) {
+	if err := p.Check(); err != nil {
+		return nil, err
+	}
+	s := &Setup{Report: seatbeltReport(p, have)}
+	if err := strict(p, s.Report); err != nil {
+		return s, err
+	}
+	if !have {
+		return s, nil
+	}
+	program := cmd.Path
+	if !filepath.IsAbs(program) {
+		// Relative to cmd.Dir, as exec.Cmd runs it.
+		abs, err := filepath.Abs(filepath.Join(cmd.Dir, program))
+		if err != nil {
+			return s, fmt.Errorf("sandbox: %s: %v", program, err)
+		}
+		program = abs
+	}
+	tmp, err := os.MkdirTemp("", "mcpgen-sandbox-")
+	if err != nil {
+		return s, fmt.Errorf("sandbox: its temporary directory: %v", err)
+	}
+	s.TempDir = tmp
+	s.release = append(s.release, func() { _ = os.RemoveAll(tmp) })
+	// Seatbelt checks a path where its links lead: a grant through a link
+	// (a workspace under a linked directory, the program by a link of
+	// Homebrew's) is granted where it leads too.
+	pol := *p
+	pol.Read = withReal(append(slices.Clone(p.Read), program))
+	pol.Write = withReal(append(slices.Clone(p.Write), tmp))
+	env := sandboxEnv(cmd.Env, "TMPDIR="+tmp)
+	port := 0
+	if p.Network.Mode == NetHosts {
+		addr, stop, err := listenEgress(p.Network.Hosts)
+		if err != nil {
+			s.Close()
+			return s, err
+		}
+		s.release = append(s.release, stop)
+		_, ps, _ := net.SplitHostPort(addr)
+		port, _ = strconv.Atoi(ps)
+		set, unset := proxyEnv(addr)
+		env = slices.DeleteFunc(sandboxEnv(env, set...), func(kv string) bool {
+			name, _, _ := strings.Cut(kv, "=")
+			return slices.Contains(unset, name)
+		})
+	}
+	profile, err := seatbeltProfile(&pol, program, port)
+	if err != nil {
+		s.Close()
+		return s, err
+	}
+	cmd.Env = env
+	cmd.Args = append([]string{sandboxExec, "-p", profile, program}, cmd.Args[1:]...)
+	cmd.Path = sandboxExec
+	return s, nil
+}
+
+// withReal is paths, each followed by where its links lead when that
+// differs.
+func withReal(paths []string) []string {
+	var out []string
+	for _, path := range paths {
+		out = append(out, path)
+		if real, err := filepath.EvalSymlinks(path); err == nil && real != filepath.Clean(path) {
+			out = append(out, real)
+		}
+	}
+	return uniq(out)
+}
