@@ -206,8 +206,8 @@ func (s *Setup) Close() {
 
 // hiddenEnv are variables a sandboxed process does not get: each is the
 // path of a socket that holds a credential (an SSH agent, a session bus,
-// a container engine), which Landlock would not stop it from using, and
-// which Seatbelt does, but a server has no use for.
+// a container engine), which Landlock would not stop it from using.
+// Seatbelt would, but the path is of no use to a server either.
 var hiddenEnv = []string{"SSH_AUTH_SOCK", "GPG_AGENT_INFO", "DBUS_SESSION_BUS_ADDRESS", "DOCKER_HOST", "CONTAINER_HOST", "XDG_RUNTIME_DIR", "KRB5CCNAME"}
 
 // sandboxEnv is env (nil: this process's) without hiddenEnv, with set

@@ -33,12 +33,14 @@ const sandboxExec = "/usr/bin/sandbox-exec"
 // (process-exec, and map libraries executable): the system's programs,
 // libraries and frameworks, the dyld shared cache (under /System/Library,
 // and from macOS 13 /System/Volumes/Preboot/Cryptexes), Homebrew's
-// prefixes. Not /System as a whole: /System/Volumes/Data is every user's
+// prefixes (/usr/local is under /usr), the developer tools. Not /System as a whole: /System/Volumes/Data is every user's
 // data, by another path.
 var seatbeltSystemDirs = []string{
 	"/usr", "/bin", "/sbin",
 	"/System/Library", "/System/iOSSupport", "/System/Cryptexes", "/System/Volumes/Preboot/Cryptexes",
 	"/Library/Apple", "/Library/Frameworks", "/opt/homebrew",
+	// Where /usr/bin's git, python3 and make lead, through xcrun.
+	"/Library/Developer/CommandLineTools", "/Applications/Xcode.app/Contents/Developer",
 }
 
 // System files and directories every sandboxed process may read (not
@@ -49,6 +51,7 @@ var seatbeltSystemReads = []string{
 	"/private/etc/protocols", "/private/etc/passwd", "/private/etc/group", "/private/etc/localtime",
 	"/private/var/db/timezone", "/private/var/db/DarwinDirectory/local/recordStore.data",
 	"/Library/Preferences/Logging", "/dev/random", "/dev/urandom",
+	"/private/var/db/xcode_select_link", // xcrun's choice of developer directory
 }
 
 // seatbeltSysctls are the sysctls a process may read: the machine's
@@ -391,7 +394,8 @@ func seatbeltReport(p *Policy, have bool) Report {
 	r.Caveats = append(r.Caveats,
 		"other processes: there is no /proc on macOS; macOS itself shields other users' processes, the profile the same user's",
 		"mach services: a few of the system's are reachable (user lookups, logging, notifications, and certificate checks with a network), the rest denied",
-		"sandbox-exec is deprecated by Apple, though macOS still ships it and uses Seatbelt for its own services")
+		"sandbox-exec is deprecated by Apple, though macOS still ships it and uses Seatbelt for its own services",
+		"inside another Seatbelt sandbox (an agent's own shell), sandbox-exec cannot apply its profile, and the server does not start")
 	return r
 }
 
