@@ -264,7 +264,8 @@ func (b *profileBuilder) paths(ops, kind string, paths []string) {
 	b.rule(ops, filters)
 }
 
-// socketPaths allows binding and connecting to unix sockets under paths.
+// socketPaths allows binding, accepting on and connecting to unix sockets
+// under paths.
 func (b *profileBuilder) socketPaths(paths []string) {
 	var local, remote []string
 	for _, path := range uniq(paths) {
@@ -276,7 +277,7 @@ func (b *profileBuilder) socketPaths(paths []string) {
 		local = append(local, "(local unix-socket (subpath "+q+"))")
 		remote = append(remote, "(remote unix-socket (subpath "+q+"))")
 	}
-	b.rule("network-bind", local)
+	b.rule("network-bind network-inbound", local)
 	b.rule("network-outbound", remote)
 }
 

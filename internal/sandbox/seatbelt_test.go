@@ -296,7 +296,7 @@ func TestSeatbeltProfile(t *testing.T) {
 			},
 			// Not the allowlist's remote port: Seatbelt would match it on
 			// the loopback, not at api.github.com.
-			wantNot: []string{`"localhost:443"`, `(remote ip "*`, "(local ip", "network*", "network-inbound", "com.apple.SystemConfiguration", "(allow system-socket)"},
+			wantNot: []string{`"localhost:443"`, `(remote ip "*`, "(local ip", "network*", "com.apple.SystemConfiguration", "(allow system-socket)"},
 		},
 		{
 			name:    "all",
