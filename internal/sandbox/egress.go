@@ -205,9 +205,9 @@ func refuse(c net.Conn, status int, why string) {
 
 // listen serves the proxy on ln, a loopback TCP port the sandbox may
 // connect to, where the platform has no channel to hand its connections
-// over (macOS). It returns when ln is closed. An accept that fails for
-// want of descriptors is retried after a pause, as net/http does, so that
-// the proxy outlives a burst.
+// over (macOS). It returns when ln is closed. An accept that fails
+// otherwise (for want of descriptors) is retried after a pause, as
+// net/http does, so that the proxy outlives a burst.
 func (e *egress) listen(ln net.Listener) {
 	pause := 5 * time.Millisecond
 	for {

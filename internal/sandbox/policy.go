@@ -8,7 +8,9 @@
 // On Linux the rules are applied in the child, between fork and exec: the
 // child is mcpgen itself, started with a hidden entry (Main), which takes
 // on the policy (Landlock, namespaces) and then runs the server's command,
-// so that the policy covers everything the server starts.
+// so that the policy covers everything the server starts. On macOS,
+// sandbox-exec applies a Seatbelt profile made from the policy before it
+// execs the command (seatbelt.go), to the same end.
 package sandbox
 
 import (
@@ -210,13 +212,14 @@ func (s *Setup) Close() {
 // Seatbelt would, but the path is of no use to a server either.
 var hiddenEnv = []string{"SSH_AUTH_SOCK", "GPG_AGENT_INFO", "DBUS_SESSION_BUS_ADDRESS", "DOCKER_HOST", "CONTAINER_HOST", "XDG_RUNTIME_DIR", "KRB5CCNAME"}
 
-// sandboxEnv is env (nil: this process's) without hiddenEnv, with set
-// (NAME=value) in place of what it had of those names.
-func sandboxEnv(env []string, set ...string) []string {
+// sandboxEnv is env (nil: this process's) without hiddenEnv and the
+// names of drop, with set (NAME=value) in place of what it had of those
+// names.
+func sandboxEnv(env, drop, set []string) []string {
 	if env == nil {
 		env = os.Environ()
 	}
-	drop := slices.Clone(hiddenEnv)
+	drop = slices.Concat(hiddenEnv, drop)
 	for _, kv := range set {
 		name, _, _ := strings.Cut(kv, "=")
 		drop = append(drop, name)

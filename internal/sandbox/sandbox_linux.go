@@ -227,7 +227,7 @@ func Prepare(cmd *exec.Cmd, p *Policy) (*Setup, error) {
 	s.TempDir = tmp
 	s.release = append(s.release, func() { _ = os.RemoveAll(tmp) })
 	pl.Policy.Write = append(slices.Clone(pl.Policy.Write), tmp)
-	cmd.Env = sandboxEnv(cmd.Env, "TMPDIR="+tmp, EnvInside+"=1")
+	cmd.Env = sandboxEnv(cmd.Env, nil, []string{"TMPDIR=" + tmp, EnvInside + "=1"})
 	if pl.NetNS && p.Network.Mode == NetHosts {
 		if pl.Channel, err = startEgress(cmd, p.Network.Hosts, s); err != nil {
 			s.Close()

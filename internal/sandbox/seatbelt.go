@@ -438,7 +438,7 @@ func prepareSeatbelt(cmd *exec.Cmd, p *Policy, have bool) (*Setup, error) {
 	pol := *p
 	pol.Read = withReal(append(slices.Clone(p.Read), program))
 	pol.Write = withReal(append(slices.Clone(p.Write), tmp))
-	env := sandboxEnv(cmd.Env, "TMPDIR="+tmp)
+	set, unset := []string{"TMPDIR=" + tmp}, []string(nil)
 	port := 0
 	if p.Network.Mode == NetHosts {
 		addr, stop, err := listenEgress(p.Network.Hosts)
@@ -449,12 +449,10 @@ func prepareSeatbelt(cmd *exec.Cmd, p *Policy, have bool) (*Setup, error) {
 		s.release = append(s.release, stop)
 		_, ps, _ := net.SplitHostPort(addr)
 		port, _ = strconv.Atoi(ps)
-		set, unset := proxyEnv(addr)
-		env = slices.DeleteFunc(sandboxEnv(env, set...), func(kv string) bool {
-			name, _, _ := strings.Cut(kv, "=")
-			return slices.Contains(unset, name)
-		})
+		proxySet, proxyUnset := proxyEnv(addr)
+		set, unset = append(set, proxySet...), proxyUnset
 	}
+	env := sandboxEnv(cmd.Env, unset, set)
 	profile, err := seatbeltProfile(&pol, program, port)
 	if err != nil {
 		s.Close()
