@@ -63,12 +63,13 @@ var seatbeltSysctls = []string{
 	"kern.argmax", "kern.boottime", "kern.hostname", "kern.maxfiles", "kern.maxfilesperproc",
 	"kern.maxproc", "kern.ngroups", "kern.osproductversion", "kern.osrelease", "kern.ostype",
 	"kern.osvariant_status", "kern.osversion", "kern.secure_kernel", "kern.usrstack64", "kern.version",
-	"sysctl.proc_cputype", "vm.loadavg",
+	"sysctl.proc_cputype", "vm.loadavg", "machdep.ptrauth_enabled",
 }
 
 // seatbeltSysctlPrefixes are sysctl families that hold nothing of another
-// process: hardware and CPU features.
-var seatbeltSysctlPrefixes = []string{"hw.", "machdep.cpu."}
+// process: hardware and CPU features, and the network's interfaces
+// (getifaddrs: Node's os.networkInterfaces()).
+var seatbeltSysctlPrefixes = []string{"hw.", "machdep.cpu.", "net.routetable."}
 
 // Mach services a process may look up: user and group lookups
 // (opendirectoryd), logging, notifications (the time zone's changes),
@@ -154,9 +155,9 @@ func seatbeltProfile(p *Policy, program string, proxy int) (string, error) {
 	b.paths("file-read* file-test-existence process-exec file-map-executable", "literal", aliases([]string{program}))
 	b.paths("file-read* file-test-existence process-exec file-map-executable", "subpath", read)
 	b.paths("file-read* file-write* file-test-existence process-exec file-map-executable", "subpath", write)
-	// Unix sockets of its own, where it may write: a server's processes
-	// talking among themselves. Any other socket's path (an SSH agent's,
-	// Docker's) is denied.
+	// Unix sockets where it may write: a server's processes talking
+	// among themselves, or a socket granted by its path. Any other
+	// socket (an SSH agent's, Docker's) is denied, whatever the network.
 	b.socketPaths(write)
 	// Looking a granted path up reads the metadata of each directory
 	// above it (realpath, Node's module resolution): that, and not their
@@ -201,7 +202,11 @@ func seatbeltProfile(p *Policy, program string, proxy int) (string, error) {
 		}
 		b.rule("network-outbound", remotes)
 	case NetAll:
-		b.line("(allow network*)")
+		// The IP network, TCP and UDP, and name resolution through
+		// mDNSResponder's socket; other unix sockets stay those above,
+		// as in every mode.
+		b.line(`(allow network-bind network-inbound (local ip "*:*"))`)
+		b.line(`(allow network-outbound (remote ip "*:*") (literal "/private/var/run/mDNSResponder"))`)
 		b.line("(allow system-socket)")
 	default:
 		return "", fmt.Errorf("sandbox network: unknown mode %q", p.Network.Mode)
@@ -389,7 +394,7 @@ func seatbeltReport(p *Policy, have bool) Report {
 			"network: certificates are checked by macOS's trustd, which may fetch revocation data (OCSP, CRL) from the addresses a certificate names",
 			"network: the server has no loopback of its own (Seatbelt cannot tell one from the machine's)")
 	case NetAll:
-		r.Enforced = append(r.Enforced, "network: all (not confined, as asked)")
+		r.Enforced = append(r.Enforced, "network: all (not confined, as asked; unix sockets only under its write grants)")
 	}
 	r.Enforced = append(r.Enforced, "other processes: signals and process information only within the sandbox; others' arguments and environment withheld (no kern.proc or kern.procargs2 sysctl)")
 	r.Caveats = append(r.Caveats,

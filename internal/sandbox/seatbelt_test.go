@@ -301,7 +301,13 @@ func TestSeatbeltProfile(t *testing.T) {
 		{
 			name:    "all",
 			network: Network{Mode: NetAll},
-			want:    []string{"(allow network*)", "(allow system-socket)"},
+			want: []string{
+				`(allow network-bind network-inbound (local ip "*:*"))`,
+				`(allow network-outbound (remote ip "*:*") (literal "/private/var/run/mDNSResponder"))`,
+				"(allow system-socket)",
+			},
+			// The IP network, not every unix socket.
+			wantNot: []string{"network*"},
 		},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -324,7 +330,7 @@ func TestSeatbeltProfile(t *testing.T) {
 						t.Errorf("a rule holds %q: %s", w, r)
 					}
 				}
-				if len(r.filters) == 0 && !slices.Contains(filterless, r.ops[0]) && !(c.network.Mode == NetAll && (r.ops[0] == "network*" || r.ops[0] == "system-socket")) {
+				if len(r.filters) == 0 && !slices.Contains(filterless, r.ops[0]) && !(c.network.Mode == NetAll && r.ops[0] == "system-socket") {
 					t.Errorf("a rule with no filter allows %v everywhere: %s", r.ops, r)
 				}
 				if slices.Contains(r.ops, "default") || strings.Contains(r.String(), "no-sandbox") {
@@ -358,6 +364,21 @@ func checkFileGrants(t *testing.T, rs []rule, p *Policy, program string, secrets
 			for _, path := range paths {
 				if !within(kind, path, slices.Concat(write, []string{"/dev/null", "/dev/zero", "/dev/tty", "/dev/dtracehelper", "/dev/fd"})) {
 					t.Errorf("%s (%s %q): not a write grant", op, kind, path)
+				}
+			}
+		}
+	}
+	// Unix sockets: only under the write grants (and name resolution's,
+	// with the whole network).
+	sockets := slices.Clone(write)
+	if p.Network.Mode == NetAll {
+		sockets = append(sockets, "/private/var/run/mDNSResponder")
+	}
+	for _, op := range []string{"network-outbound", "network-bind", "network-inbound"} {
+		for kind, paths := range grants(rs, op) {
+			for _, path := range paths {
+				if !within(kind, path, sockets) {
+					t.Errorf("%s (%s %q): a socket not under a write grant", op, kind, path)
 				}
 			}
 		}
