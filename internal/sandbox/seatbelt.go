@@ -9,7 +9,9 @@ package sandbox
 //
 // The profile denies everything, then allows what a process needs to
 // start and what the Policy grants; it has no deny rule after an allow,
-// so no rule's precedence matters. Paths are matched as Seatbelt sees
+// so no rule's precedence matters. It never allows file-link: Seatbelt
+// checks a hard link's new name only, so a link into a write grant would
+// give any file a granted name. Paths are matched as Seatbelt sees
 // them, symbolic links resolved: /tmp, /var and /etc are /private/tmp,
 // /private/var and /private/etc, and both are granted.
 
@@ -398,6 +400,7 @@ func seatbeltReport(p *Policy, have bool) Report {
 	}
 	r.Enforced = append(r.Enforced, "other processes: signals and process information only within the sandbox; others' arguments and environment withheld (no kern.proc or kern.procargs2 sysctl)")
 	r.Caveats = append(r.Caveats,
+		"files: hard links are refused, even within the grants (Seatbelt would check only the new name, so a link would give a granted name to any file), and so are clones; a tool that links files (pnpm) fails or copies instead",
 		"other processes: there is no /proc on macOS; macOS itself shields other users' processes, the profile the same user's",
 		"mach services: a few of the system's are reachable (user lookups, logging, notifications, and certificate checks with a network), the rest denied",
 		"sandbox-exec is deprecated by Apple, though macOS still ships it and uses Seatbelt for its own services",
@@ -437,12 +440,25 @@ func prepareSeatbelt(cmd *exec.Cmd, p *Policy, have bool) (*Setup, error) {
 	}
 	s.TempDir = tmp
 	s.release = append(s.release, func() { _ = os.RemoveAll(tmp) })
-	// Seatbelt checks a path where its links lead: a grant through a link
-	// (a workspace under a linked directory, the program by a link of
-	// Homebrew's) is granted where it leads too.
+	// Seatbelt checks a path where its links lead, and reads each link on
+	// the way at its own path: a grant through links (a workspace under a
+	// linked directory, the program by a link of Homebrew's) is granted
+	// where it leads, and its links may be read (not replaced).
 	pol := *p
-	pol.Read = withReal(append(slices.Clone(p.Read), program))
-	pol.Write = withReal(append(slices.Clone(p.Write), tmp))
+	pol.Read, pol.Write = nil, nil
+	for _, path := range append(slices.Clone(p.Read), program) {
+		links, real := resolve(path)
+		pol.Read = append(append(pol.Read, path), append(links, real)...)
+	}
+	for _, path := range append(slices.Clone(p.Write), tmp) {
+		links, real := resolve(path)
+		pol.Read = append(pol.Read, links...)
+		if !slices.Contains(links, filepath.Clean(path)) {
+			pol.Write = append(pol.Write, path)
+		}
+		pol.Write = append(pol.Write, real)
+	}
+	pol.Read, pol.Write = uniq(pol.Read), uniq(pol.Write)
 	set, unset := []string{"TMPDIR=" + tmp}, []string(nil)
 	port := 0
 	if p.Network.Mode == NetHosts {
@@ -469,15 +485,34 @@ func prepareSeatbelt(cmd *exec.Cmd, p *Policy, have bool) (*Setup, error) {
 	return s, nil
 }
 
-// withReal is paths, each followed by where its links lead when that
-// differs.
-func withReal(paths []string) []string {
-	var out []string
-	for _, path := range paths {
-		out = append(out, path)
-		if real, err := filepath.EvalSymlinks(path); err == nil && real != filepath.Clean(path) {
-			out = append(out, real)
+// resolve follows path's links as the kernel does, a component at a time:
+// links are those met on the way, by their own paths, and real is where
+// path leads. What does not exist ends the walk: real is then what was
+// resolved of it, with the rest as written.
+func resolve(path string) (links []string, real string) {
+	rest := strings.Split(strings.TrimPrefix(filepath.Clean(path), "/"), "/")
+	cur := "/"
+	// As the kernel, give up after so many links (MAXSYMLINKS is 32).
+	for hops := 0; len(rest) > 0; {
+		next := filepath.Join(cur, rest[0])
+		fi, err := os.Lstat(next)
+		if err != nil || fi.Mode()&os.ModeSymlink == 0 || hops == 32 {
+			if err != nil {
+				return links, filepath.Join(append([]string{cur}, rest...)...)
+			}
+			cur, rest = next, rest[1:]
+			continue
 		}
+		hops++
+		links = append(links, next)
+		target, err := os.Readlink(next)
+		if err != nil {
+			return links, filepath.Join(append([]string{next}, rest[1:]...)...)
+		}
+		if filepath.IsAbs(target) {
+			cur = "/"
+		}
+		rest = append(strings.Split(target, "/"), rest[1:]...)
 	}
-	return uniq(out)
+	return links, cur
 }

@@ -333,7 +333,10 @@ func TestSeatbeltProfile(t *testing.T) {
 				if len(r.filters) == 0 && !slices.Contains(filterless, r.ops[0]) && !(c.network.Mode == NetAll && r.ops[0] == "system-socket") {
 					t.Errorf("a rule with no filter allows %v everywhere: %s", r.ops, r)
 				}
-				if slices.Contains(r.ops, "default") || strings.Contains(r.String(), "no-sandbox") {
+				// file-link and file-clone: a hard link or a clone of any
+				// file under a write grant would read it by a granted name.
+				if slices.Contains(r.ops, "default") || strings.Contains(r.String(), "no-sandbox") ||
+					slices.ContainsFunc(r.ops, func(op string) bool { return op == "file*" || op == "file-link" || op == "file-clone" }) {
 					t.Errorf("a rule escapes the profile: %s", r)
 				}
 			}
@@ -627,21 +630,29 @@ func TestPrepareSeatbelt(t *testing.T) {
 	if got, want := remotes(rs), []string{"localhost:" + port, "localhost:" + grantedPort}; !slices.Equal(got, want) {
 		t.Errorf("the profile lets the sandbox connect to %q, want %q", got, want)
 	}
-	for _, want := range []struct{ op, path string }{
-		{"file-write*", s.TempDir},
-		{"file-write*", linkWS},
-		{"file-write*", realWS},
-		{"process-exec", program},
-	} {
-		found := false
-		for kind, paths := range grants(rs, want.op) {
+	allowed := func(op, path string) bool {
+		for kind, paths := range grants(rs, op) {
 			for _, g := range paths {
-				found = found || covers(kind, g, want.path)
+				if covers(kind, g, path) {
+					return true
+				}
 			}
 		}
-		if !found {
+		return false
+	}
+	for _, want := range []struct{ op, path string }{
+		{"file-write*", s.TempDir},
+		{"file-write*", filepath.Join(realWS, "file")},
+		{"file-read*", linkWS}, // the link, read on the way to the grant
+		{"process-exec", program},
+	} {
+		if !allowed(want.op, want.path) {
 			t.Errorf("the profile does not allow %s of %s", want.op, want.path)
 		}
+	}
+	// The link itself is the user's: the sandbox may not replace it.
+	if allowed("file-write*", linkWS) {
+		t.Errorf("the profile allows file-write* of the link %s", linkWS)
 	}
 
 	// The proxy the sandbox is sent to tunnels to what the list names,
@@ -661,6 +672,47 @@ func TestPrepareSeatbelt(t *testing.T) {
 	if c, err := net.DialTimeout("tcp", proxy, testWait); err == nil {
 		c.Close()
 		t.Errorf("the proxy still accepts after Close")
+	}
+}
+
+// TestResolve: a path's links are followed a component at a time, as the
+// kernel does (relative and absolute, a link to a link, a link in a
+// link's target), each met at its own path; a missing tail is kept as
+// written; a loop ends.
+func TestResolve(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	real := filepath.Join(dir, "real")
+	if err := os.MkdirAll(filepath.Join(real, "sub"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []struct{ link, target string }{
+		{"a", "b"},                     // relative, to a link
+		{"b", filepath.Join(dir, "c")}, // absolute, to a link
+		{"c", "real"},                  // to the directory
+		{filepath.Join("real", "up"), "../real/sub"}, // inside the target, with ..
+		{"loop", "loop"},
+	} {
+		if err := os.Symlink(l.target, filepath.Join(dir, l.link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		path      string
+		wantLinks []string
+		wantReal  string
+	}{
+		{filepath.Join(dir, "real", "sub"), nil, filepath.Join(real, "sub")},
+		{filepath.Join(dir, "a", "up", "file"), []string{filepath.Join(dir, "a"), filepath.Join(dir, "b"), filepath.Join(dir, "c"), filepath.Join(real, "up")}, filepath.Join(real, "sub", "file")},
+		{filepath.Join(dir, "c", "missing", "deeper"), []string{filepath.Join(dir, "c")}, filepath.Join(real, "missing", "deeper")},
+		{filepath.Join(dir, "loop", "x"), slices.Repeat([]string{filepath.Join(dir, "loop")}, 32), filepath.Join(dir, "loop", "x")},
+	} {
+		links, got := resolve(c.path)
+		if !slices.Equal(links, c.wantLinks) || got != c.wantReal {
+			t.Errorf("resolve(%s): got %q, %s; want %q, %s", c.path, links, got, c.wantLinks, c.wantReal)
+		}
 	}
 }
 
