@@ -11,7 +11,8 @@ package sandbox
 // start and what the Policy grants; it has no deny rule after an allow,
 // so no rule's precedence matters. It never allows file-link: Seatbelt
 // checks a hard link's new name only, so a link into a write grant would
-// give any file a granted name. Paths are matched as Seatbelt sees
+// give any file a granted name. It is ASCII throughout, as libsandbox's
+// reader requires: a path that is not is passed by parameter. Paths are matched as Seatbelt sees
 // them, symbolic links resolved: /tmp, /var and /etc are /private/tmp,
 // /private/var and /private/etc, and both are granted.
 
@@ -24,7 +25,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 )
 
 // sandboxExec is macOS's sandbox-exec, by its full path: found on PATH,
@@ -101,10 +101,11 @@ var seatbeltResolve = []string{
 // from either and from the system's paths, and the network p.Network.Mode
 // says. For NetHosts, proxy is the egress proxy's loopback port, the one
 // TCP port the sandbox may connect to but its allowlist's loopback
-// services. A path that a profile cannot hold safely (a control
-// character, invalid UTF-8) is an error.
-func seatbeltProfile(p *Policy, program string, proxy int) (string, error) {
-	var b profileBuilder
+// services. params (NAME=value, for sandbox-exec -D) are the paths the
+// profile names by parameter, those it cannot hold inline (see
+// profileBuilder.path). A path with a NUL byte is an error.
+func seatbeltProfile(p *Policy, program string, proxy int) (profile string, params []string, err error) {
+	b := profileBuilder{named: map[string]string{}}
 	b.line("(version 1)")
 	b.line("(deny default)")
 
@@ -114,10 +115,10 @@ func seatbeltProfile(p *Policy, program string, proxy int) (string, error) {
 	b.line("(allow process-info* (target same-sandbox))")
 	var sysctls []string
 	for _, name := range seatbeltSysctls {
-		sysctls = append(sysctls, "(sysctl-name "+quoteKnown(name)+")")
+		sysctls = append(sysctls, "(sysctl-name "+sbplString(name)+")")
 	}
 	for _, prefix := range seatbeltSysctlPrefixes {
-		sysctls = append(sysctls, "(sysctl-name-prefix "+quoteKnown(prefix)+")")
+		sysctls = append(sysctls, "(sysctl-name-prefix "+sbplString(prefix)+")")
 	}
 	b.rule("sysctl-read", sysctls)
 	// host_processor_info, which Node's os.cpus() calls.
@@ -131,7 +132,7 @@ func seatbeltProfile(p *Policy, program string, proxy int) (string, error) {
 	}
 	var names []string
 	for _, s := range services {
-		names = append(names, "(global-name "+quoteKnown(s)+")")
+		names = append(names, "(global-name "+sbplString(s)+")")
 	}
 	b.rule("mach-lookup", names)
 	// Python's multiprocessing locks; a socketpair (a child's pipes, in
@@ -184,7 +185,7 @@ func seatbeltProfile(p *Policy, program string, proxy int) (string, error) {
 		// sandbox may reach it and the allowlist's loopback services, by
 		// their port, and nothing else.
 		if proxy <= 0 || proxy > 65535 {
-			return "", fmt.Errorf("sandbox: the egress proxy's port %d is not a port", proxy)
+			return "", nil, fmt.Errorf("sandbox: the egress proxy's port %d is not a port", proxy)
 		}
 		ports := []int{proxy}
 		for _, hp := range p.Network.Hosts {
@@ -194,7 +195,7 @@ func seatbeltProfile(p *Policy, program string, proxy int) (string, error) {
 			}
 			port, err := allowPort(hp)
 			if err != nil {
-				return "", err
+				return "", nil, err
 			}
 			ports = append(ports, int(port))
 		}
@@ -211,27 +212,55 @@ func seatbeltProfile(p *Policy, program string, proxy int) (string, error) {
 		b.line(`(allow network-outbound (remote ip "*:*") (literal "/private/var/run/mDNSResponder"))`)
 		b.line("(allow system-socket)")
 	default:
-		return "", fmt.Errorf("sandbox network: unknown mode %q", p.Network.Mode)
+		return "", nil, fmt.Errorf("sandbox network: unknown mode %q", p.Network.Mode)
 	}
 	if b.err != nil {
-		return "", b.err
+		return "", nil, b.err
 	}
-	return b.String(), nil
+	return b.String(), b.params, nil
 }
 
-// profileBuilder writes a profile line by line; the first path it cannot
-// quote is its err.
+// profileBuilder writes a profile line by line, and the parameters its
+// paths need; the first path it cannot take is its err.
 type profileBuilder struct {
 	strings.Builder
-	err error
+	params []string          // NAME=value
+	named  map[string]string // value: NAME
+	err    error
 }
 
-// fail keeps the first error: the rest are likely its repeats (a path
-// and the directories above it).
-func (b *profileBuilder) fail(err error) {
-	if b.err == nil {
-		b.err = err
+// path is path as the profile names it: a string, escaped, when it is
+// printable ASCII; else a parameter, (param "P0"), whose value
+// sandbox-exec -D passes as it is. libsandbox's reader aborts on any byte
+// outside ASCII, even in a comment, and a user's name may hold one; its
+// other escapes differ between versions.
+func (b *profileBuilder) path(path string) string {
+	if strings.IndexByte(path, 0) >= 0 {
+		if b.err == nil {
+			b.err = fmt.Errorf("sandbox: path %q has a NUL byte, which no program can be given: leave it out of the grants", path)
+		}
+		return `""`
 	}
+	if printableASCII(path) {
+		return sbplString(path)
+	}
+	name, ok := b.named[path]
+	if !ok {
+		name = "P" + strconv.Itoa(len(b.params))
+		b.named[path] = name
+		b.params = append(b.params, name+"="+path)
+	}
+	return `(param "` + name + `")`
+}
+
+// printableASCII says whether s holds only the bytes from space to tilde.
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
 }
 
 func (b *profileBuilder) line(s string) {
@@ -261,12 +290,7 @@ func (b *profileBuilder) rule(ops string, filters []string) {
 func (b *profileBuilder) paths(ops, kind string, paths []string) {
 	var filters []string
 	for _, path := range uniq(paths) {
-		q, err := sbplString(path)
-		if err != nil {
-			b.fail(err)
-			continue
-		}
-		filters = append(filters, "("+kind+" "+q+")")
+		filters = append(filters, "("+kind+" "+b.path(path)+")")
 	}
 	b.rule(ops, filters)
 }
@@ -276,11 +300,7 @@ func (b *profileBuilder) paths(ops, kind string, paths []string) {
 func (b *profileBuilder) socketPaths(paths []string) {
 	var local, remote []string
 	for _, path := range uniq(paths) {
-		q, err := sbplString(path)
-		if err != nil {
-			b.fail(err)
-			continue
-		}
+		q := b.path(path)
 		local = append(local, "(local unix-socket (subpath "+q+"))")
 		remote = append(remote, "(remote unix-socket (subpath "+q+"))")
 	}
@@ -288,20 +308,10 @@ func (b *profileBuilder) socketPaths(paths []string) {
 	b.rule("network-outbound", remote)
 }
 
-// sbplString quotes s as a string of SBPL (TinyScheme's reader): a
-// backslash and a double quote are escaped, so that no path ends the
-// string early and adds rules of its own. A control character or invalid
-// UTF-8 is refused rather than escaped: the reader's other escapes differ
-// between versions, and macOS's file systems hold no invalid UTF-8.
-func sbplString(s string) (string, error) {
-	if !utf8.ValidString(s) {
-		return "", fmt.Errorf("sandbox: path %q is not valid UTF-8, which a Seatbelt profile cannot hold: rename it, or leave it out of the grants", s)
-	}
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f {
-			return "", fmt.Errorf("sandbox: path %q has a control character, which a Seatbelt profile cannot hold: rename it, or leave it out of the grants", s)
-		}
-	}
+// sbplString quotes s, printable ASCII, as a string of SBPL (TinyScheme's
+// reader): a backslash and a double quote are escaped, so that no path
+// ends the string early and adds rules of its own.
+func sbplString(s string) string {
 	var b strings.Builder
 	b.WriteByte('"')
 	for i := 0; i < len(s); i++ {
@@ -311,17 +321,7 @@ func sbplString(s string) (string, error) {
 		b.WriteByte(s[i])
 	}
 	b.WriteByte('"')
-	return b.String(), nil
-}
-
-// quoteKnown quotes one of this file's own names, which hold nothing to
-// refuse.
-func quoteKnown(s string) string {
-	q, err := sbplString(s)
-	if err != nil {
-		panic(err)
-	}
-	return q
+	return b.String()
 }
 
 // aliases are paths, clean, each with the path Seatbelt sees for it when
@@ -409,8 +409,8 @@ func seatbeltReport(p *Policy, have bool) Report {
 }
 
 // prepareSeatbelt is Prepare on macOS, have saying whether sandbox-exec
-// is there: cmd is rewritten to run sandbox-exec -p PROFILE PROGRAM
-// ARGS..., with a private TMPDIR, without the variables of hiddenEnv,
+// is there: cmd is rewritten to run sandbox-exec -p PROFILE [-DNAME=path
+// ...] PROGRAM ARGS..., with a private TMPDIR, without the variables of hiddenEnv,
 // and, for a host allowlist, with HTTPS_PROXY naming an egress proxy on a
 // loopback port. Without sandbox-exec, cmd is left as it is: the Report
 // says that nothing is enforced, and a strict policy refuses.
@@ -474,13 +474,17 @@ func prepareSeatbelt(cmd *exec.Cmd, p *Policy, have bool) (*Setup, error) {
 		set, unset = append(set, proxySet...), proxyUnset
 	}
 	env := sandboxEnv(cmd.Env, unset, set)
-	profile, err := seatbeltProfile(&pol, program, port)
+	profile, params, err := seatbeltProfile(&pol, program, port)
 	if err != nil {
 		s.Close()
 		return s, err
 	}
+	args := []string{sandboxExec, "-p", profile}
+	for _, kv := range params {
+		args = append(args, "-D"+kv)
+	}
 	cmd.Env = env
-	cmd.Args = append([]string{sandboxExec, "-p", profile, program}, cmd.Args[1:]...)
+	cmd.Args = append(append(args, program), cmd.Args[1:]...)
 	cmd.Path = sandboxExec
 	return s, nil
 }

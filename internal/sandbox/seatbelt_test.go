@@ -43,9 +43,25 @@ func (s sexp) String() string {
 }
 
 // readSBPL reads every form of src: strings with TinyScheme's escapes,
-// ; comments, atoms. An escape the profile should never hold, or an
-// unbalanced form, is an error.
-func readSBPL(src string) ([]sexp, error) {
+// ; comments, atoms; each (param "NAME") is replaced by its value from
+// params (NAME=value), as sandbox-exec -D gives it. A byte outside ASCII
+// anywhere (libsandbox's reader aborts on it), a control character in a
+// string, an escape the profile should never hold, an unknown parameter
+// or an unbalanced form is an error.
+func readSBPL(src string, params []string) ([]sexp, error) {
+	for i := 0; i < len(src); i++ {
+		if src[i] > 0x7e {
+			return nil, fmt.Errorf("a byte outside ASCII (%#x) at %d: libsandbox would abort", src[i], i)
+		}
+	}
+	values := map[string]string{}
+	for _, kv := range params {
+		name, value, ok := strings.Cut(kv, "=")
+		if !ok {
+			return nil, fmt.Errorf("parameter %q is not NAME=value", kv)
+		}
+		values[name] = value
+	}
 	r := &sbplReader{src: src}
 	var forms []sexp
 	for {
@@ -57,8 +73,29 @@ func readSBPL(src string) ([]sexp, error) {
 		if err != nil {
 			return nil, err
 		}
+		if f, err = substitute(f, values); err != nil {
+			return nil, err
+		}
 		forms = append(forms, f)
 	}
+}
+
+// substitute replaces each (param "NAME") in f by its value.
+func substitute(f sexp, values map[string]string) (sexp, error) {
+	if len(f.list) == 2 && f.list[0].atom == "param" && f.list[1].isStr {
+		v, ok := values[*f.list[1].str]
+		if !ok {
+			return sexp{}, fmt.Errorf("unknown parameter %q", *f.list[1].str)
+		}
+		return sexp{str: &v, isStr: true}, nil
+	}
+	for i, e := range f.list {
+		var err error
+		if f.list[i], err = substitute(e, values); err != nil {
+			return sexp{}, err
+		}
+	}
+	return f, nil
 }
 
 type sbplReader struct {
@@ -127,6 +164,9 @@ func (r *sbplReader) form() (sexp, error) {
 				}
 				b.WriteByte(e)
 			default:
+				if c < 0x20 {
+					return sexp{}, fmt.Errorf("a control character (%#x) in a string", c)
+				}
 				b.WriteByte(c)
 			}
 		}
@@ -148,11 +188,12 @@ type rule struct {
 	filters []sexp
 }
 
-// rules reads a profile's rules, and fails the test unless it begins
-// with (version 1) (deny default) and holds only allow rules after.
-func rules(t *testing.T, profile string) []rule {
+// rules reads a profile's rules, its parameters substituted, and fails
+// the test unless it begins with (version 1) (deny default) and holds
+// only allow rules after.
+func rules(t *testing.T, profile string, params []string) []rule {
 	t.Helper()
-	forms, err := readSBPL(profile)
+	forms, err := readSBPL(profile, params)
 	if err != nil {
 		t.Fatalf("reading the profile back: %v\n%s", err, profile)
 	}
@@ -313,12 +354,15 @@ func TestSeatbeltProfile(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			p := base
 			p.Network = c.network
-			profile, err := seatbeltProfile(&p, program, c.proxy)
+			profile, params, err := seatbeltProfile(&p, program, c.proxy)
 			if err != nil {
 				t.Fatal(err)
 			}
+			if params != nil {
+				t.Errorf("parameters %q for paths that are all printable ASCII", params)
+			}
 			golden(t, filepath.Join("testdata", "seatbelt", c.name+".sb"), profile)
-			rs := rules(t, profile)
+			rs := rules(t, profile, params)
 			for _, w := range c.want {
 				if !has(rs, w) {
 					t.Errorf("the profile lacks %s", w)
@@ -420,22 +464,22 @@ func checkFileGrants(t *testing.T, rs []rule, p *Policy, program string, secrets
 
 // TestSeatbeltHostilePaths: a path that holds a quote, a backslash, a
 // parenthesis or a comment stays one string of the profile, read back as
-// itself, and adds no rule; one that a profile cannot hold is refused
-// with its reason.
+// itself, and adds no rule; one that holds a byte outside printable ASCII
+// (a user's name, a line break) is a parameter, so that the profile stays
+// ASCII, which libsandbox's reader requires; a NUL is refused.
 func TestSeatbeltHostilePaths(t *testing.T) {
 	benign := "/Users/ann/ws"
-	count := func(path string) (int, []string) {
+	count := func(t *testing.T, path string) (forms int, strs, params []string) {
 		t.Helper()
 		p := &Policy{Read: []string{path}, Write: []string{path + "/w"}, Network: Network{Mode: NetNone}}
-		profile, err := seatbeltProfile(p, path+"/bin/server", 0)
+		profile, params, err := seatbeltProfile(p, path+"/bin/server", 0)
 		if err != nil {
 			t.Fatalf("%q: %v", path, err)
 		}
-		forms, err := readSBPL(profile)
+		read, err := readSBPL(profile, params)
 		if err != nil {
 			t.Fatalf("%q: reading the profile back: %v\n%s", path, err, profile)
 		}
-		var strs []string
 		var walk func(sexp)
 		walk = func(s sexp) {
 			if s.isStr {
@@ -445,57 +489,61 @@ func TestSeatbeltHostilePaths(t *testing.T) {
 				walk(e)
 			}
 		}
-		for _, f := range forms {
+		for _, f := range read {
 			walk(f)
 		}
-		return len(forms), strs
+		return len(read), strs, params
 	}
-	wantForms, _ := count(benign)
-	for _, path := range []string{
-		`/Users/ann/a"b`,
-		`/Users/ann/a\`,
-		`/Users/ann/a\"`,
-		`/Users/ann/x") (allow default) ("`,
-		`/Users/ann/x\") (allow file-write* (subpath "/Users`,
-		`/Users/ann/x\\") (allow default) (x "`,
-		`/Users/ann/;(allow default)`,
-		`/Users/ann/#"(allow default)"`,
-		`/Users/ann/sp ace/(tab)`,
-		`/Users/ann/ünïcödé ✓`,
+	wantForms, _, _ := count(t, benign)
+	for _, c := range []struct {
+		path  string
+		param bool // named by a parameter, not inline
+	}{
+		{`/Users/ann/a"b`, false},
+		{`/Users/ann/a\`, false},
+		{`/Users/ann/a\"`, false},
+		{`/Users/ann/x") (allow default) ("`, false},
+		{`/Users/ann/x\") (allow file-write* (subpath "/Users`, false},
+		{`/Users/ann/x\\") (allow default) (x "`, false},
+		{`/Users/ann/;(allow default)`, false},
+		{`/Users/ann/#"(allow default)"`, false},
+		{`/Users/ann/sp ace/(tab)`, false},
+		{"/Users/jos\u00e9/ws", true},
+		{"/Users/ann/\u00fcn\u00efc\u00f6d\u00e9 \u2713\")(allow default)", true},
+		{"/Users/ann/new\nline\")\n(allow default)", true},
+		{"/Users/ann/del\x7f", true},
+		{"/Users/ann/bad\xffutf8", true},
 	} {
-		t.Run(path, func(t *testing.T) {
-			n, strs := count(path)
+		t.Run(strconv.Quote(c.path), func(t *testing.T) {
+			n, strs, params := count(t, c.path)
 			if n != wantForms {
 				t.Errorf("%d forms, want %d as for %q: the path added forms", n, wantForms, benign)
 			}
-			for _, want := range []string{path, path + "/w", path + "/bin/server"} {
+			for _, want := range []string{c.path, c.path + "/w", c.path + "/bin/server"} {
 				if !slices.Contains(strs, want) {
 					t.Errorf("the path %q is not read back as itself; the profile's strings: %q", want, strs)
 				}
 			}
-		})
-	}
-	for _, c := range []struct{ path, want string }{
-		{"/Users/ann/new\nline", "has a control character"},
-		{"/Users/ann/nul\x00", "has a control character"},
-		{"/Users/ann/del\x7f", "has a control character"},
-		{"/Users/ann/bad\xffutf8", "is not valid UTF-8"},
-	} {
-		t.Run(strconv.Quote(c.path), func(t *testing.T) {
-			for _, p := range []*Policy{
-				{Read: []string{c.path}, Network: Network{Mode: NetNone}},
-				{Write: []string{c.path}, Network: Network{Mode: NetNone}},
-			} {
-				_, err := seatbeltProfile(p, "/usr/bin/true", 0)
-				if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), strconv.Quote(c.path)) {
-					t.Errorf("got %v, want an error that names the path and says it %s", err, c.want)
-				}
-			}
-			if _, err := seatbeltProfile(&Policy{Network: Network{Mode: NetNone}}, c.path, 0); err == nil {
-				t.Errorf("a program %q: no error", c.path)
+			if got := len(params) > 0; got != c.param {
+				t.Errorf("parameters %q, want some: %v", params, c.param)
 			}
 		})
 	}
+	t.Run("NUL", func(t *testing.T) {
+		path := "/Users/ann/nul\x00"
+		for _, p := range []*Policy{
+			{Read: []string{path}, Network: Network{Mode: NetNone}},
+			{Write: []string{path}, Network: Network{Mode: NetNone}},
+		} {
+			_, _, err := seatbeltProfile(p, "/usr/bin/true", 0)
+			if err == nil || !strings.Contains(err.Error(), "has a NUL byte") || !strings.Contains(err.Error(), strconv.Quote(path)) {
+				t.Errorf("got %v, want an error that names the path and says it has a NUL byte", err)
+			}
+		}
+		if _, _, err := seatbeltProfile(&Policy{Network: Network{Mode: NetNone}}, path, 0); err == nil {
+			t.Errorf("a program %q: no error", path)
+		}
+	})
 }
 
 // TestSeatbeltAliases: a grant under /tmp, /var or /etc is granted by
@@ -577,8 +625,10 @@ func TestPrepareSeatbelt(t *testing.T) {
 	if err := os.Symlink(realWS, linkWS); err != nil {
 		t.Fatal(err)
 	}
+	// A grant whose name is not ASCII: a parameter of sandbox-exec's.
+	accented := filepath.Join(dir, "w\u00f6rk")
 	granted, other := echoServer(t), echoServer(t)
-	p := &Policy{Write: []string{linkWS}, Network: Network{Mode: NetHosts, Hosts: []string{granted}}}
+	p := &Policy{Write: []string{linkWS, accented}, Network: Network{Mode: NetHosts, Hosts: []string{granted}}}
 
 	cmd := exec.Command("./bin/server", "--flag", "a b")
 	cmd.Dir = dir
@@ -594,9 +644,18 @@ func TestPrepareSeatbelt(t *testing.T) {
 		}
 	}()
 	program := filepath.Join(dir, "bin", "server")
-	if cmd.Path != sandboxExec || len(cmd.Args) != 6 || cmd.Args[0] != sandboxExec || cmd.Args[1] != "-p" || cmd.Args[3] != program ||
-		!slices.Equal(cmd.Args[4:], []string{"--flag", "a b"}) {
-		t.Fatalf("cmd: got %q %q, want %s -p PROFILE %s --flag \"a b\"", cmd.Path, cmd.Args, sandboxExec, program)
+	at := slices.Index(cmd.Args, program)
+	if cmd.Path != sandboxExec || at < 3 || cmd.Args[0] != sandboxExec || cmd.Args[1] != "-p" ||
+		!slices.Contains(cmd.Args[3:at], "-DP0="+accented) || !slices.Equal(cmd.Args[at+1:], []string{"--flag", "a b"}) {
+		t.Fatalf("cmd: got %q %q, want %s -p PROFILE -DP0=%s ... %s --flag \"a b\"", cmd.Path, cmd.Args, sandboxExec, accented, program)
+	}
+	var params []string
+	for _, arg := range cmd.Args[3:at] {
+		kv, ok := strings.CutPrefix(arg, "-D")
+		if !ok {
+			t.Fatalf("cmd: %q between the profile and the program, want only -DNAME=value", arg)
+		}
+		params = append(params, kv)
 	}
 	env := map[string]string{}
 	for _, kv := range cmd.Env {
@@ -623,7 +682,7 @@ func TestPrepareSeatbelt(t *testing.T) {
 		t.Fatalf("HTTPS_PROXY=%q: %v", env["HTTPS_PROXY"], err)
 	}
 
-	rs := rules(t, cmd.Args[2])
+	rs := rules(t, cmd.Args[2], params)
 	// The proxy's port, and the allowlist's one service on the loopback
 	// (the echo server), by its port: no other.
 	_, grantedPort, _ := net.SplitHostPort(granted)
@@ -643,6 +702,7 @@ func TestPrepareSeatbelt(t *testing.T) {
 	for _, want := range []struct{ op, path string }{
 		{"file-write*", s.TempDir},
 		{"file-write*", filepath.Join(realWS, "file")},
+		{"file-write*", filepath.Join(accented, "file")},
 		{"file-read*", linkWS}, // the link, read on the way to the grant
 		{"process-exec", program},
 	} {
@@ -746,7 +806,7 @@ func BenchmarkSeatbeltProfile(b *testing.B) {
 		Network: Network{Mode: NetHosts, Hosts: []string{"api.github.com:443", "localhost:5432"}},
 	}
 	for b.Loop() {
-		if _, err := seatbeltProfile(p, "/Users/ann/.nvm/versions/node/v22.0.0/bin/node", 50123); err != nil {
+		if _, _, err := seatbeltProfile(p, "/Users/ann/.nvm/versions/node/v22.0.0/bin/node", 50123); err != nil {
 			b.Fatal(err)
 		}
 	}
