@@ -41,37 +41,48 @@ var seatbeltSystemDirs = []string{
 	"/usr", "/bin", "/sbin",
 	"/System/Library", "/System/iOSSupport", "/System/Cryptexes", "/System/Volumes/Preboot/Cryptexes",
 	"/Library/Apple", "/Library/Frameworks", "/opt/homebrew",
-	// Where /usr/bin's git, python3 and make lead, through xcrun.
-	"/Library/Developer/CommandLineTools", "/Applications/Xcode.app/Contents/Developer",
+	// Where /usr/bin's git, python3 and make lead, through xcrun; a
+	// bundle whole, since xcrun loads its shared frameworks too. The
+	// developer directory xcode-select chose is added by Prepare.
+	"/Library/Developer/CommandLineTools", "/Applications/Xcode.app",
 }
 
 // System files and directories every sandboxed process may read (not
-// run): certificates, name resolution, users and groups, time zones, the
-// local directory's records that getpwuid reads.
+// run): certificates, name resolution (resolv.conf is a link into
+// /private/var/run), users and groups, time zones, the local directory's
+// records that getpwuid reads, dyld's own files, the shell /bin/sh runs
+// (/private/var/select), what the developer tools' shims read before
+// they run (xcode-select's choice, the accepted licence), the system's
+// logging and global preferences.
 var seatbeltSystemReads = []string{
-	"/private/etc/ssl", "/private/etc/resolv.conf", "/private/etc/hosts", "/private/etc/services",
-	"/private/etc/protocols", "/private/etc/passwd", "/private/etc/group", "/private/etc/localtime",
-	"/private/var/db/timezone", "/private/var/db/DarwinDirectory/local/recordStore.data",
+	"/private/etc/ssl", "/private/etc/resolv.conf", "/private/var/run/resolv.conf", "/private/etc/hosts",
+	"/private/etc/services", "/private/etc/protocols", "/private/etc/passwd", "/private/etc/group",
+	"/private/etc/localtime", "/private/var/db/timezone", "/private/var/db/DarwinDirectory/local/recordStore.data",
+	"/private/var/db/dyld", "/private/var/select", "/private/var/db/xcode_select_link",
+	"/Library/Preferences/com.apple.dt.Xcode.plist", "/Library/Preferences/.GlobalPreferences.plist",
 	"/Library/Preferences/Logging", "/dev/random", "/dev/urandom",
-	"/private/var/db/xcode_select_link", // xcrun's choice of developer directory
 }
 
 // seatbeltSysctls are the sysctls a process may read: the machine's
 // hardware and the kernel's version and limits, which runtimes ask at
-// start (Go's, Node's libuv, Python's). Not kern.proc, kern.procargs2 and
-// the like: they tell other processes' arguments and, of the same user's,
-// their environment (an agent's API keys).
+// start (Go's, Node's libuv and V8, Python's). Never kern.procargs2 and
+// kern.procargs: they tell any process's arguments and, of the same
+// user's, its environment (an agent's API keys).
 var seatbeltSysctls = []string{
 	"kern.argmax", "kern.boottime", "kern.hostname", "kern.maxfiles", "kern.maxfilesperproc",
 	"kern.maxproc", "kern.ngroups", "kern.osproductversion", "kern.osrelease", "kern.ostype",
 	"kern.osvariant_status", "kern.osversion", "kern.secure_kernel", "kern.usrstack64", "kern.version",
-	"sysctl.proc_cputype", "vm.loadavg", "machdep.ptrauth_enabled",
+	"kern.tcsm_available", "sysctl.proc_cputype", "vm.loadavg", "machdep.ptrauth_enabled",
+	"security.mac.lockdown_mode_state",
 }
 
-// seatbeltSysctlPrefixes are sysctl families that hold nothing of another
-// process: hardware and CPU features, and the network's interfaces
-// (getifaddrs: Node's os.networkInterfaces()).
-var seatbeltSysctlPrefixes = []string{"hw.", "machdep.cpu.", "net.routetable."}
+// seatbeltSysctlPrefixes are sysctl families a process may read: hardware
+// and CPU features; the network's interfaces (getifaddrs: Node's
+// os.networkInterfaces()); and a process's or a group's kinfo_proc (its
+// name, ids and state, not its arguments), which runtimes read of
+// themselves (is a debugger attached?) and Codex's and Claude Code's
+// profiles allow too.
+var seatbeltSysctlPrefixes = []string{"hw.", "machdep.cpu.", "net.routetable.", "kern.proc.pid.", "kern.proc.pgrp."}
 
 // Mach services a process may look up: user and group lookups
 // (opendirectoryd), logging, notifications (the time zone's changes),
@@ -143,7 +154,10 @@ func seatbeltProfile(p *Policy, program string, proxy int) (profile string, para
 	b.comment("the system's paths")
 	b.paths("file-read* file-test-existence process-exec file-map-executable", "subpath", seatbeltSystemDirs)
 	b.paths("file-read* file-test-existence", "subpath", seatbeltSystemReads)
-	b.line(`(allow file-read* file-write-data file-ioctl (literal "/dev/null") (literal "/dev/zero") (literal "/dev/tty") (literal "/dev/dtracehelper"))`)
+	// Devices programs open without asking: written whole (a shell's >
+	// truncates), and dtracehelper, which libSystem opens for writing as
+	// a process starts.
+	b.line(`(allow file-read* file-write* file-ioctl (literal "/dev/null") (literal "/dev/zero") (literal "/dev/tty") (literal "/dev/dtracehelper") (literal "/dev/stdin") (literal "/dev/stdout") (literal "/dev/stderr"))`)
 	b.line(`(allow file-read-data file-write-data (subpath "/dev/fd"))`)
 	// The root itself (a process's working directory may be looked up
 	// through it), and the links to /private that resolve /etc, /tmp and
@@ -398,9 +412,10 @@ func seatbeltReport(p *Policy, have bool) Report {
 	case NetAll:
 		r.Enforced = append(r.Enforced, "network: all (not confined, as asked; unix sockets only under its write grants)")
 	}
-	r.Enforced = append(r.Enforced, "other processes: signals and process information only within the sandbox; others' arguments and environment withheld (no kern.proc or kern.procargs2 sysctl)")
+	r.Enforced = append(r.Enforced, "other processes: signals and process information only within the sandbox; others' arguments and environment withheld (no kern.procargs2 sysctl)")
 	r.Caveats = append(r.Caveats,
 		"files: hard links are refused, even within the grants (Seatbelt would check only the new name, so a link would give a granted name to any file), and so are clones; a tool that links files (pnpm) fails or copies instead",
+		"other processes: their names and ids can be listed (the kern.proc sysctls, which runtimes read of themselves)",
 		"other processes: there is no /proc on macOS; macOS itself shields other users' processes, the profile the same user's",
 		"mach services: a few of the system's are reachable (user lookups, logging, notifications, and certificate checks with a network), the rest denied",
 		"sandbox-exec is deprecated by Apple, though macOS still ships it and uses Seatbelt for its own services",
@@ -458,6 +473,9 @@ func prepareSeatbelt(cmd *exec.Cmd, p *Policy, have bool) (*Setup, error) {
 		}
 		pol.Write = append(pol.Write, real)
 	}
+	if dir := developerDir(xcodeSelectLink); dir != "" {
+		pol.Read = append(pol.Read, dir)
+	}
 	pol.Read, pol.Write = uniq(pol.Read), uniq(pol.Write)
 	set, unset := []string{"TMPDIR=" + tmp}, []string(nil)
 	port := 0
@@ -487,6 +505,27 @@ func prepareSeatbelt(cmd *exec.Cmd, p *Policy, have bool) (*Setup, error) {
 	cmd.Args = append(append(args, program), cmd.Args[1:]...)
 	cmd.Path = sandboxExec
 	return s, nil
+}
+
+// xcodeSelectLink is where xcode-select records the developer directory
+// that /usr/bin's shims (git, python3, make) run their tools from.
+const xcodeSelectLink = "/private/var/db/xcode_select_link"
+
+// developerDir is the developer directory link names, or the .app bundle
+// that holds it, whole (xcrun loads the bundle's shared frameworks too);
+// "" when link is not there or names no absolute path.
+func developerDir(link string) string {
+	dir, err := os.Readlink(link)
+	if err != nil || !filepath.IsAbs(dir) {
+		return ""
+	}
+	dir = filepath.Clean(dir)
+	for d := dir; d != "/"; d = filepath.Dir(d) {
+		if strings.HasSuffix(strings.ToLower(d), ".app") {
+			return d
+		}
+	}
+	return dir
 }
 
 // resolve follows path's links as the kernel does, a component at a time:

@@ -369,6 +369,11 @@ func TestSeatbeltProfile(t *testing.T) {
 				}
 			}
 			for _, r := range rs {
+				// Any process's arguments and environment, whatever the
+				// mode.
+				if strings.Contains(r.String(), "kern.procargs") || has(rs, "(allow sysctl-read)") {
+					t.Errorf("a rule lets the sandbox read other processes' arguments: %s", r)
+				}
 				for _, w := range c.wantNot {
 					if strings.Contains(r.String(), w) {
 						t.Errorf("a rule holds %q: %s", w, r)
@@ -397,7 +402,7 @@ func checkFileGrants(t *testing.T, rs []rule, p *Policy, program string, secrets
 	t.Helper()
 	write := aliases(p.Write)
 	readable := slices.Concat(aliases(p.Read), write, []string{program}, seatbeltSystemDirs, seatbeltSystemReads,
-		[]string{"/", "/dev/null", "/dev/zero", "/dev/tty", "/dev/dtracehelper", "/dev/fd"})
+		[]string{"/", "/dev/null", "/dev/zero", "/dev/tty", "/dev/dtracehelper", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/fd"})
 	within := func(kind, path string, allowed []string) bool {
 		for _, a := range allowed {
 			if covers("subpath", a, path) && (kind == "literal" || path != "/" || a == "/") {
@@ -409,7 +414,7 @@ func checkFileGrants(t *testing.T, rs []rule, p *Policy, program string, secrets
 	for _, op := range []string{"file-write*", "file-write-data"} {
 		for kind, paths := range grants(rs, op) {
 			for _, path := range paths {
-				if !within(kind, path, slices.Concat(write, []string{"/dev/null", "/dev/zero", "/dev/tty", "/dev/dtracehelper", "/dev/fd"})) {
+				if !within(kind, path, slices.Concat(write, []string{"/dev/null", "/dev/zero", "/dev/tty", "/dev/dtracehelper", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/fd"})) {
 					t.Errorf("%s (%s %q): not a write grant", op, kind, path)
 				}
 			}
@@ -773,6 +778,28 @@ func TestResolve(t *testing.T) {
 		if !slices.Equal(links, c.wantLinks) || got != c.wantReal {
 			t.Errorf("resolve(%s): got %q, %s; want %q, %s", c.path, links, got, c.wantLinks, c.wantReal)
 		}
+	}
+}
+
+// TestDeveloperDir: xcode-select's choice is granted as the .app bundle
+// that holds it, or as it is; nothing when there is none.
+func TestDeveloperDir(t *testing.T) {
+	dir := t.TempDir()
+	for i, c := range []struct{ target, want string }{
+		{"/Applications/Xcode-beta.app/Contents/Developer", "/Applications/Xcode-beta.app"},
+		{"/Library/Developer/CommandLineTools", "/Library/Developer/CommandLineTools"},
+		{"relative/Developer", ""},
+	} {
+		link := filepath.Join(dir, strconv.Itoa(i))
+		if err := os.Symlink(c.target, link); err != nil {
+			t.Fatal(err)
+		}
+		if got := developerDir(link); got != c.want {
+			t.Errorf("developerDir(-> %s): got %q, want %q", c.target, got, c.want)
+		}
+	}
+	if got := developerDir(filepath.Join(dir, "missing")); got != "" {
+		t.Errorf("developerDir(missing): got %q, want none", got)
 	}
 }
 
