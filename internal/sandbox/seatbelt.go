@@ -90,8 +90,9 @@ var seatbeltSysctlPrefixes = []string{"hw.", "machdep.cpu.", "net.routetable.", 
 // like, which start programs outside the sandbox.
 var seatbeltServices = []string{
 	"com.apple.system.opendirectoryd.libinfo", "com.apple.system.opendirectoryd.membership",
-	"com.apple.system.logger", "com.apple.logd", "com.apple.system.notification_center",
-	"com.apple.bsd.dirhelper",
+	"com.apple.system.DirectoryService.libinfo_v1",
+	"com.apple.system.logger", "com.apple.logd", "com.apple.logd.events", "com.apple.diagnosticd",
+	"com.apple.system.notification_center", "com.apple.bsd.dirhelper",
 }
 
 // seatbeltTrust are the services that check a TLS certificate, where

@@ -333,7 +333,7 @@ func TestSeatbeltProfile(t *testing.T) {
 			proxy:   50123,
 			want: []string{
 				`(allow network-outbound (remote ip "localhost:50123") (remote ip "localhost:5432") (remote ip "localhost:6379"))`,
-				`(allow mach-lookup (global-name "com.apple.system.opendirectoryd.libinfo") (global-name "com.apple.system.opendirectoryd.membership") (global-name "com.apple.system.logger") (global-name "com.apple.logd") (global-name "com.apple.system.notification_center") (global-name "com.apple.bsd.dirhelper") (global-name "com.apple.trustd.agent") (global-name "com.apple.trustd") (global-name "com.apple.SecurityServer") (global-name "com.apple.ocspd"))`,
+				`(allow mach-lookup (global-name "com.apple.system.opendirectoryd.libinfo") (global-name "com.apple.system.opendirectoryd.membership") (global-name "com.apple.system.DirectoryService.libinfo_v1") (global-name "com.apple.system.logger") (global-name "com.apple.logd") (global-name "com.apple.logd.events") (global-name "com.apple.diagnosticd") (global-name "com.apple.system.notification_center") (global-name "com.apple.bsd.dirhelper") (global-name "com.apple.trustd.agent") (global-name "com.apple.trustd") (global-name "com.apple.SecurityServer") (global-name "com.apple.ocspd"))`,
 			},
 			// Not the allowlist's remote port: Seatbelt would match it on
 			// the loopback, not at api.github.com.
