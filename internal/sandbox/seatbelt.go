@@ -425,11 +425,12 @@ func seatbeltReport(p *Policy, have bool) Report {
 }
 
 // prepareSeatbelt is Prepare on macOS, have saying whether sandbox-exec
-// is there: cmd is rewritten to run sandbox-exec -p PROFILE [-DNAME=path
-// ...] PROGRAM ARGS..., with a private TMPDIR, without the variables of hiddenEnv,
-// and, for a host allowlist, with HTTPS_PROXY naming an egress proxy on a
-// loopback port. Without sandbox-exec, cmd is left as it is: the Report
-// says that nothing is enforced, and a strict policy refuses.
+// is there: cmd is rewritten to run sandbox-exec -p PROFILE
+// [-DNAME=path ...] PROGRAM ARGS..., with a private TMPDIR, without the
+// variables of hiddenEnv, and, for a host allowlist, with HTTPS_PROXY
+// naming an egress proxy on a loopback port. Without sandbox-exec, cmd is
+// left as it is: the Report says that nothing is enforced, and a strict
+// policy refuses.
 func prepareSeatbelt(cmd *exec.Cmd, p *Policy, have bool) (*Setup, error) {
 	if err := p.Check(); err != nil {
 		return nil, err
