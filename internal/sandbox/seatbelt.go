@@ -109,7 +109,7 @@ var seatbeltResolve = []string{
 }
 
 // seatbeltProfile is the Seatbelt profile that confines program (an
-// absolute path) to p: read p.Read, read and write p.Write, run programs
+// absolute path) to p: read p.System and p.Read, read and write p.Write, run programs
 // from either and from the system's paths, and the network p.Network.Mode
 // says. For NetHosts, proxy is the egress proxy's loopback port, the one
 // TCP port the sandbox may connect to but its allowlist's loopback
@@ -167,7 +167,7 @@ func seatbeltProfile(p *Policy, program string, proxy int) (profile string, para
 	b.line(`(allow file-read-metadata file-test-existence (literal "/etc") (literal "/tmp") (literal "/var") (literal "/dev"))`)
 
 	program = filepath.Clean(program)
-	read := aliases(p.Read)
+	read := aliases(slices.Concat(systemGrants(p.System), p.Read))
 	write := aliases(p.Write)
 	b.comment("the program, and the policy's grants: reading (and running what is there), writing")
 	b.paths("file-read* file-test-existence process-exec file-map-executable", "literal", aliases([]string{program}))
@@ -233,6 +233,23 @@ func seatbeltProfile(p *Policy, program string, proxy int) (profile string, para
 		return "", nil, b.err
 	}
 	return b.String(), b.params, nil
+}
+
+// systemGrants are system, but /System as a whole, which the manifest's
+// system paths name: it stands for its system parts, since
+// /System/Volumes/Data is every user's data by another path.
+func systemGrants(system []string) []string {
+	var out []string
+	for _, path := range system {
+		if filepath.Clean(path) == "/System" {
+			out = append(out, slices.DeleteFunc(slices.Clone(seatbeltSystemDirs), func(d string) bool {
+				return !strings.HasPrefix(d, "/System/")
+			})...)
+			continue
+		}
+		out = append(out, path)
+	}
+	return out
 }
 
 // profileBuilder writes a profile line by line, and the parameters its
@@ -463,7 +480,7 @@ func prepareSeatbelt(cmd *exec.Cmd, p *Policy, have bool) (*Setup, error) {
 	// where it leads, and its links may be read (not replaced).
 	pol := *p
 	pol.Read, pol.Write = nil, nil
-	for _, path := range append(slices.Clone(p.Read), program) {
+	for _, path := range slices.Concat(p.System, p.Read, []string{program}) {
 		links, real := resolve(path)
 		pol.Read = append(append(pol.Read, path), append(links, real)...)
 	}
@@ -479,7 +496,7 @@ func prepareSeatbelt(cmd *exec.Cmd, p *Policy, have bool) (*Setup, error) {
 		pol.Read = append(pol.Read, dir)
 	}
 	pol.Read, pol.Write = uniq(pol.Read), uniq(pol.Write)
-	set, unset := []string{"TMPDIR=" + tmp}, []string(nil)
+	set, unset := []string{"TMPDIR=" + tmp, EnvInside + "=1"}, []string(nil)
 	port := 0
 	if p.Network.Mode == NetHosts {
 		addr, stop, err := listenEgress(p.Network.Hosts)

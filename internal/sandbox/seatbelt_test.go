@@ -302,8 +302,10 @@ func TestSeatbeltProfile(t *testing.T) {
 	home := "/Users/ann"
 	secrets := []string{home + "/.ssh/id_ed25519", home + "/other-workspace/notes", "/private/etc/master.passwd", "/System/Volumes/Data/Users/ann/.ssh/id_ed25519", "/Library/Keychains/System.keychain"}
 	base := Policy{
-		Read:  []string{home + "/.npm"},
-		Write: []string{home + "/ws", "/tmp/scratch"},
+		// As the manifest gives them on macOS: /System among them.
+		System: []string{"/System", "/usr/local", home + "/.nvm/versions/node/v22.0.0"},
+		Read:   []string{home + "/.npm"},
+		Write:  []string{home + "/ws", "/tmp/scratch"},
 	}
 	for _, c := range []struct {
 		name    string
@@ -401,7 +403,7 @@ func TestSeatbeltProfile(t *testing.T) {
 func checkFileGrants(t *testing.T, rs []rule, p *Policy, program string, secrets []string) {
 	t.Helper()
 	write := aliases(p.Write)
-	readable := slices.Concat(aliases(p.Read), write, []string{program}, seatbeltSystemDirs, seatbeltSystemReads,
+	readable := slices.Concat(aliases(systemGrants(p.System)), aliases(p.Read), write, []string{program}, seatbeltSystemDirs, seatbeltSystemReads,
 		[]string{"/", "/dev/null", "/dev/zero", "/dev/tty", "/dev/dtracehelper", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/fd"})
 	within := func(kind, path string, allowed []string) bool {
 		for _, a := range allowed {
@@ -677,6 +679,9 @@ func TestPrepareSeatbelt(t *testing.T) {
 		if v, ok := env[k]; ok {
 			t.Errorf("env: %s=%s passed", k, v)
 		}
+	}
+	if env[EnvInside] != "1" {
+		t.Errorf("env: %s=%q, want 1: an mcpgen inside would try a sandbox of its own, which sandbox-exec cannot nest", EnvInside, env[EnvInside])
 	}
 	if env["PATH"] != "/usr/bin" {
 		t.Errorf("env: PATH=%q, want it kept", env["PATH"])
