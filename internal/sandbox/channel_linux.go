@@ -96,19 +96,6 @@ func rights(oob []byte) []int {
 	return fds
 }
 
-// proxyEnv are the variables that send a sandboxed process's HTTPS
-// through the egress proxy at addr. NO_PROXY goes: a host it names would
-// be dialled directly, and fail. NODE_USE_ENV_PROXY makes Node's own
-// fetch (from Node 24) honour them.
-func proxyEnv(addr string) (set []string, unset []string) {
-	url := "http://" + addr
-	for _, k := range []string{"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"} {
-		set = append(set, k+"="+url)
-	}
-	set = append(set, "NODE_USE_ENV_PROXY=1")
-	return set, []string{"NO_PROXY", "no_proxy"}
-}
-
 // forwardInside runs in the setup step, in the sandbox's network
 // namespace: it brings up the loopback, listens for the egress proxy on a
 // port of it (returned) and on each granted host service of hosts (a
@@ -146,15 +133,6 @@ func forwardInside(channel int, hosts []string) (proxy string, err error) {
 		}
 	}
 	return ln.Addr().String(), nil
-}
-
-// isLoopback says whether host names this machine's loopback.
-func isLoopback(host string) bool {
-	if strings.EqualFold(strings.TrimSuffix(host, "."), "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // handOver passes each connection accepted on ln to the channel, with

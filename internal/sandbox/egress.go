@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -200,6 +201,74 @@ func refuse(c net.Conn, status int, why string) {
 	_ = c.SetWriteDeadline(time.Now().Add(5 * time.Second))
 	fmt.Fprintf(c, "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s\n",
 		status, http.StatusText(status), len(why)+1, why)
+}
+
+// listen serves the proxy on ln, a loopback TCP port the sandbox may
+// connect to, where the platform has no channel to hand its connections
+// over (macOS). It returns when ln is closed. An accept that fails
+// otherwise (for want of descriptors) is retried after a pause, as
+// net/http does, so that the proxy outlives a burst.
+func (e *egress) listen(ln net.Listener) {
+	pause := 5 * time.Millisecond
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			time.Sleep(pause)
+			pause = min(2*pause, time.Second)
+			continue
+		}
+		pause = 5 * time.Millisecond
+		e.serve(c, "")
+	}
+}
+
+// listenEgress serves an egress proxy for hosts on a loopback port of its
+// own, and returns its address and stop, which closes the port, ends every
+// connection and waits for the goroutines. The port is open to every
+// process of the machine that can reach the loopback, as any listener
+// there is.
+func listenEgress(hosts []string) (addr string, stop func(), err error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, fmt.Errorf("sandbox: the egress proxy's port: %v", err)
+	}
+	e := newEgress(hosts)
+	done := make(chan struct{})
+	go func() {
+		// Ends when stop closes ln.
+		defer close(done)
+		e.listen(ln)
+	}()
+	return ln.Addr().String(), func() {
+		ln.Close()
+		<-done
+		e.Close()
+	}, nil
+}
+
+// proxyEnv are the variables that send a sandboxed process's HTTPS
+// through the egress proxy at addr. NO_PROXY goes: a host it names would
+// be dialled directly, and fail. NODE_USE_ENV_PROXY makes Node's own
+// fetch (from Node 24) honour them.
+func proxyEnv(addr string) (set []string, unset []string) {
+	url := "http://" + addr
+	for _, k := range []string{"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"} {
+		set = append(set, k+"="+url)
+	}
+	set = append(set, "NODE_USE_ENV_PROXY=1")
+	return set, []string{"NO_PROXY", "no_proxy"}
+}
+
+// isLoopback says whether host names this machine's loopback.
+func isLoopback(host string) bool {
+	if strings.EqualFold(strings.TrimSuffix(host, "."), "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // Close ends every connection and waits for their goroutines.

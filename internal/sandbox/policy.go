@@ -8,7 +8,9 @@
 // On Linux the rules are applied in the child, between fork and exec: the
 // child is mcpgen itself, started with a hidden entry (Main), which takes
 // on the policy (Landlock, namespaces) and then runs the server's command,
-// so that the policy covers everything the server starts.
+// so that the policy covers everything the server starts. On macOS,
+// sandbox-exec applies a Seatbelt profile made from the policy before it
+// execs the command (seatbelt.go), to the same end.
 package sandbox
 
 import (
@@ -17,6 +19,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -167,6 +170,14 @@ const EnvInside = "MCPGEN_SANDBOXED"
 // Inside reports whether this process runs in a sandbox of mcpgen's.
 func Inside() bool { return os.Getenv(EnvInside) == "1" }
 
+// list is paths for a Report, or none when there are none.
+func list(paths []string, none string) string {
+	if len(paths) == 0 {
+		return none
+	}
+	return strings.Join(paths, ", ")
+}
+
 // A Setup is a sandbox prepared for one command: what the platform
 // enforces of its policy, and what lives as long as the command (its
 // private temporary directory, its egress proxy), released by Close once
@@ -193,6 +204,31 @@ func (s *Setup) Close() {
 			s.release[i]()
 		}
 	})
+}
+
+// hiddenEnv are variables a sandboxed process does not get: each is the
+// path of a socket that holds a credential (an SSH agent, a session bus,
+// a container engine), which Landlock would not stop it from using.
+// Seatbelt would, but the path is of no use to a server either.
+var hiddenEnv = []string{"SSH_AUTH_SOCK", "GPG_AGENT_INFO", "DBUS_SESSION_BUS_ADDRESS", "DOCKER_HOST", "CONTAINER_HOST", "XDG_RUNTIME_DIR", "KRB5CCNAME"}
+
+// sandboxEnv is env (nil: this process's) without hiddenEnv and the
+// names of drop, with set (NAME=value) in place of what it had of those
+// names.
+func sandboxEnv(env, drop, set []string) []string {
+	if env == nil {
+		env = os.Environ()
+	}
+	drop = slices.Concat(hiddenEnv, drop)
+	for _, kv := range set {
+		name, _, _ := strings.Cut(kv, "=")
+		drop = append(drop, name)
+	}
+	env = slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		return slices.Contains(drop, name)
+	})
+	return append(env, set...)
 }
 
 // StrictError is returned when a strict policy has rules the platform

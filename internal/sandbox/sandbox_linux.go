@@ -189,13 +189,6 @@ func decide(p *Policy) (plan, Report) {
 	return pl, r
 }
 
-func list(paths []string, none string) string {
-	if len(paths) == 0 {
-		return none
-	}
-	return strings.Join(paths, ", ")
-}
-
 // Enforces says whether this platform enforces a sandbox at all.
 const Enforces = true
 
@@ -205,11 +198,6 @@ func Inspect(p *Policy) Report {
 	_, r := decide(p)
 	return r
 }
-
-// hiddenEnv are variables a sandboxed process does not get: each is the
-// path of a socket that holds a credential (an SSH agent, a session bus,
-// a container engine), which Landlock would not stop it from using.
-var hiddenEnv = []string{"SSH_AUTH_SOCK", "GPG_AGENT_INFO", "DBUS_SESSION_BUS_ADDRESS", "DOCKER_HOST", "CONTAINER_HOST", "XDG_RUNTIME_DIR", "KRB5CCNAME"}
 
 // Prepare makes cmd, made by exec.Command with its Env set, start inside
 // the sandbox p: cmd then runs mcpgen's hidden entry (Main), which applies
@@ -239,15 +227,7 @@ func Prepare(cmd *exec.Cmd, p *Policy) (*Setup, error) {
 	s.TempDir = tmp
 	s.release = append(s.release, func() { _ = os.RemoveAll(tmp) })
 	pl.Policy.Write = append(slices.Clone(pl.Policy.Write), tmp)
-	env := cmd.Env
-	if env == nil {
-		env = os.Environ()
-	}
-	env = slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
-		name, _, _ := strings.Cut(kv, "=")
-		return slices.Contains(hiddenEnv, name) || name == "TMPDIR" || name == EnvInside
-	})
-	cmd.Env = append(env, "TMPDIR="+tmp, EnvInside+"=1")
+	cmd.Env = sandboxEnv(cmd.Env, nil, []string{"TMPDIR=" + tmp, EnvInside + "=1"})
 	if pl.NetNS && p.Network.Mode == NetHosts {
 		if pl.Channel, err = startEgress(cmd, p.Network.Hosts, s); err != nil {
 			s.Close()
