@@ -28,12 +28,17 @@ func (s *Session) updateGateway(m *manifest.Manifest) {
 	var backends []gateway.Backend
 	for _, srv := range m.Servers {
 		if v := s.servers[srv.Name]; v != nil {
-			backends = append(backends, gateway.Backend{Name: srv.Name, Hub: v.hub, State: v.gatewayState})
+			backends = append(backends, gateway.Backend{Name: srv.Name, Description: srv.Description, Hub: v.hub, State: v.gatewayState})
 		}
 	}
 	s.mu.Unlock()
 	if gw != nil {
-		gw.Set(backends, m.Gateway.Prefix == manifest.GatewayPrefixAlways)
+		gw.Set(backends, gateway.Options{
+			Always: m.Gateway.Prefix == manifest.GatewayPrefixAlways,
+			Search: m.Gateway.Tools == manifest.GatewayToolsSearch,
+			Pin:    m.Gateway.Pin,
+			Reveal: m.Gateway.SearchReveal,
+		})
 	}
 }
 
