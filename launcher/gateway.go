@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 
@@ -120,7 +121,13 @@ func (s *Session) serveGateway(ctx context.Context, conn net.Conn, req wire.Requ
 		conn.Close()
 		return
 	}
-	s.serveClient(conn, req, func(c io.ReadWriteCloser) { gw.Serve(ctx, c, req.Servers) })
+	if req.Tools != "" && req.Tools != gateway.ToolsAll && req.Tools != gateway.ToolsSearch {
+		answer(conn, controlAnswer{Error: fmt.Sprintf("--tools %q: use %q (every tool) or %q (search_tools, call_tool and the pinned tools)", req.Tools, gateway.ToolsAll, gateway.ToolsSearch)})
+		conn.Close()
+		return
+	}
+	join := gateway.Join{Servers: req.Servers, Tools: req.Tools}
+	s.serveClient(conn, req, func(c io.ReadWriteCloser) { gw.ServeJoin(ctx, c, join) })
 }
 
 // serveClient accepts a connect or gateway request and serves the agent

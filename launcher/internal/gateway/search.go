@@ -115,13 +115,17 @@ func (c *Catalog) searched() *searchOnce {
 func (c *Catalog) serverLines() string {
 	var b strings.Builder
 	for _, a := range c.about {
-		fmt.Fprintf(&b, "- %s (%d tools)", a.name, len(a.tools))
+		tools := "tools"
+		if len(a.tools) == 1 {
+			tools = "tool"
+		}
+		fmt.Fprintf(&b, "- %s (%d %s)", a.name, len(a.tools), tools)
 		if a.description != "" {
 			b.WriteString(": ")
 			b.WriteString(cut(oneLineText(a.description), aboutChars))
 		}
 		if len(a.tools) > 0 {
-			b.WriteString(" e.g. ")
+			b.WriteString("; e.g. ")
 			b.WriteString(strings.Join(a.tools[:min(len(a.tools), aboutNames)], ", "))
 		}
 		b.WriteByte('\n')

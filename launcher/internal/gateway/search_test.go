@@ -92,13 +92,13 @@ func TestGatewaySearch(t *testing.T) {
 	if got, want := listTools(t, c), []string{SearchTool, CallTool, "slow"}; !slices.Equal(got, want) {
 		t.Errorf("tools: got %q, want %q (an unknown pin left out)", got, want)
 	}
-	for _, want := range []string{"search_tools", "- a (3 tools) e.g. a__echo, a__pid, slow", "- b (3 tools) e.g. b__echo, b__pid, add"} {
+	for _, want := range []string{"search_tools", "- a (3 tools); e.g. a__echo, a__pid, slow", "- b (3 tools); e.g. b__echo, b__pid, add"} {
 		if !strings.Contains(instructions, want) {
 			t.Errorf("instructions: %q, want %q in it", instructions, want)
 		}
 	}
 	c.Send(`{"jsonrpc":"2.0","id":"list","method":"tools/list"}`)
-	if got := string(next(t, c, `"list"`).Result); !strings.Contains(got, `- a (3 tools) e.g. a__echo, a__pid, slow`) {
+	if got := string(next(t, c, `"list"`).Result); !strings.Contains(got, `- a (3 tools); e.g. a__echo, a__pid, slow`) {
 		t.Errorf("search_tools' description does not say the servers: %s", got)
 	}
 
@@ -215,7 +215,7 @@ func TestGatewaySearchModes(t *testing.T) {
 	if got := listTools(t, searching); !slices.Equal(got, []string{SearchTool, CallTool}) {
 		t.Errorf("--tools search: %q", got)
 	}
-	if !strings.Contains(instructions, "- a (2 tools) e.g. echo, pid") {
+	if !strings.Contains(instructions, "- a (2 tools); e.g. echo, pid") {
 		t.Errorf("--tools search: instructions %q", instructions)
 	}
 	all.Call("1", SearchTool, `{"query":"echo"}`) // not a tool in all mode
@@ -226,7 +226,7 @@ func TestGatewaySearchModes(t *testing.T) {
 	w.add("b", true, "MCPGEN_TESTSERVER_TOOLS=add")
 	waitFor(t, searching, "list_changed", isMethod("notifications/tools/list_changed"))
 	searching.Send(`{"jsonrpc":"2.0","id":"list","method":"tools/list"}`)
-	if got := string(next(t, searching, `"list"`).Result); !strings.Contains(got, "- b (1 tools) e.g. add") {
+	if got := string(next(t, searching, `"list"`).Result); !strings.Contains(got, "- b (1 tool); e.g. add") {
 		t.Errorf("after b joined: %s", got)
 	}
 
