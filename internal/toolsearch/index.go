@@ -278,13 +278,14 @@ func (bd *builder) begin() {
 // all grows (a new array, if any, is a copy).
 func (bd *builder) end() []entry { return bd.all[bd.start:len(bd.all):len(bd.all)] }
 
-// terms makes the terms of text, as terms does, with the builder's
-// stems; the result is valid until the next call.
+// terms makes the terms of text: its words, stop words left out,
+// stemmed (each word once per build); the result is valid until the
+// next call.
 func (bd *builder) terms(text string) []string {
 	bd.words = words(text, bd.words[:0])
 	bd.out = bd.out[:0]
 	for _, w := range bd.words {
-		if stopwords[w] {
+		if stopword(w) {
 			continue
 		}
 		st, ok := bd.stems[w]
@@ -534,7 +535,7 @@ func (ix *Index) query(all []string) ([]queryTerm, int) {
 		}
 		seen[t] = true
 		known := false
-		if !stopwords[w] {
+		if !stopword(w) {
 			known = ask(t, 1, concepts)
 		}
 		own := known
@@ -546,12 +547,12 @@ func (ix *Index) query(all []string) ([]queryTerm, int) {
 				continue
 			}
 			wt := s.weight()
-			if stopwords[w] {
+			if stopword(w) {
 				wt = weakWeight
 			}
 			known = ask(s.term, wt, concepts) || known
 		}
-		if known && !stopwords[w] {
+		if known && !stopword(w) {
 			concepts++
 		}
 	}

@@ -2,10 +2,9 @@ package toolsearch
 
 import (
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/mcpgen/mcpgen/internal/toolsearch/stem"
 )
 
 // maxWords bounds the words taken of one text (a description, a query):
@@ -79,10 +78,11 @@ func boundary(prev, r rune, rest string) bool {
 	return false
 }
 
-// stopwords are left out of queries and documents: the words that say
-// nothing of what a tool does, and the ones users wrap a task in ("can
-// you please ... for me").
-var stopwords = func() map[string]bool {
+// stopwordSet holds the words left out of queries and documents: those
+// that say nothing of what a tool does, and those users wrap a task in
+// ("can you please ... for me"). Made at first use: nothing is built at
+// init.
+var stopwordSet = sync.OnceValue(func() map[string]bool {
 	m := map[string]bool{}
 	for _, w := range strings.Fields(`a an the and or but if then else of to in on at by for
 		with from into onto as is are was were be been being am do does did done
@@ -95,18 +95,6 @@ var stopwords = func() map[string]bool {
 		m[w] = true
 	}
 	return m
-}()
+})
 
-// terms makes the terms of text: its words, stop words left out, stemmed.
-func terms(text string, out []string) []string {
-	start := len(out)
-	out = words(text, out)
-	kept := out[:start]
-	for _, w := range out[start:] {
-		if stopwords[w] {
-			continue
-		}
-		kept = append(kept, stem.Word(w))
-	}
-	return kept
-}
+func stopword(w string) bool { return stopwordSet()[w] }

@@ -99,7 +99,7 @@ func (c *Catalog) searched() *searchOnce {
 		}
 		st.index = toolsearch.New(servers, tools)
 		st.servers = c.serverLines()
-		st.list = [][]byte{searchToolJSON(st.servers), callToolJSON}
+		st.list = [][]byte{searchToolJSON(st.servers), callToolJSON()}
 		for _, name := range c.pin {
 			if raw := c.exposed[name]; raw != nil && name != SearchTool && name != CallTool {
 				st.list = append(st.list, raw)
@@ -210,7 +210,9 @@ func searchToolJSON(servers string) []byte {
 	return b
 }
 
-var callToolJSON = func() []byte {
+// callToolJSON is call_tool's definition, made at its first use (nothing
+// is built at init: TestInitIsCheap).
+var callToolJSON = sync.OnceValue(func() []byte {
 	d := toolDef{
 		Name:        CallTool,
 		Title:       "Call a tool of the workspace",
@@ -222,7 +224,7 @@ var callToolJSON = func() []byte {
 	}
 	b, _ := jsonwire.Marshal(d)
 	return b
-}()
+})
 
 // SearchList is what tools/list answers in search mode: search_tools,
 // call_tool, the pinned tools, and then found (the tools a session found,
