@@ -340,7 +340,7 @@ func (s *session) searchTools(call *agent.Call) {
 	if args.Limit != nil {
 		var n float64
 		if json.Unmarshal(*args.Limit, &n) != nil || n != float64(int(n)) || n < 1 || n > maxLimit {
-			toolError(call, "search_tools: limit is %s; give a whole number from 1 to %d, or none for %d", *args.Limit, maxLimit, toolsearch.DefaultLimit)
+			toolError(call, "search_tools: limit is %s; give a whole number from 1 to %d, or none for %d", cut(string(*args.Limit), 40), maxLimit, toolsearch.DefaultLimit)
 			return
 		}
 		limit = int(n)
@@ -353,7 +353,7 @@ func (s *session) searchTools(call *agent.Call) {
 			names = append(names, a.name)
 		}
 		if !slices.Contains(names, server) {
-			toolError(call, "search_tools: no server %q in this workspace; its servers are: %s. Leave server out to search them all.", server, strings.Join(names, ", "))
+			toolError(call, "search_tools: no server %q in this workspace; its servers are: %s. Leave server out to search them all.", cut(server, 100), strings.Join(names, ", "))
 			return
 		}
 	}
@@ -455,12 +455,12 @@ func (s *session) callAny(call *agent.Call) {
 		return
 	}
 	if len(args.Arguments) > 0 && !jsonwire.IsObject(args.Arguments) && string(args.Arguments) != "null" {
-		toolError(call, "call_tool: the arguments of %q are not a JSON object", *args.Name)
+		toolError(call, "call_tool: the arguments of %q are not a JSON object", cut(*args.Name, 100))
 		return
 	}
 	cat := s.cat.Load()
 	if _, ok := cat.Tool(*args.Name); !ok {
-		toolError(call, "call_tool: no tool %q in this workspace (a tool that its server's filters hide is not one); search_tools finds the tools there are", *args.Name)
+		toolError(call, "call_tool: no tool %q in this workspace (a tool that its server's filters hide is not one); search_tools finds the tools there are", cut(*args.Name, 100))
 		return
 	}
 	if len(out) > 1 {

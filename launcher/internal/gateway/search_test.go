@@ -184,12 +184,14 @@ func TestGatewaySearchBadInput(t *testing.T) {
 		{CallTool, `{"name":""}`, "name the tool to call"},
 		{CallTool, `{"name":"echo","arguments":[1]}`, `the arguments of "echo" are not a JSON object`},
 		{CallTool, `{"name":"nosuch","arguments":{}}`, `no tool "nosuch" in this workspace`},
+		{CallTool, `{"name":"` + strings.Repeat("n", 10<<10) + `"}`, `no tool "` + strings.Repeat("n", 50)},
+		{SearchTool, `{"query":"echo","limit":"` + strings.Repeat("9", 10<<10) + `"}`, `limit is "999`},
 	} {
 		id := strconv.Itoa(i)
 		c.Call(id, tt.tool, tt.args)
 		m := next(t, c, id)
-		if f := foundOf(t, m); !f.isError || !strings.Contains(f.text, tt.want) {
-			t.Errorf("%s %.60s: got %.300s, want an error result with %q", tt.tool, tt.args, m.AppendJSON(nil), tt.want)
+		if f := foundOf(t, m); !f.isError || !strings.Contains(f.text, tt.want) || len(f.text) > 1000 {
+			t.Errorf("%s %.60s: got %.300s, want an error result with %q, short", tt.tool, tt.args, m.AppendJSON(nil), tt.want)
 		}
 	}
 	// Nothing found is no error: a hint, and the servers.

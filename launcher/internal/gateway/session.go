@@ -193,8 +193,8 @@ func (s *session) refresh() {
 // catalog's tools changed, or in search mode the summary of the servers,
 // the pinned tools, or the tools it found.
 func (s *session) refreshList() {
+	s.listMu.Lock() // one at a time: a refresh and a search's reveal may race
 	now := s.toolsList(s.cat.Load())
-	s.listMu.Lock()
 	changed := s.listed != nil && string(s.listed) != string(now)
 	s.listed = now
 	s.listMu.Unlock()
