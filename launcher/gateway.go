@@ -69,6 +69,9 @@ func (s *Session) gatewayStatus() *ctl.GatewayStatus {
 	if st.Prefix == "" {
 		st.Prefix = manifest.GatewayPrefixConflicts
 	}
+	if m.Gateway.Tools == manifest.GatewayToolsSearch {
+		st.Search = &ctl.GatewaySearch{Pin: append([]string{}, m.Gateway.Pin...), Reveal: m.Gateway.SearchReveal}
+	}
 	for _, cf := range c.Conflicts {
 		st.Conflicts = append(st.Conflicts, ctl.GatewayConflict(cf))
 	}
