@@ -36,7 +36,7 @@ func TestSessionEras(t *testing.T) {
 		var conn net.Conn
 		var err error
 		if server == "" {
-			conn, _, err = ctl.ConnectGateway(context.Background(), ts.ws, nil, nil, nil)
+			conn, _, err = ctl.ConnectGateway(context.Background(), ts.ws, nil, "", nil, nil)
 		} else {
 			conn, err = connect(ts.ws, server)
 		}

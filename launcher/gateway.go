@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 
@@ -28,12 +29,17 @@ func (s *Session) updateGateway(m *manifest.Manifest) {
 	var backends []gateway.Backend
 	for _, srv := range m.Servers {
 		if v := s.servers[srv.Name]; v != nil {
-			backends = append(backends, gateway.Backend{Name: srv.Name, Hub: v.hub, State: v.gatewayState})
+			backends = append(backends, gateway.Backend{Name: srv.Name, Description: srv.Description, Hub: v.hub, State: v.gatewayState})
 		}
 	}
 	s.mu.Unlock()
 	if gw != nil {
-		gw.Set(backends, m.Gateway.Prefix == manifest.GatewayPrefixAlways)
+		gw.Set(backends, gateway.Options{
+			Always: m.Gateway.Prefix == manifest.GatewayPrefixAlways,
+			Search: m.Gateway.Tools == manifest.GatewayToolsSearch,
+			Pin:    m.Gateway.Pin,
+			Reveal: m.Gateway.SearchReveal,
+		})
 	}
 }
 
@@ -62,6 +68,9 @@ func (s *Session) gatewayStatus() *ctl.GatewayStatus {
 	}
 	if st.Prefix == "" {
 		st.Prefix = manifest.GatewayPrefixConflicts
+	}
+	if m.Gateway.Tools == manifest.GatewayToolsSearch {
+		st.Search = &ctl.GatewaySearch{Pin: append([]string{}, m.Gateway.Pin...), Reveal: m.Gateway.SearchReveal}
 	}
 	for _, cf := range c.Conflicts {
 		st.Conflicts = append(st.Conflicts, ctl.GatewayConflict(cf))
@@ -115,7 +124,13 @@ func (s *Session) serveGateway(ctx context.Context, conn net.Conn, req wire.Requ
 		conn.Close()
 		return
 	}
-	s.serveClient(conn, req, func(c io.ReadWriteCloser) { gw.Serve(ctx, c, req.Servers) })
+	if req.Tools != "" && req.Tools != gateway.ToolsAll && req.Tools != gateway.ToolsSearch {
+		answer(conn, controlAnswer{Error: fmt.Sprintf("--tools %q: use %q (every tool) or %q (search_tools, call_tool and the pinned tools)", req.Tools, gateway.ToolsAll, gateway.ToolsSearch)})
+		conn.Close()
+		return
+	}
+	join := gateway.Join{Servers: req.Servers, Tools: req.Tools}
+	s.serveClient(conn, req, func(c io.ReadWriteCloser) { gw.ServeJoin(ctx, c, join) })
 }
 
 // serveClient accepts a connect or gateway request and serves the agent

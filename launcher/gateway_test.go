@@ -21,7 +21,7 @@ import (
 // socket, as mcpgen connect without a server does, and initializes.
 func (ts *testSession) gatewayClient(name string, servers ...string) *testserver.Client {
 	ts.t.Helper()
-	conn, _, err := ctl.ConnectGateway(context.Background(), ts.ws, servers, nil, nil)
+	conn, _, err := ctl.ConnectGateway(context.Background(), ts.ws, servers, "", nil, nil)
 	if err != nil {
 		ts.t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func TestSessionGateway(t *testing.T) {
 		t.Errorf("tools, always: got %q, want %q", got, want)
 	}
 
-	if _, _, err := ctl.ConnectGateway(context.Background(), ts.ws, []string{"a", "nope"}, nil, nil); err == nil || !strings.Contains(err.Error(), `no server "nope"`) {
+	if _, _, err := ctl.ConnectGateway(context.Background(), ts.ws, []string{"a", "nope"}, "", nil, nil); err == nil || !strings.Contains(err.Error(), `no server "nope"`) {
 		t.Errorf("--servers a,nope: %v", err)
 	}
 	only := ts.gatewayClient("only-b", "b")

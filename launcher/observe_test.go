@@ -232,7 +232,7 @@ func TestSessionDrain(t *testing.T) {
 	if m := nextAnswer(other); m.Error == nil || !strings.Contains(m.Error.Message, "draining") {
 		t.Errorf("a new call while draining: got %s, want an error that says the launcher drains", m.AppendJSON(nil))
 	}
-	if _, _, err := ctl.ConnectGateway(context.Background(), ts.ws, nil, nil, nil); err == nil || !strings.Contains(err.Error(), "draining") {
+	if _, _, err := ctl.ConnectGateway(context.Background(), ts.ws, nil, "", nil, nil); err == nil || !strings.Contains(err.Error(), "draining") {
 		t.Errorf("a connect while draining: got %v, want an error that says the launcher drains", err)
 	}
 	m := nextAnswer(slow)

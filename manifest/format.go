@@ -152,9 +152,23 @@ func (f *formatter) top(m *Manifest) {
 		f.vars("workspace", "vars", w.Vars)
 	}
 	f.session(&m.Session)
-	if m.Gateway.Prefix != "" && m.Gateway.Prefix != GatewayPrefixConflicts {
+	g := m.Gateway
+	prefix := g.Prefix != "" && g.Prefix != GatewayPrefixConflicts
+	tools := g.Tools != "" && g.Tools != GatewayToolsAll
+	if prefix || tools || g.Pin != nil || g.SearchReveal {
 		f.header("gateway", "gateway")
-		f.line("gateway.prefix", "prefix", formatString(m.Gateway.Prefix))
+	}
+	if prefix {
+		f.line("gateway.prefix", "prefix", formatString(g.Prefix))
+	}
+	if tools {
+		f.line("gateway.tools", "tools", formatString(g.Tools))
+	}
+	if g.Pin != nil {
+		f.line("gateway.pin", "pin", formatStrings(g.Pin))
+	}
+	if g.SearchReveal {
+		f.line("gateway.search_reveal", "search_reveal", "true")
 	}
 	f.sandbox("sandbox", []string{"sandbox"}, m.SandboxDefaults)
 }

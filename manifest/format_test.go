@@ -40,6 +40,9 @@ required_scopes = ["mcp:tools", "read"]
 
 [gateway]
 prefix = "always"
+tools = "search"
+pin = ["db__query", "read_file"]
+search_reveal = true
 
 [sandbox]
 enabled = true

@@ -295,6 +295,12 @@ var authKeys = keyTable[*Auth]{
 
 var gatewayPrefixes = []string{GatewayPrefixConflicts, GatewayPrefixAlways}
 
+var gatewayToolsModes = []string{GatewayToolsAll, GatewayToolsSearch}
+
+// gatewayToolName is the form of a name the gateway exposes: what Claude
+// Code and Codex accept.
+var gatewayToolName = lazyregexp.New(`^[A-Za-z0-9_-]{1,64}$`)
+
 var gatewayKeys = keyTable[*Gateway]{
 	{keySpec{name: "prefix", typ: typeString, enum: gatewayPrefixes, def: GatewayPrefixConflicts,
 		doc: "How the gateway names tools: \"conflicts\" writes SERVER__TOOL only for names that two servers share, \"always\" for every tool."},
@@ -306,6 +312,39 @@ var gatewayKeys = keyTable[*Gateway]{
 				g.Prefix = s
 			}
 		}},
+	{keySpec{name: "tools", typ: typeString, enum: gatewayToolsModes, def: GatewayToolsAll,
+		doc: "What the gateway lists: \"all\" every tool of every server; \"search\" search_tools (which finds tools by what they do), call_tool (which calls them) and the pinned tools, so that an agent's context holds a summary instead of every schema. connect --tools chooses for one agent."},
+		func(d *decoder, p []string, v any, g *Gateway) {
+			if s, ok := d.str(p, v); ok {
+				if !slices.Contains(gatewayToolsModes, s) {
+					d.valueError(p, "unknown tools mode %q%s; use \"all\" (every tool) or \"search\" (search_tools, call_tool and the pinned tools)", s, suggest(s, gatewayToolsModes)).Suggestion = closestOr(s, gatewayToolsModes)
+				}
+				g.Tools = s
+			}
+		}},
+	{keySpec{name: "pin", typ: typeStrings, elemPattern: gatewayToolName,
+		doc: "Tools that search mode lists as themselves, beside search_tools and call_tool: their names as the gateway gives them (mcpgen tools ls shows them)."},
+		func(d *decoder, p []string, v any, g *Gateway) { g.Pin = d.pins(p, v) }},
+	{keySpec{name: "search_reveal", typ: typeBool, def: false,
+		doc: "In search mode, list the tools an agent found from then on, and tell it (list_changed). Off by default: some agents reload their context at every list_changed."},
+		func(d *decoder, p []string, v any, g *Gateway) { g.SearchReveal, _ = d.boolean(p, v) }},
+}
+
+// pins decodes [gateway] pin: names as the gateway exposes them, each once.
+func (d *decoder) pins(p []string, v any) []string {
+	names, ok := d.strs(p, v)
+	if !ok {
+		return nil
+	}
+	for i, n := range names {
+		switch {
+		case !gatewayToolName.MatchString(n):
+			d.valueError(child(p, indexKey(i)), "%q: %q is not a tool name of the gateway: 1 to 64 letters, digits, _ or -, as mcpgen tools ls shows it (SERVER__TOOL when two servers share a name)", name(p), n)
+		case slices.Contains(names[:i], n):
+			d.valueError(child(p, indexKey(i)), "%q: %q is pinned twice; remove one", name(p), n)
+		}
+	}
+	return names
 }
 
 // serverKeys are the keys of a [servers.NAME] table: first the four that

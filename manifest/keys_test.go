@@ -84,7 +84,9 @@ func samples(k keySpec) (valid, invalid string) {
 	case "headers":
 		valid = `{ X-Tenant = "acme" }`
 	case "tools":
-		valid = `{ t = { run = ["echo"] } }`
+		if k.typ == typeMap { // a server's; [gateway]'s is a string
+			valid = `{ t = { run = ["echo"] } }`
+		}
 	case "args":
 		if k.typ == typeMap {
 			valid = `{ a = { type = "string" } }`

@@ -191,10 +191,25 @@ const (
 	GatewayPrefixAlways    = "always"    // SERVER__TOOL for every tool
 )
 
+// Gateway tools modes: what the workspace gateway lists.
+const (
+	GatewayToolsAll    = "all"    // every tool of every server
+	GatewayToolsSearch = "search" // search_tools, call_tool and the pinned tools
+)
+
 // Gateway is the [gateway] table: how the workspace gateway presents the
 // workspace's servers.
 type Gateway struct {
 	Prefix string // GatewayPrefixConflicts (the default) or GatewayPrefixAlways
+	// Tools is GatewayToolsAll ("" too, the default) or GatewayToolsSearch;
+	// connect --tools chooses for one agent.
+	Tools string
+	// Pin names tools, as the gateway names them, that search mode lists
+	// as themselves.
+	Pin []string
+	// SearchReveal lists the tools an agent found in search mode from
+	// then on, and tells it (list_changed).
+	SearchReveal bool
 }
 
 // Server returns the server called name, or nil.

@@ -162,6 +162,12 @@ timout = "1s"
 			`m.toml:4:13: "session.idle_exit" must be a duration such as "10s"`,
 			`m.toml:5:1: unknown key "idle" (did you mean "idle_exit"?)`,
 			`m.toml:7:10: unknown prefix mode "allways" (did you mean "always"?); use conflicts or always`}},
+		{"gateway search", "[gateway]\ntools = \"serch\"\npin = [\"git__log\", \"read file\", \"git__log\"]\nsearch_reveal = \"yes\"\nsearch = true\n", []string{
+			`m.toml:2:9: unknown tools mode "serch" (did you mean "search"?); use "all" (every tool) or "search" (search_tools, call_tool and the pinned tools)`,
+			`m.toml:3:20: "gateway.pin": "read file" is not a tool name of the gateway: 1 to 64 letters, digits, _ or -, as mcpgen tools ls shows it (SERVER__TOOL when two servers share a name)`,
+			`m.toml:3:33: "gateway.pin": "git__log" is pinned twice; remove one`,
+			`m.toml:4:17: "gateway.search_reveal" must be true or false, not a string`,
+			`m.toml:5:1: unknown key "search" (did you mean "search_reveal"?)`}},
 		{"prefix makes a name too long", "prefix = \"abcdefghij\"\n[servers.abcdefghijabcdefghijabcdefghijabcdefghijabcdefghijabcdefghij]\ncommand = \"a\"\n", []string{
 			`m.toml:2:10: server "abcdefghijabcdefghijabcdefghijabcdefghijabcdefghijabcdefghij": with prefix "abcdefghij" the entry name "abcdefghijabcdefghijabcdefghijabcdefghijabcdefghijabcdefghijabcdefghij" is longer than 64 characters: shorten the name or the prefix`}},
 		{"lifecycle and limits", "[servers.x]\ncommand = \"a\"\nstart = \"later\"\nidle_timeout = \"0s\"\nmemory_max = \"lots\"\ncpu_max = 0\n[servers.r]\nurl = \"https://x.example\"\nmemory_max = \"1G\"\n", []string{

@@ -24,6 +24,7 @@ type connectOptions struct {
 	noStart   bool
 	dir, user string
 	servers   []string // the gateway's servers (no SERVER)
+	tools     string   // the gateway's tools: "all", "search"; "": the workspace's
 }
 
 func (a *app) connectCommand() *cobra.Command {
@@ -40,7 +41,9 @@ tools are those of every enabled server of the workspace, stdio and remote
 alike (--servers limits it to some). A tool name unique in the workspace
 is kept; names that several servers use are all SERVER__TOOL; [gateway]
 prefix = "always" prefixes every tool. mcpgen emit --gateway writes an
-entry that runs it.
+entry that runs it. --tools search lists only search_tools (which finds
+the workspace's tools by what they do), call_tool (which calls them) and
+the pinned tools, whatever [gateway] tools says; --tools all, every tool.
 
 When no launcher runs for the workspace, connect starts one in the
 background (with the manifest given to connect, else the nearest
@@ -50,7 +53,8 @@ writes entries that run it.`,
 		Example: `  mcpgen connect --workspace ws-42 memory
   MCPGEN_WORKSPACE=ws-42 mcpgen connect --manifest /srv/mcpgen.toml files
   mcpgen connect --workspace ws-42                    # the gateway: every server's tools
-  mcpgen connect --workspace ws-42 --servers git,files`,
+  mcpgen connect --workspace ws-42 --servers git,files
+  mcpgen connect --workspace ws-42 --tools search      # search_tools and call_tool`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			server := ""
@@ -59,6 +63,12 @@ writes entries that run it.`,
 			}
 			if server != "" && len(o.servers) > 0 {
 				return usageError("--servers limits the gateway: connect to %s without it, or to the gateway without a server name", server)
+			}
+			if server != "" && o.tools != "" {
+				return usageError("--tools chooses how the gateway lists tools: connect to %s without it, or to the gateway without a server name", server)
+			}
+			if o.tools != "" && o.tools != manifest.GatewayToolsAll && o.tools != manifest.GatewayToolsSearch {
+				return usageError("--tools %q: use %q (every tool) or %q (search_tools, call_tool and the pinned tools)", o.tools, manifest.GatewayToolsAll, manifest.GatewayToolsSearch)
 			}
 			return a.connect(ctxOf(cmd), o, server)
 		},
@@ -71,6 +81,7 @@ writes entries that run it.`,
 	f.StringVar(&o.dir, "dir", "", "for a launcher it starts: WORKSPACE_DIR")
 	f.StringVar(&o.user, "user", "", "for a launcher it starts: USER_ID")
 	f.StringSliceVar(&o.servers, "servers", nil, "without SERVER: the gateway's servers (comma-separated; default all)")
+	f.StringVar(&o.tools, "tools", "", "without SERVER: `all` tools, or search (search_tools and call_tool); default: [gateway] tools")
 	return cmd
 }
 
@@ -129,7 +140,7 @@ func (a *app) dial(ctx context.Context, o connectOptions, server string) (net.Co
 		in, out = nil, nil
 	}
 	if server == "" {
-		return ctl.ConnectGateway(ctx, o.workspace, o.servers, in, out)
+		return ctl.ConnectGateway(ctx, o.workspace, o.servers, o.tools, in, out)
 	}
 	return ctl.Connect(ctx, o.workspace, server, in, out)
 }

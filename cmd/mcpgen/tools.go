@@ -43,7 +43,10 @@ type toolsTarget struct {
 	verbose   bool
 	workspace string
 	servers   []string
-	cmd       *cobra.Command
+	// gatewayTools is how the gateway session lists its tools ("search"
+	// for tools search); "": as the workspace says.
+	gatewayTools string
+	cmd          *cobra.Command
 }
 
 func (o *toolsTarget) flags(cmd *cobra.Command) {
@@ -92,8 +95,116 @@ modern server's call is then made again with the answers.`,
   mcpgen tools ls --url http://127.0.0.1:3001/mcp --protocol 2025-11-25
   mcpgen tools call --url http://127.0.0.1:3001/mcp echo message=hi`,
 	}
-	cmd.AddCommand(a.toolsLsCommand(), a.toolsCallCommand())
+	cmd.AddCommand(a.toolsLsCommand(), a.toolsCallCommand(), a.toolsSearchCommand())
 	return cmd
+}
+
+func (a *app) toolsSearchCommand() *cobra.Command {
+	o := toolsTarget{gatewayTools: "search"}
+	var server string
+	var limit int
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "search [--workspace ID] QUERY...",
+		Short: "Find the workspace's tools for a task, as the gateway's search_tools ranks them",
+		Long: `Search ranks the tools of the workspace's gateway for a task, as an agent's
+search_tools does in search mode ([gateway] tools = "search", or connect
+--tools search): best first, with each tool's server and description, or
+with --json as search_tools answers (each tool's name, server, description
+and input schema). The words of QUERY are the task, as a user says it.
+The ranking is offline and the same every time: tools whose name is the
+query or starts with it first, then by BM25 over the tools' words and
+their synonyms.`,
+		Example: `  mcpgen tools search --workspace ws-42 open a pull request
+  mcpgen tools search --workspace ws-42 --server git what changed
+  mcpgen tools search --workspace ws-42 --limit 3 --json remember that Alice prefers tea`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageError("say what the tool should do: mcpgen tools search [--workspace ID] QUERY...")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+			defer stop()
+			arguments := map[string]json.RawMessage{}
+			query, _ := json.Marshal(strings.Join(args, " "))
+			arguments["query"] = query
+			if server != "" {
+				arguments["server"], _ = json.Marshal(server)
+			}
+			if cmd.Flags().Changed("limit") {
+				arguments["limit"], _ = json.Marshal(limit)
+			}
+			c, err := a.dialGateway(ctx, &o)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			raw, err := a.callTool(ctx, c, "search_tools", arguments)
+			if err != nil {
+				return fmt.Errorf("search_tools: %w", err)
+			}
+			var res mcp.CallToolResult
+			if err := json.Unmarshal(raw, &res); err != nil {
+				return fmt.Errorf("search_tools: the result is not what MCP says: %v", err)
+			}
+			text := ""
+			if len(res.Content) > 0 {
+				text = res.Content[0].Text
+			}
+			if res.IsError {
+				return errors.New(printable(text, 1000))
+			}
+			if asJSON {
+				return writeIndented(a.stdout, []byte(text))
+			}
+			return writeFound(a.stdout, a.stderr, text)
+		},
+	}
+	f := cmd.Flags()
+	workspaceFlag(cmd, &o.workspace)
+	f.StringSliceVar(&o.servers, "servers", nil, "the gateway's servers to search (comma-separated; default all)")
+	f.StringVar(&server, "server", "", "only this server's tools")
+	f.IntVar(&limit, "limit", 8, "how many tools at most (1 to 50)")
+	f.DurationVar(&o.timeout, "timeout", time.Minute, "how long to wait for each answer")
+	f.BoolVar(&asJSON, "json", false, "print the tools as search_tools gives them (JSON)")
+	return cmd
+}
+
+// writeFound prints the tools search_tools found (its JSON, text): name,
+// server and the first line of the description; or its hint when it
+// found none.
+func writeFound(w, errw io.Writer, text string) error {
+	var r struct {
+		Tools []struct {
+			Name        string `json:"name"`
+			Server      string `json:"server"`
+			Description string `json:"description"`
+		} `json:"tools"`
+		Hint string `json:"hint"`
+	}
+	if err := json.Unmarshal([]byte(text), &r); err != nil {
+		return fmt.Errorf("search_tools: the answer is not its JSON: %v", err)
+	}
+	if len(r.Tools) == 0 {
+		// The hint names the servers, as their manifest or they describe
+		// themselves: escaped, as every text a server wrote.
+		for i, line := range strings.Split(strings.TrimSpace(r.Hint), "\n") {
+			if i == 0 {
+				line = "mcpgen: " + line
+			}
+			fmt.Fprintln(errw, printable(line, 200))
+		}
+		return silentFailure
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tSERVER\tDESCRIPTION")
+	for _, t := range r.Tools {
+		desc, _, _ := strings.Cut(strings.TrimSpace(t.Description), "\n")
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", printable(t.Name, 64), printable(t.Server, 64), printable(desc, 100))
+	}
+	return tw.Flush()
 }
 
 func (a *app) toolsLsCommand() *cobra.Command {
@@ -250,7 +361,7 @@ func (a *app) dialGateway(ctx context.Context, o *toolsTarget) (*mcp.Client, err
 	if err != nil {
 		return nil, err
 	}
-	conn, _, err := ctl.ConnectGateway(ctx, workspace, o.servers, nil, nil)
+	conn, _, err := ctl.ConnectGateway(ctx, workspace, o.servers, o.gatewayTools, nil, nil)
 	if err != nil {
 		return nil, err
 	}

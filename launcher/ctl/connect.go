@@ -46,11 +46,12 @@ func connectStdio(ctx context.Context, workspace string, req wire.Request, in, o
 }
 
 // ConnectGateway connects to the workspace gateway of workspace: every
-// server's tools behind one MCP connection (servers limits it to some).
-// As with Connect, in and out are handed to the launcher when it
-// takes them (passed), and the connection then only says when it is done.
-func ConnectGateway(ctx context.Context, workspace string, servers []string, in, out *os.File) (conn net.Conn, passed bool, err error) {
-	conn, passed, err = connectStdio(ctx, workspace, wire.Request{Op: "gateway", Servers: servers}, in, out)
+// server's tools behind one MCP connection (servers limits it to some;
+// tools, "all" or "search", overrides [gateway] tools for it). As with
+// Connect, in and out are handed to the launcher when it takes them
+// (passed), and the connection then only says when it is done.
+func ConnectGateway(ctx context.Context, workspace string, servers []string, tools string, in, out *os.File) (conn net.Conn, passed bool, err error) {
+	conn, passed, err = connectStdio(ctx, workspace, wire.Request{Op: "gateway", Servers: servers, Tools: tools}, in, out)
 	if err != nil && strings.Contains(err.Error(), `unknown control request "gateway"`) {
 		return nil, false, ErrNoGateway
 	}

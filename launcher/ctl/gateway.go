@@ -14,11 +14,20 @@ import (
 // the servers' tools and prompts, the resource URIs that several servers
 // offer, and the agents connected to it.
 type GatewayStatus struct {
-	Prefix    string            `json:"prefix"` // conflicts or always
+	Prefix string `json:"prefix"` // conflicts or always
+	// Search is set when the gateway lists search_tools, call_tool and
+	// the pinned tools instead of every tool ([gateway] tools = "search").
+	Search    *GatewaySearch    `json:"search,omitempty"`
 	Tools     []GatewayName     `json:"tools"`
 	Prompts   []GatewayName     `json:"prompts"`
 	Conflicts []GatewayConflict `json:"conflicts"`
 	Clients   ClientsStatus     `json:"clients"`
+}
+
+// GatewaySearch is the gateway's search mode.
+type GatewaySearch struct {
+	Pin    []string `json:"pin"`    // the tools it lists as themselves
+	Reveal bool     `json:"reveal"` // an agent's list grows by the tools it found
 }
 
 // A GatewayName is one tool or prompt as the gateway exposes it.
@@ -55,8 +64,12 @@ func (st *Status) writeGateway(w io.Writer) {
 		return out
 	}
 	tools, prompts := renamed(g.Tools), renamed(g.Prompts)
-	fmt.Fprintf(w, "gateway: %d tools (%d renamed), %d prompts, %d clients; prefix = %q (%s)\n",
-		len(g.Tools), len(tools), len(g.Prompts), g.Clients.Count, g.Prefix, prefixMeaning(g.Prefix))
+	search := ""
+	if g.Search != nil {
+		search = fmt.Sprintf("; tools = \"search\" (search_tools, call_tool and %d pinned)", len(g.Search.Pin))
+	}
+	fmt.Fprintf(w, "gateway: %d tools (%d renamed), %d prompts, %d clients; prefix = %q (%s)%s\n",
+		len(g.Tools), len(tools), len(g.Prompts), g.Clients.Count, g.Prefix, prefixMeaning(g.Prefix), search)
 	if len(tools)+len(prompts) > 0 {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "  NAME\tSERVER\tAS THE SERVER NAMES IT")

@@ -32,7 +32,8 @@ const (
 
 // A Server is one server's part of the workspace, as its hub last saw it.
 type Server struct {
-	Name string
+	Name        string
+	Description string // the manifest's, for search; "" takes the server's title
 	// Init is the server's answer to initialize; nil when it was never
 	// ready, and then the server has no part in the catalog yet.
 	Init      *mcp.InitializeResult
@@ -88,6 +89,11 @@ type Catalog struct {
 	instructions                                         string
 	logging                                              []string // servers that log
 	tasks                                                bool     // a server has the tasks extension
+
+	exposed map[string]json.RawMessage // a listed tool's JSON, by its name
+	about   []about                    // the servers whose tools are listed, for search
+	pin     []string                   // the tools search mode lists as themselves
+	search  searchOnce                 // made at the first search (search.go)
 }
 
 // tasksExtension is the tasks extension's key among a server's
@@ -111,9 +117,11 @@ func Build(servers []Server, always bool) *Catalog {
 		tools:     map[string]Route{},
 		prompts:   map[string]Route{},
 		resources: map[string]Route{},
+		exposed:   map[string]json.RawMessage{},
 	}
 	known := slices.DeleteFunc(slices.Clone(servers), func(s Server) bool { return s.Init == nil })
 	c.buildTools(known, always)
+	c.buildAbout(known)
 	c.buildPrompts(known, always)
 	c.buildResources(known)
 	c.buildInitialize(known)
@@ -138,7 +146,7 @@ func (c *Catalog) buildTools(servers []Server, always bool) {
 			keys, raws, failed = append(keys, key{s.Name, t.Name}), append(raws, raw), append(failed, s.Failed)
 		}
 	}
-	c.Tools, c.toolsList = nameAll(keys, raws, failed, always, c.tools, "tools")
+	c.Tools, c.toolsList = nameAll(keys, raws, failed, always, c.tools, c.exposed, "tools")
 }
 
 func (c *Catalog) buildPrompts(servers []Server, always bool) {
@@ -158,13 +166,14 @@ func (c *Catalog) buildPrompts(servers []Server, always bool) {
 			keys, raws, failed = append(keys, key{s.Name, p.Name}), append(raws, raw), append(failed, s.Failed)
 		}
 	}
-	c.Prompts, c.promptsList = nameAll(keys, raws, failed, always, c.prompts, "prompts")
+	c.Prompts, c.promptsList = nameAll(keys, raws, failed, always, c.prompts, nil, "prompts")
 }
 
 // nameAll names what servers offer (keys[i], described by raws[i]), records
-// each name's route in routes, and returns the names and the list result
-// under field, which leaves out what failed servers offer.
-func nameAll(keys []key, raws []json.RawMessage, failed []bool, always bool, routes map[string]Route, field string) ([]Name, json.RawMessage) {
+// each name's route in routes (and what is listed in exposed, unless nil),
+// and returns the names and the list result under field, which leaves out
+// what failed servers offer.
+func nameAll(keys []key, raws []json.RawMessage, failed []bool, always bool, routes map[string]Route, exposed map[string]json.RawMessage, field string) ([]Name, json.RawMessage) {
 	names := assignNames(keys, always)
 	var all []Name
 	var list [][]byte
@@ -176,6 +185,9 @@ func nameAll(keys []key, raws []json.RawMessage, failed []bool, always bool, rou
 		}
 		if raw, ok := expose(raws[i], names[i], k); ok {
 			list = append(list, raw)
+			if exposed != nil {
+				exposed[names[i]] = raw
+			}
 		}
 	}
 	return all, listResult(field, list)

@@ -48,7 +48,7 @@ func (s *session) Describe() *agent.Description {
 	d := &agent.Description{
 		Capabilities: caps,
 		ServerInfo:   serverInfoJSON,
-		Instructions: cat.Instructions(),
+		Instructions: s.instructions(cat),
 		Own:          true,
 	}
 	s.desc.Store(&described{cat: cat, d: d})

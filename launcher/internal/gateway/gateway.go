@@ -17,8 +17,9 @@ import (
 // A Backend is one server of the workspace as the gateway reaches it: its
 // hub, and what its supervisor says about it.
 type Backend struct {
-	Name string
-	Hub  *hub.Hub
+	Name        string
+	Description string // the manifest's: search_tools says it
+	Hub         *hub.Hub
 	// State says where the server is in its life; the gateway asks when
 	// the hub has no process to take a call.
 	State func() State
@@ -41,7 +42,7 @@ type Gateway struct {
 
 	mu       sync.Mutex
 	backends []Backend // in manifest order
-	always   bool
+	opts     Options
 	stops    map[*hub.Hub]func() // stops watching each hub
 	version  int                 // bumped at every change
 	catalogs map[string]*cached  // by the servers a session serves
@@ -76,9 +77,20 @@ func New(log *slog.Logger) *Gateway {
 	return g
 }
 
+// Options are the workspace's [gateway] table, as the gateway applies it.
+type Options struct {
+	Always bool // prefix = "always": SERVER__TOOL for every tool
+	// Search (tools = "search") lists search_tools, call_tool and the
+	// pinned tools instead of every tool (search.go); a session may
+	// choose otherwise (Join.Tools).
+	Search bool
+	Pin    []string // the tools search mode lists as themselves, by the gateway's names
+	Reveal bool     // search_reveal: a session lists the tools it found, and says list_changed
+}
+
 // Set gives the gateway the workspace's servers, in manifest order, and
-// how to name their tools (always: SERVER__TOOL for every tool).
-func (g *Gateway) Set(backends []Backend, always bool) {
+// how to present their tools.
+func (g *Gateway) Set(backends []Backend, opts Options) {
 	g.mu.Lock()
 	if g.closed {
 		g.mu.Unlock()
@@ -100,7 +112,8 @@ func (g *Gateway) Set(backends []Backend, always bool) {
 			delete(g.stops, h)
 		}
 	}
-	g.backends, g.always = slices.Clone(backends), always
+	opts.Pin = slices.Clone(opts.Pin)
+	g.backends, g.opts = slices.Clone(backends), opts
 	g.mu.Unlock()
 	for _, f := range stop {
 		f()
@@ -207,7 +220,26 @@ func (g *Gateway) Check(servers []string) error {
 // Serve runs one agent's gateway session until its connection closes or
 // the gateway does; servers limits it to some servers (none: all).
 func (g *Gateway) Serve(ctx context.Context, conn io.ReadWriteCloser, servers []string) {
-	s := newSession(ctx, g, conn, servers)
+	g.ServeJoin(ctx, conn, Join{Servers: servers})
+}
+
+// A Join is what an agent asks of its gateway session.
+type Join struct {
+	Servers []string // only these servers; none: all
+	Tools   string   // ToolsAll or ToolsSearch; "": the workspace's [gateway] tools
+}
+
+// The ways a session lists the workspace's tools ([gateway] tools, and
+// connect --tools).
+const (
+	ToolsAll    = "all"
+	ToolsSearch = "search"
+)
+
+// ServeJoin is Serve, as j asks.
+func (g *Gateway) ServeJoin(ctx context.Context, conn io.ReadWriteCloser, j Join) {
+	s := newSession(ctx, g, conn, j.Servers)
+	s.tools = j.Tools
 	g.mu.Lock()
 	if g.closed {
 		g.mu.Unlock()
@@ -246,13 +278,14 @@ func (g *Gateway) catalog(servers []string) *Catalog {
 		g.mu.Unlock()
 		return c.catalog
 	}
-	version, always := g.version, g.always
+	version, opts := g.version, g.opts
 	g.mu.Unlock()
 	var in []Server
 	for _, b := range g.backendsFor(servers) {
 		in = append(in, serverOf(b))
 	}
-	c := Build(in, always)
+	c := Build(in, opts.Always)
+	c.pin = opts.Pin
 	g.mu.Lock()
 	if old := g.catalogs[key]; old == nil || old.version <= version {
 		g.catalogs[key] = &cached{version: version, catalog: c}
@@ -270,15 +303,23 @@ func (g *Gateway) catalog(servers []string) *Catalog {
 func serverOf(b Backend) Server {
 	c := b.Hub.Catalog()
 	return Server{
-		Name:      b.Name,
-		Init:      c.Init,
-		Tools:     c.Tools,
-		Prompts:   c.Prompts,
-		Resources: c.Resources,
-		Templates: c.Templates,
-		Exposes:   c.Exposes,
-		Failed:    c.Failed != nil,
+		Name:        b.Name,
+		Description: b.Description,
+		Init:        c.Init,
+		Tools:       c.Tools,
+		Prompts:     c.Prompts,
+		Resources:   c.Resources,
+		Templates:   c.Templates,
+		Exposes:     c.Exposes,
+		Failed:      c.Failed != nil,
 	}
+}
+
+// options returns the gateway's options now.
+func (g *Gateway) options() Options {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.opts
 }
 
 // Catalog returns the catalog of the whole workspace, as status shows it.

@@ -38,6 +38,9 @@ type world struct {
 	order   []string
 	servers map[string]*backend
 	always  bool
+	search  bool     // [gateway] tools = "search"
+	pin     []string // [gateway] pin
+	reveal  bool     // [gateway] search_reveal
 }
 
 type backend struct {
@@ -109,7 +112,7 @@ func (w *world) set() {
 		b := w.servers[name]
 		bs = append(bs, Backend{Name: name, Hub: b.hub, State: b.State})
 	}
-	w.g.Set(bs, w.always)
+	w.g.Set(bs, Options{Always: w.always, Search: w.search, Pin: w.pin, Reveal: w.reveal})
 }
 
 // start runs a new process of a server and attaches it, as a supervisor

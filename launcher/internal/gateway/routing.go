@@ -21,7 +21,7 @@ func (s *session) Request(call *agent.Call) {
 	case "initialize":
 		s.initialize(call)
 	case "tools/list":
-		s.list(call, (*Catalog).ToolsList)
+		s.list(call, s.toolsList)
 	case "prompts/list":
 		s.list(call, (*Catalog).PromptsList)
 	case "resources/list":
@@ -29,7 +29,14 @@ func (s *session) Request(call *agent.Call) {
 	case "resources/templates/list":
 		s.list(call, (*Catalog).TemplatesList)
 	case "tools/call":
-		s.callTool(call)
+		switch name := toolName(call.Params()); {
+		case name == SearchTool && s.searchMode():
+			s.searchTools(call)
+		case name == CallTool && s.searchMode():
+			s.callAny(call)
+		default:
+			s.callTool(call)
+		}
 	case "prompts/get":
 		s.named(call, "prompt", (*Catalog).Prompt)
 	case "resources/read", "resources/subscribe", "resources/unsubscribe":

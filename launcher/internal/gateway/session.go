@@ -55,9 +55,17 @@ type session struct {
 	refreshing sync.Mutex                // one refresh at a time
 	waited     atomic.Bool
 
+	// tools is how the agent asked to see the tools (Join.Tools): "" for
+	// the workspace's way.
+	tools string
+
 	mu      sync.Mutex
 	members map[string]*member
 	ended   bool
+	found   []string // the tools it found, when the workspace reveals them (search.go)
+
+	listMu sync.Mutex
+	listed json.RawMessage // what tools/list answered last, or would have
 }
 
 func newSession(ctx context.Context, g *Gateway, rwc io.ReadWriteCloser, servers []string) *session {
@@ -163,19 +171,35 @@ func (s *session) refresh() {
 			}
 		}
 	}
-	if old == nil || old == cat {
+	if old == cat {
 		return
 	}
 	// The agent's legacy session, and its subscriptions that asked (see
 	// agent.Conn.ListChanged).
-	if string(old.ToolsList()) != string(cat.ToolsList()) {
-		s.conn.ListChanged("tools")
+	s.refreshList()
+	if old == nil {
+		return
 	}
 	if string(old.PromptsList()) != string(cat.PromptsList()) {
 		s.conn.ListChanged("prompts")
 	}
 	if string(old.ResourcesList()) != string(cat.ResourcesList()) || string(old.TemplatesList()) != string(cat.TemplatesList()) {
 		s.conn.ListChanged("resources")
+	}
+}
+
+// refreshList tells the agent that its tools changed when what its
+// tools/list answers now differs from what it answered before: the
+// catalog's tools changed, or in search mode the summary of the servers,
+// the pinned tools, or the tools it found.
+func (s *session) refreshList() {
+	s.listMu.Lock() // one at a time: a refresh and a search's reveal may race
+	now := s.toolsList(s.cat.Load())
+	changed := s.listed != nil && string(s.listed) != string(now)
+	s.listed = now
+	s.listMu.Unlock()
+	if changed {
+		s.conn.ListChanged("tools")
 	}
 }
 
@@ -244,7 +268,7 @@ func (s *session) initialize(call *agent.Call) {
 		"capabilities":    cat.Capabilities(),
 		"serverInfo":      serverInfo,
 	}
-	if text := cat.Instructions(); text != "" {
+	if text := s.instructions(cat); text != "" {
 		result["instructions"] = text
 	}
 	raw, err := jsonwire.Marshal(result)

@@ -26,6 +26,9 @@ type Request struct {
 	Server string `json:"server,omitempty"` // connect, restart
 	// Servers, on a gateway request, limits the gateway to some servers.
 	Servers []string `json:"servers,omitempty"`
+	// Tools, on a gateway request, is how the agent sees the tools: "all"
+	// or "search" ([gateway] tools); "": as the workspace says.
+	Tools string `json:"tools,omitempty"`
 	// Force, on a stop, skips the servers' grace periods, as a second
 	// signal does.
 	Force bool `json:"force,omitempty"`
@@ -113,6 +116,10 @@ func (r Request) AppendJSON(b []byte) []byte {
 			b = jsonwire.AppendString(b, s)
 		}
 		b = append(b, ']')
+	}
+	if r.Tools != "" {
+		b = append(b, `,"tools":`...)
+		b = jsonwire.AppendString(b, r.Tools)
 	}
 	if r.Force {
 		b = append(b, `,"force":true`...)

@@ -26,7 +26,7 @@ func TestControlWire(t *testing.T) {
 		{Op: "status"},
 		{Op: "connect", Server: "files"},
 		{Op: "connect", Server: "files", Stdio: true},
-		{Op: "gateway", Servers: []string{"git", "files", odd}, Stdio: true},
+		{Op: "gateway", Servers: []string{"git", "files", odd}, Tools: "search", Stdio: true},
 		{Op: "stop", Force: true},
 		{Op: odd, Server: odd},
 	} {

@@ -1,0 +1,197 @@
+package toolsearch
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestWords(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"list_directory_with_sizes", "list directory with sizes"},
+		{"get-resource-links", "get resource links"},
+		{"createPullRequest", "create pull request"},
+		{"HTTPServer", "http server"},
+		{"getHTTPResponse2xx", "get http response 2 xx"},
+		{"sha256sum", "sha 256 sum"},
+		{"github__create_issue", "github create issue"},
+		{"don't stop", "don t stop"},
+		{"Größe ändern", "größe ändern"},
+		{"", ""},
+	} {
+		if got := strings.Join(words(tc.in, nil), " "); got != tc.want {
+			t.Errorf("words(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestWordsBounded(t *testing.T) {
+	long := strings.Repeat("word ", 10*maxWords)
+	if n := len(words(long, nil)); n != maxWords {
+		t.Errorf("words of %d words: %d, want %d", 10*maxWords, n, maxWords)
+	}
+}
+
+// tiny is an index of a few tools of two servers.
+func tiny() *Index {
+	return New([]Server{{Name: "files", Description: "the project's files"}, {Name: "git", Description: "the local repository"}}, []Tool{
+		{Name: "read_file", Server: "files", Description: "Read a file."},
+		{Name: "read_file_lines", Server: "files", Description: "Read some lines of a file."},
+		{Name: "list_directory", Server: "files", Description: "List a directory.", Params: []Param{{"path", "The directory"}}},
+		{Name: "git__status", Original: "status", Server: "git", Description: "Show the working tree status."},
+		{Name: "git__log", Original: "log", Server: "git", Description: "Show commit logs."},
+		{Name: "copy_a", Server: "files", Description: "Copy."},
+		{Name: "copy_b", Server: "files", Description: "Copy."},
+	})
+}
+
+func hitNames(ix *Index, hits []Hit) []string {
+	var out []string
+	for _, h := range hits {
+		out = append(out, ix.Tools()[h.Tool].Name)
+	}
+	return out
+}
+
+func TestSearch(t *testing.T) {
+	ix := tiny()
+	for _, tc := range []struct {
+		query string
+		opts  Options
+		want  []string // the first hits, in order
+		match Match    // of the first
+	}{
+		// A name, exposed or the server's own, or its words, is first.
+		{"read_file", Options{}, []string{"read_file", "read_file_lines"}, MatchExact},
+		{"READ FILE", Options{}, []string{"read_file", "read_file_lines"}, MatchExact},
+		{"status", Options{}, []string{"git__status"}, MatchExact},
+		{"git__log", Options{}, []string{"git__log"}, MatchExact},
+		// The start of a name comes before the words.
+		{"list_dir", Options{}, []string{"list_directory"}, MatchPrefix},
+		// Words, stemmed: "listing directories" is "list directory".
+		{"listing directories", Options{}, []string{"list_directory"}, MatchWords},
+		// The synonym table: a folder is a directory.
+		{"what is in this folder", Options{}, []string{"list_directory"}, MatchWords},
+		// Ties go to the catalog's order.
+		{"copy", Options{}, []string{"copy_a", "copy_b"}, MatchPrefix},
+		// A server's tools only; the shorter text, where the word counts for more, first.
+		{"show", Options{Server: "git"}, []string{"git__log", "git__status"}, MatchWords},
+		{"read", Options{Server: "git"}, nil, MatchWords},
+		// A limit.
+		{"file", Options{Limit: 1}, []string{"read_file"}, MatchWords},
+	} {
+		hits := ix.Search(tc.query, tc.opts)
+		got := hitNames(ix, hits)
+		if len(got) > len(tc.want) {
+			got = got[:len(tc.want)]
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("Search(%q, %+v) = %v, want %v first", tc.query, tc.opts, hitNames(ix, hits), tc.want)
+			continue
+		}
+		if len(hits) > 0 && hits[0].Match != tc.match {
+			t.Errorf("Search(%q): match %v, want %v", tc.query, hits[0].Match, tc.match)
+		}
+		if tc.opts.Limit > 0 && len(hits) > tc.opts.Limit {
+			t.Errorf("Search(%q, limit %d): %d hits", tc.query, tc.opts.Limit, len(hits))
+		}
+	}
+}
+
+// TestSearchNothing: a query of nothing, of stop words, of unknown words,
+// or of a page of text finds nothing or a bounded answer, never a panic.
+func TestSearchNothing(t *testing.T) {
+	ix := tiny()
+	for _, q := range []string{"", "   ", "the of and", "xyzzy plugh", "\x00\xff", strings.Repeat("ä", 5000)} {
+		if hits := ix.Search(q, Options{}); len(hits) != 0 {
+			t.Errorf("Search(%.20q) = %v, want none", q, hitNames(ix, hits))
+		}
+	}
+	long := strings.Repeat("read file ", 2000)
+	if hits := ix.Search(long, Options{Limit: 3}); len(hits) != 3 {
+		t.Errorf("Search of 20 kB: %d hits, want 3", len(hits))
+	}
+	empty := New(nil, nil)
+	if hits := empty.Search("read", Options{}); len(hits) != 0 {
+		t.Errorf("an empty index found %v", hits)
+	}
+}
+
+// TestSearchDeterministic: the same index and query give the same hits,
+// and so does an index built again.
+func TestSearchDeterministic(t *testing.T) {
+	cats := loadCatalogs(t)
+	a, b := indexOf(t, cats), indexOf(t, cats)
+	for _, l := range loadLabels(t, "testdata/tasks.txt")[:50] {
+		first := a.Search(l.task, Options{Limit: 10})
+		for _, ix := range []*Index{a, b} {
+			if got := ix.Search(l.task, Options{Limit: 10}); !slices.Equal(got, first) {
+				t.Fatalf("%q: %v, then %v", l.task, first, got)
+			}
+		}
+	}
+}
+
+// thousand is an index of 1,000 tools: the catalogs of testdata, again
+// and again under other servers' names, as a workspace of many servers.
+func thousand(tb testing.TB) ([]Server, []Tool) {
+	cats := loadCatalogs(tb)
+	var servers []Server
+	var tools []Tool
+	for round := 0; len(tools) < 1000; round++ {
+		for _, c := range cats {
+			name := fmt.Sprintf("%s%d", c.Name, round)
+			servers = append(servers, Server{Name: name, Description: c.Description})
+			for _, raw := range c.Tools {
+				tool, err := Parse(raw)
+				if err != nil {
+					tb.Fatal(err)
+				}
+				tool.Server, tool.Original, tool.Name = name, tool.Name, name+"__"+tool.Name
+				tools = append(tools, tool)
+				if len(tools) == 1000 {
+					return servers, tools
+				}
+			}
+		}
+	}
+	return servers, tools
+}
+
+// BenchmarkSearch searches 1,000 tools for the labelled tasks in turn, and
+// reports the 99th percentile of a search's time beside the mean.
+func BenchmarkSearch(b *testing.B) {
+	servers, tools := thousand(b)
+	ix := New(servers, tools)
+	var queries []string
+	for _, l := range loadLabels(b, "testdata/tasks.txt") {
+		queries = append(queries, l.task)
+	}
+	times := make([]time.Duration, 0, b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		start := time.Now()
+		ix.Search(queries[i%len(queries)], Options{})
+		times = append(times, time.Since(start))
+	}
+	b.StopTimer()
+	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
+	if len(times) > 0 {
+		b.ReportMetric(float64(times[len(times)*99/100]), "p99-ns")
+	}
+}
+
+// BenchmarkNew builds the index of 1,000 tools: what a change of the
+// workspace's catalogs costs.
+func BenchmarkNew(b *testing.B) {
+	servers, tools := thousand(b)
+	synonymTable() // parsed once per process, not per build
+	b.ReportAllocs()
+	for b.Loop() {
+		New(servers, tools)
+	}
+}

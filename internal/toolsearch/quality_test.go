@@ -1,0 +1,156 @@
+package toolsearch
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	json "github.com/goccy/go-json"
+)
+
+// A catalog is one server's testdata: its description as a manifest would
+// give it, and its tools/list.
+type catalog struct {
+	Name        string            `json:"name"`
+	Description string            `json:"description"`
+	Tools       []json.RawMessage `json:"tools"`
+}
+
+// loadCatalogs reads testdata/catalogs: the tools/list of three npm
+// servers (everything, filesystem, memory) as they answered it, and
+// seventeen fixtures written after public servers of their kinds.
+func loadCatalogs(t testing.TB) []catalog {
+	t.Helper()
+	paths, err := filepath.Glob("testdata/catalogs/*.json")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no catalogs in testdata/catalogs: %v", err)
+	}
+	var out []catalog
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c catalog
+		if err := json.Unmarshal(b, &c); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// indexOf builds the index of catalogs, each tool named SERVER/TOOL in
+// Name, as the labels name it (the gateway's naming is its own concern).
+func indexOf(t testing.TB, cats []catalog) *Index {
+	t.Helper()
+	var servers []Server
+	var tools []Tool
+	for _, c := range cats {
+		servers = append(servers, Server{Name: c.Name, Description: c.Description})
+		for _, raw := range c.Tools {
+			tool, err := Parse(raw)
+			if err != nil {
+				t.Fatalf("%s: %v", c.Name, err)
+			}
+			tool.Server = c.Name
+			tool.Original = tool.Name
+			tool.Name = c.Name + "/" + tool.Name
+			tools = append(tools, tool)
+		}
+	}
+	return New(servers, tools)
+}
+
+type label struct {
+	task, want string
+	line       int
+}
+
+func loadLabels(t testing.TB, path string) []label {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []label
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		want, task, ok := strings.Cut(line, "\t")
+		if !ok {
+			t.Fatalf("%s:%d: want SERVER/TOOL, a tab, and the task", path, n)
+		}
+		out = append(out, label{task: task, want: want, line: n})
+	}
+	return out
+}
+
+// recallOf ranks every task of labels, logs the misses (and the hits
+// below the first), and returns recall@1 and recall@5.
+func recallOf(t *testing.T, ix *Index, path string, labels []label) (r1, r5 float64) {
+	names := map[string]bool{}
+	for _, tool := range ix.Tools() {
+		names[tool.Name] = true
+	}
+	var at1, at5 int
+	for _, l := range labels {
+		if !names[l.want] {
+			t.Fatalf("%s:%d: no tool %s", path, l.line, l.want)
+		}
+		var got []string
+		for _, h := range ix.Search(l.task, Options{Limit: 5}) {
+			got = append(got, ix.Tools()[h.Tool].Name)
+		}
+		switch rank := slices.Index(got, l.want); {
+		case rank == 0:
+			at1++
+			at5++
+		case rank > 0:
+			at5++
+			t.Logf("%s:%d: rank %d: %q: want %s, got %s", path, l.line, rank+1, l.task, l.want, strings.Join(got, " "))
+		default:
+			t.Logf("%s:%d: miss: %q: want %s, got %s", path, l.line, l.task, l.want, strings.Join(got, " "))
+		}
+	}
+	return float64(at1) / float64(len(labels)), float64(at5) / float64(len(labels))
+}
+
+// TestQuality ranks every labelled task over the twenty catalogs: those
+// the ranking was tuned on (tasks.txt) and those held out (heldout.txt).
+//
+// Its floors are what the ranking reaches, less a little, so that a change
+// that makes it worse fails: they are below issue 23's aim (recall@5 0.9,
+// recall@1 0.7), which lexical ranking with this synonym table does not
+// reach on tasks phrased this freely (see the log of its misses).
+func TestQuality(t *testing.T) {
+	cats := loadCatalogs(t)
+	ix := indexOf(t, cats)
+	for _, set := range []struct {
+		path   string
+		r1, r5 float64 // the floors this test holds
+	}{
+		{"testdata/tasks.txt", 0.46, 0.74},
+		{"testdata/heldout.txt", 0.57, 0.80},
+	} {
+		labels := loadLabels(t, set.path)
+		if len(labels) < 200 {
+			t.Fatalf("%s: %d labelled tasks, want at least 200", set.path, len(labels))
+		}
+		r1, r5 := recallOf(t, ix, set.path, labels)
+		t.Logf("%s: %d tools of %d servers, %d tasks: recall@1 %.3f, recall@5 %.3f", set.path, ix.Len(), len(cats), len(labels), r1, r5)
+		if r5 < set.r5 {
+			t.Errorf("%s: recall@5 = %.3f, want at least %.2f", set.path, r5, set.r5)
+		}
+		if r1 < set.r1 {
+			t.Errorf("%s: recall@1 = %.3f, want at least %.2f", set.path, r1, set.r1)
+		}
+	}
+}
