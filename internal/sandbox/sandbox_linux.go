@@ -415,10 +415,7 @@ func restrict(pl *plan, program string) error {
 		// (signals, abstract unix sockets) are still Landlock's.
 		cfg := landlockConfig
 		cfg.HandledAccessNet = 0
-		if err := cfg.BestEffort().Restrict(rules...); err != nil {
-			return fmt.Errorf("landlock: %v", err)
-		}
-		return nil
+		return restrictThread(cfg, rules)
 	case p.Network.Mode == NetHosts:
 		for _, hp := range p.Network.Hosts {
 			port, err := allowPort(hp)
@@ -432,7 +429,29 @@ func restrict(pl *plan, program string) error {
 		rules = append(rules, landlock.ConnectSendUDP(53), landlock.BindUDP(0))
 	}
 	// NetNone and NetHosts: TCP confined to the ports granted, if any.
-	if err := landlockConfig.BestEffort().Restrict(rules...); err != nil {
+	return restrictThread(landlockConfig, rules)
+}
+
+// restrictThread applies cfg's rules (downgraded to the kernel's ABI) to
+// the calling thread alone, which run locked: the program is exec'd, or
+// forked, from it, and inherits its domain. The setup step's other
+// threads are its own code, not the server's, and stay as they are (a
+// domain cannot ptrace or signal out of itself); restricting every thread
+// of the Go runtime (what Config.Restrict does before ABI 8) stops them
+// all, which cost a start some milliseconds.
+func restrictThread(cfg landlock.Config, rules []landlock.Rule) error {
+	fd, flags, err := cfg.BestEffort().NewRulesetFD(rules...)
+	if err != nil {
+		return fmt.Errorf("landlock: %v", err)
+	}
+	if fd < 0 {
+		return nil // nothing the kernel can enforce: the Report said so
+	}
+	defer unix.Close(fd)
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("landlock: no_new_privs: %v", err)
+	}
+	if err := llsys.LandlockRestrictSelf(fd, flags); err != nil {
 		return fmt.Errorf("landlock: %v", err)
 	}
 	return nil
