@@ -12,8 +12,9 @@
 // them, and WordNet's for words no tool has; synonyms.go), weighted below
 // the words themselves, so that "folder" finds a tool of directories. A
 // tool's score grows with the share of the query's words it matches
-// (coordination), and with its server's score for the query, all of the
-// server's tools taken as one text. A query that is a tool's name, or the
+// (coordination), with the share of its name's words the query has, and
+// with its server's score for the query, all of the server's tools taken
+// as one text. A query that is a tool's name, or the
 // start of one, ranks that tool first; ties go to the catalog's order.
 package toolsearch
 
@@ -77,14 +78,18 @@ var (
 )
 
 // k1 is BM25's saturation: how soon more of a word stops counting.
-const k1 = 1.2
+var k1 = 1.2
 
 // serverWeight is how much a tool's server's score counts beside its own.
-const serverWeight = 1.0
+var serverWeight = 1.0
 
 // coordination is how much the share of a query's concepts that a tool
 // has scales its score.
-const coordination = 0.3
+var coordination = 0.3
+
+// nameBonus is how much a tool's score grows when the query has every
+// word of its name (in proportion to the share it has).
+var nameBonus = 0.4
 
 // An Index ranks the tools it was built with. It is read-only once built:
 // any number of goroutines may search it.
@@ -102,6 +107,12 @@ type Index struct {
 	serverOf []int32     // by tool
 	serverPs [][]posting // by term: the servers that have it
 
+	// nameLen is how many distinct words a tool's name has, its server's
+	// name left out (slack_post_message: post, message): a query that
+	// has all of them describes the tool, not a neighbour that shares
+	// one word with it (nameBonus).
+	nameLen []float32 // by tool
+
 	scratch sync.Pool // of *scratch
 }
 
@@ -110,6 +121,7 @@ type Index struct {
 type posting struct {
 	tool  int32
 	score float32
+	name  bool // the term is a word of the tool's name
 }
 
 // names are a tool's names as a query is matched against them.
@@ -155,6 +167,7 @@ func New(servers []Server, tools []Tool) *Index {
 			total[f] += float64(len(ts))
 		}
 		add(fieldName, bd.terms(own))
+		ix.nameLen = append(ix.nameLen, float32(bd.nameWords(t.Server)))
 		add(fieldTitle, bd.terms(t.Title))
 		add(fieldDescription, bd.terms(t.Description))
 		for j, p := range t.Params {
@@ -207,7 +220,7 @@ func New(servers []Server, tools []Tool) *Index {
 					w += weight[f] * float64(k) / (1 - b[f] + b[f]*length[f][i]/avg[f])
 				}
 			}
-			ix.postings[e.id] = append(ix.postings[e.id], posting{tool: int32(i), score: float32(w / (k1 + w))})
+			ix.postings[e.id] = append(ix.postings[e.id], posting{tool: int32(i), score: float32(w / (k1 + w)), name: e.tf[fieldName] > 0})
 		}
 	}
 	weighByIDF(ix.postings, n)
@@ -298,6 +311,23 @@ func (bd *builder) terms(text string) []string {
 	return bd.out
 }
 
+// nameWords returns how many distinct terms the current tool's name
+// has (it must be the only field added yet) that are not words of its
+// server's name.
+func (bd *builder) nameWords(server string) int {
+	n := 0
+	for _, e := range bd.all[bd.start:] {
+		n++
+		for _, st := range words(server, nil) {
+			if bd.ix.terms[stem.Word(st)] == e.id {
+				n--
+				break
+			}
+		}
+	}
+	return n
+}
+
 // addTerms counts terms in field f of the current tool.
 func (bd *builder) addTerms(f int, ts []string) {
 	for _, term := range ts {
@@ -362,11 +392,14 @@ func (ix *Index) Search(query string, opts Options) []Hit {
 	q, concepts := ix.query(all)
 	buf := ix.scratch.Get().(*scratch)
 	defer ix.scratch.Put(buf)
-	scores, matched, serverScores := buf.reset(len(ix.tools), len(ix.servers))
+	scores, matched, serverScores, named := buf.reset(len(ix.tools), len(ix.servers))
 	for _, qt := range q {
 		for _, p := range ix.postings[qt.id] {
 			scores[p.tool] += qt.weight * float64(p.score)
 			matched[p.tool] |= qt.concepts
+			if p.name {
+				named[p.tool] += float32(qt.weight)
+			}
 		}
 		for _, p := range ix.serverPs[qt.id] {
 			serverScores[p.tool] += qt.weight * float64(p.score)
@@ -396,6 +429,9 @@ func (ix *Index) Search(query string, opts Options) []Hit {
 		score := scores[i]
 		if score > 0 {
 			score = (score + serverWeight*serverScores[ix.serverOf[i]]) * share[bits.OnesCount64(matched[i])]
+			if l := ix.nameLen[i]; l > 0 {
+				score *= 1 + nameBonus*float64(min(named[i]/l, 1))
+			}
 		}
 		m := ix.names[i].match(lower, joined, joinedSp)
 		if score > 0 || m != MatchWords {
@@ -458,20 +494,22 @@ func (t *topK) sorted() []Hit {
 type scratch struct {
 	scores, servers []float64
 	matched         []uint64
+	named           []float32
 }
 
-func (s *scratch) reset(tools, servers int) ([]float64, []uint64, []float64) {
+func (s *scratch) reset(tools, servers int) ([]float64, []uint64, []float64, []float32) {
 	if cap(s.scores) < tools {
-		s.scores, s.matched = make([]float64, tools), make([]uint64, tools)
+		s.scores, s.matched, s.named = make([]float64, tools), make([]uint64, tools), make([]float32, tools)
 	}
 	if cap(s.servers) < servers {
 		s.servers = make([]float64, servers)
 	}
-	s.scores, s.matched, s.servers = s.scores[:tools], s.matched[:tools], s.servers[:servers]
+	s.scores, s.matched, s.servers, s.named = s.scores[:tools], s.matched[:tools], s.servers[:servers], s.named[:tools]
 	clear(s.scores)
 	clear(s.matched)
 	clear(s.servers)
-	return s.scores, s.matched, s.servers
+	clear(s.named)
+	return s.scores, s.matched, s.servers, s.named
 }
 
 // match says how a query (lower case; its words joined; and those with a
