@@ -195,3 +195,43 @@ func BenchmarkNew(b *testing.B) {
 		New(servers, tools)
 	}
 }
+
+// TestPhrasal: a phrasal verb is the word it means, in any form of its
+// verb; its words apart, or another particle, are left as they are.
+func TestPhrasal(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"look up the docs", "search the docs"},
+		{"looking up the docs", "search the docs"},
+		{"shut down the stack then bring it up", "stop the stack then bring it up"},
+		{"get rid of it", "delete of it"},
+		{"look at the page", "look at the page"},
+		{"up", "up"},
+		{"", ""},
+	} {
+		if got := strings.Join(phrasal(words(tc.in, nil)), " "); got != tc.want {
+			t.Errorf("phrasal(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestSearchPhrasesAndNames: a phrasal verb's particle does not find a
+// tool named for it (look up is a search, not compose_up), and a query
+// that has all of a tool's name's words (one by a synonym: remove,
+// delete) ranks it above a neighbour that has one of them and more of the
+// query in its description. Both failed before phrases and nameBonus.
+func TestSearchPhrasesAndNames(t *testing.T) {
+	ix := New([]Server{{Name: "docker", Description: "containers"}, {Name: "docs", Description: "documentation"}}, []Tool{
+		{Name: "compose_up", Server: "docker", Description: "Bring the compose stack up."},
+		{Name: "search_pages", Server: "docs", Description: "Search the pages."},
+		{Name: "remove_reaction", Server: "chat", Description: "Remove a reaction from a message: the message stays, a message of the chat."},
+		{Name: "delete_message", Server: "chat", Description: "Delete a message."},
+	})
+	for _, tc := range []struct{ query, want string }{
+		{"look up the stack", "search_pages"},
+		{"remove the message", "delete_message"},
+	} {
+		if got := hitNames(ix, ix.Search(tc.query, Options{})); len(got) == 0 || got[0] != tc.want {
+			t.Errorf("Search(%q) = %v, want %s first", tc.query, got, tc.want)
+		}
+	}
+}
