@@ -12,7 +12,8 @@
 // them, and WordNet's for words no tool has; synonyms.go), weighted below
 // the words themselves, so that "folder" finds a tool of directories; a
 // phrasal verb is first read as the word it means ("look up": search;
-// phrases.go). A
+// phrases.go), and a word whose shape says what it names as that kind
+// (notes.txt: a file, #general: a channel; shapes.go). A
 // tool's score grows with the share of the query's words it matches
 // (coordination), with the share of its name's words the query has, and
 // with its server's score for the query, all of the server's tools taken
@@ -391,7 +392,7 @@ func (ix *Index) Search(query string, opts Options) []Hit {
 		query = query[:MaxQuery]
 	}
 	all := words(query, nil)
-	q, concepts := ix.query(phrasal(all))
+	q, concepts := ix.query(phrasal(words(shapes(query), nil)))
 	buf := ix.scratch.Get().(*scratch)
 	defer ix.scratch.Put(buf)
 	scores, matched, serverScores, named := buf.reset(len(ix.tools), len(ix.servers))
