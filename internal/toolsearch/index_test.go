@@ -196,14 +196,19 @@ func BenchmarkNew(b *testing.B) {
 	}
 }
 
-// TestPhrasal: a phrasal verb is the word it means, in any form of its
-// verb; its words apart, or another particle, are left as they are.
+// TestPhrasal: a phrasal verb, or a question's words, are the words they
+// mean, in any form, the longest phrase first; their words apart, or
+// another particle, are left as they are.
 func TestPhrasal(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"look up the docs", "search the docs"},
 		{"looking up the docs", "search the docs"},
 		{"shut down the stack then bring it up", "stop the stack then bring it up"},
 		{"get rid of it", "delete of it"},
+		{"who can see the salary sheet", "permission the salary sheet"},
+		{"how much space is left", "size is left"},
+		{"how much is it", "how much is it"},
+		{"keep it in mind", "keep it in mind"},
 		{"look at the page", "look at the page"},
 		{"up", "up"},
 		{"", ""},

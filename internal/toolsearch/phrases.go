@@ -7,88 +7,114 @@ import (
 	"github.com/mcpgen/mcpgen/internal/toolsearch/stem"
 )
 
-// phraseData holds the phrasal verbs people put tasks in, each with the
-// word a tool would use for it: a phrase's particle alone misleads ("look
-// up the docs" is a search, not compose_up), and its verb alone too
-// ("shut down" is not a shutting). A line: the verb, the particle, the
-// word. Written from general English usage, for any workspace.
+// phraseData holds the phrases people put tasks in, each with the words
+// a tool would use for it. First the phrasal verbs: a particle alone
+// misleads ("look up the docs" is a search, not compose_up), and a verb
+// alone too ("shut down" is not a shutting). Then the questions whose
+// words each say little of what is asked ("who can see" the file asks for
+// its permissions). A line: the phrase, a colon, the words it means.
+// Written from general English usage, for any workspace.
 const phraseData = `
-look up search
-look through search
-look into search
-look for search
-pull up open
-open up open
-bring up start
-start up start
-boot up start
-fire up start
-kick off start
-spin up create
-set up create
-sign up create
-bring back restore
-shut down stop
-wind down stop
-take down stop
-tear down remove
-throw away delete
-throw out delete
-get rid delete
-clean up delete
-clear out delete
-free up remove
-turn on enable
-switch on enable
-turn off disable
-switch off disable
-go back back
-go to navigate
-find out find
-check out checkout
-sign in login
-log in login
-sign out logout
-log out logout
-fill in fill
-fill out fill
-write down note
-jot down note
-note down note
-roll out deploy
-roll back rollback
-back up backup
-print out print
-add up sum
-sum up summarize
+look up : search
+look through : search
+look into : search
+look for : search
+pull up : open
+open up : open
+bring up : start
+start up : start
+boot up : start
+fire up : start
+kick off : start
+spin up : create
+set up : create
+sign up : create
+bring back : restore
+shut down : stop
+wind down : stop
+take down : stop
+tear down : remove
+throw away : delete
+throw out : delete
+get rid : delete
+clean up : delete
+clear out : delete
+free up : remove
+turn on : enable
+switch on : enable
+turn off : disable
+switch off : disable
+go back : back
+go to : navigate
+find out : find
+check out : checkout
+sign in : login
+log in : login
+sign out : logout
+log out : logout
+fill in : fill
+fill out : fill
+write down : note
+jot down : note
+note down : note
+roll out : deploy
+roll back : rollback
+back up : backup
+print out : print
+add up : sum
+sum up : summarize
+
+who can see : permission
+who can access : permission
+who has access : permission
+how big : size
+how large : size
+how much space : size
+how much disk : size
+how much room : size
+who changed : history
+who edited : history
+who modified : history
+what changed : diff
+where is : find
+where are : find
+keep in mind : remember
+keep track : remember
 `
 
-// phraseTable maps a phrasal verb (its verb stemmed, a space, its
-// particle) to the word it means; parsed at first use.
-var phraseTable = sync.OnceValue(func() map[string]string {
-	m := map[string]string{}
+// maxPhrase is the most words of a phrase.
+const maxPhrase = 3
+
+// phraseTable maps a phrase (its words stemmed, joined by spaces) to the
+// words it means; parsed at first use.
+var phraseTable = sync.OnceValue(func() map[string][]string {
+	m := map[string][]string{}
 	for line := range strings.Lines(phraseData) {
-		if f := strings.Fields(line); len(f) == 3 {
-			m[stem.Word(f[0])+" "+f[1]] = f[2]
+		phrase, means, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
 		}
+		var key []string
+		for _, w := range strings.Fields(phrase) {
+			key = append(key, stem.Word(w))
+		}
+		m[strings.Join(key, " ")] = strings.Fields(means)
 	}
 	return m
 })
 
-// phrasal returns the words of a query with each phrasal verb it knows
-// replaced by the word it means.
+// phrasal returns the words of a query with each phrase it knows, the
+// longest first, replaced by the words it means.
 func phrasal(all []string) []string {
 	var out []string
 	for i := 0; i < len(all); i++ {
-		if i+1 < len(all) {
-			if w, ok := phraseTable()[stem.Word(all[i])+" "+all[i+1]]; ok {
-				if out == nil {
-					out = append(make([]string, 0, len(all)), all[:i]...)
-				}
-				out = append(out, w)
-				i++
-				continue
+		if means, n := phraseAt(all[i:]); n > 0 {
+			if out == nil {
+				out = append(make([]string, 0, len(all)), all[:i]...)
 			}
+			out = append(out, means...)
+			i += n - 1
+			continue
 		}
 		if out != nil {
 			out = append(out, all[i])
@@ -98,4 +124,22 @@ func phrasal(all []string) []string {
 		return all
 	}
 	return out
+}
+
+// phraseAt returns the meaning of the longest phrase that ws begin with,
+// and its length in words; 0 if none.
+func phraseAt(ws []string) ([]string, int) {
+	if len(ws) < 2 {
+		return nil, 0
+	}
+	var key [maxPhrase]string
+	for n := range min(len(ws), maxPhrase) {
+		key[n] = stem.Word(ws[n])
+	}
+	for n := min(len(ws), maxPhrase); n >= 2; n-- {
+		if means, ok := phraseTable()[strings.Join(key[:n], " ")]; ok {
+			return means, n
+		}
+	}
+	return nil, 0
 }
