@@ -150,6 +150,7 @@ func New(servers []Server, tools []Tool) *Index {
 	}
 	var total [fields]float64
 	serverTerms := map[string][]string{}
+	serverNames := map[string][]string{} // the terms of a server's name
 	byServer := map[string]int32{}
 	var serverDocs [][]entry
 	ix.serverOf = make([]int32, len(tools))
@@ -170,7 +171,12 @@ func New(servers []Server, tools []Tool) *Index {
 			total[f] += float64(len(ts))
 		}
 		add(fieldName, bd.terms(own))
-		ix.nameLen = append(ix.nameLen, float32(bd.nameWords(t.Server)))
+		sn, ok := serverNames[t.Server]
+		if !ok {
+			sn = slices.Clone(bd.terms(t.Server))
+			serverNames[t.Server] = sn
+		}
+		ix.nameLen = append(ix.nameLen, float32(bd.nameWords(sn)))
 		add(fieldTitle, bd.terms(t.Title))
 		add(fieldDescription, bd.terms(t.Description))
 		for j, p := range t.Params {
@@ -315,17 +321,13 @@ func (bd *builder) terms(text string) []string {
 }
 
 // nameWords returns how many distinct terms the current tool's name
-// has (it must be the only field added yet) that are not words of its
-// server's name.
-func (bd *builder) nameWords(server string) int {
+// has (it must be the only field added yet) that are not among server,
+// its server's name's terms.
+func (bd *builder) nameWords(server []string) int {
 	n := 0
 	for _, e := range bd.all[bd.start:] {
-		n++
-		for _, st := range words(server, nil) {
-			if bd.ix.terms[stem.Word(st)] == e.id {
-				n--
-				break
-			}
+		if !slices.ContainsFunc(server, func(t string) bool { id, ok := bd.ix.terms[t]; return ok && id == e.id }) {
+			n++
 		}
 	}
 	return n
@@ -392,7 +394,11 @@ func (ix *Index) Search(query string, opts Options) []Hit {
 		query = query[:MaxQuery]
 	}
 	all := words(query, nil)
-	q, concepts := ix.query(phrasal(words(shapes(query), nil)))
+	read := all // the words as the query means them
+	if shaped := shapes(query); shaped != query {
+		read = words(shaped, nil)
+	}
+	q, concepts := ix.query(phrasal(read))
 	buf := ix.scratch.Get().(*scratch)
 	defer ix.scratch.Put(buf)
 	scores, matched, serverScores, named := buf.reset(len(ix.tools), len(ix.servers))
@@ -542,11 +548,12 @@ type queryTerm struct {
 // it, words still score but do not count in coordination.
 const maxConcepts = 64
 
-// query makes the terms of a query that the index knows: its own words
+// query makes the terms of a query that the index knows (its words, and
+// their stems where known, "" where not): its own words
 // (each a concept), then the synonyms of each (of the same concept, at a
 // lower weight); a term once, at the most it is asked for. It returns the
 // terms and how many concepts the index knows anything of.
-func (ix *Index) query(all []string) ([]queryTerm, int) {
+func (ix *Index) query(all, stems []string) ([]queryTerm, int) {
 	byID := map[int32]int{} // into out
 	var out []queryTerm
 	ask := func(term string, w float64, concept int) bool {
@@ -569,8 +576,11 @@ func (ix *Index) query(all []string) ([]queryTerm, int) {
 	}
 	concepts := 0
 	seen := map[string]bool{}
-	for _, w := range all {
-		t := stem.Word(w)
+	for i, w := range all {
+		t := stems[i]
+		if t == "" {
+			t = stem.Word(w)
+		}
 		if seen[t] {
 			continue
 		}

@@ -213,7 +213,11 @@ func TestPhrasal(t *testing.T) {
 		{"up", "up"},
 		{"", ""},
 	} {
-		if got := strings.Join(phrasal(words(tc.in, nil)), " "); got != tc.want {
+		ws, stems := phrasal(words(tc.in, nil))
+		if len(stems) != len(ws) {
+			t.Errorf("phrasal(%q): %d words, %d stems", tc.in, len(ws), len(stems))
+		}
+		if got := strings.Join(ws, " "); got != tc.want {
 			t.Errorf("phrasal(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}

@@ -104,37 +104,49 @@ var phraseTable = sync.OnceValue(func() map[string][]string {
 })
 
 // phrasal returns the words of a query with each phrase it knows, the
-// longest first, replaced by the words it means.
-func phrasal(all []string) []string {
-	var out []string
+// longest first, replaced by the words it means, and the stems of the
+// words ("" where not yet known: each word is stemmed once).
+func phrasal(all []string) (words, stems []string) {
+	stems = make([]string, len(all))
+	if len(all) < 2 {
+		return all, stems
+	}
+	var out, outStems []string
 	for i := 0; i < len(all); i++ {
-		if means, n := phraseAt(all[i:]); n > 0 {
+		if means, n := phraseAt(all[i:], stems[i:]); n > 0 {
 			if out == nil {
 				out = append(make([]string, 0, len(all)), all[:i]...)
+				outStems = append(make([]string, 0, len(all)), stems[:i]...)
 			}
 			out = append(out, means...)
+			outStems = append(outStems, make([]string, len(means))...)
 			i += n - 1
 			continue
 		}
 		if out != nil {
 			out = append(out, all[i])
+			outStems = append(outStems, stems[i])
 		}
 	}
 	if out == nil {
-		return all
+		return all, stems
 	}
-	return out
+	return out, outStems
 }
 
 // phraseAt returns the meaning of the longest phrase that ws begin with,
-// and its length in words; 0 if none.
-func phraseAt(ws []string) ([]string, int) {
+// and its length in words; 0 if none. stems are the stems of ws, "" where
+// not yet known; it fills them in.
+func phraseAt(ws, stems []string) ([]string, int) {
 	if len(ws) < 2 {
 		return nil, 0
 	}
 	var key [maxPhrase]string
 	for n := range min(len(ws), maxPhrase) {
-		key[n] = stem.Word(ws[n])
+		if stems[n] == "" {
+			stems[n] = stem.Word(ws[n])
+		}
+		key[n] = stems[n]
 	}
 	for n := min(len(ws), maxPhrase); n >= 2; n-- {
 		if means, ok := phraseTable()[strings.Join(key[:n], " ")]; ok {

@@ -31,6 +31,9 @@ var fileExtensions = map[string]string{ // the extension: what else the file is
 // shapes returns query with each word whose shape names a kind of thing
 // replaced by that kind's words; query itself when it has none.
 func shapes(query string) string {
+	if !strings.ContainsAny(query, ".#@:-0123456789") {
+		return query // no shape has none of these
+	}
 	fields := strings.Fields(query)
 	changed := false
 	for i, f := range fields {
