@@ -81,18 +81,18 @@ var (
 )
 
 // k1 is BM25's saturation: how soon more of a word stops counting.
-var k1 = 1.2
+const k1 = 1.2
 
 // serverWeight is how much a tool's server's score counts beside its own.
-var serverWeight = 1.0
+const serverWeight = 1.0
 
 // coordination is how much the share of a query's concepts that a tool
 // has scales its score.
-var coordination = 0.3
+const coordination = 0.3
 
 // nameBonus is how much a tool's score grows when the query has every
 // word of its name (in proportion to the share it has).
-var nameBonus = 0.4
+const nameBonus = 0.4
 
 // An Index ranks the tools it was built with. It is read-only once built:
 // any number of goroutines may search it.

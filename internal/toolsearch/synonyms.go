@@ -24,7 +24,7 @@ func (s synonym) weight() float64 {
 
 // The weights of synonyms: strong (a shared meaning, a derived word) and
 // weak (a broader or narrower word, a word of the definition).
-var (
+const (
 	strongWeight = 0.8
 	weakWeight   = 0.3
 )
