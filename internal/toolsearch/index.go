@@ -10,10 +10,14 @@
 // word stemmed (package stem). A query's words are widened with their
 // synonyms (an embedded table: the words of software tasks as people say
 // them, and WordNet's for words no tool has; synonyms.go), weighted below
-// the words themselves, so that "folder" finds a tool of directories. A
+// the words themselves, so that "folder" finds a tool of directories; a
+// phrasal verb is first read as the word it means ("look up": search;
+// phrases.go), and a word whose shape says what it names as that kind
+// (notes.txt: a file, #general: a channel; shapes.go). A
 // tool's score grows with the share of the query's words it matches
-// (coordination), and with its server's score for the query, all of the
-// server's tools taken as one text. A query that is a tool's name, or the
+// (coordination), with the share of its name's words the query has, and
+// with its server's score for the query, all of the server's tools taken
+// as one text. A query that is a tool's name, or the
 // start of one, ranks that tool first; ties go to the catalog's order.
 package toolsearch
 
@@ -86,6 +90,10 @@ const serverWeight = 1.0
 // has scales its score.
 const coordination = 0.3
 
+// nameBonus is how much a tool's score grows when the query has every
+// word of its name (in proportion to the share it has).
+const nameBonus = 0.4
+
 // An Index ranks the tools it was built with. It is read-only once built:
 // any number of goroutines may search it.
 type Index struct {
@@ -102,6 +110,12 @@ type Index struct {
 	serverOf []int32     // by tool
 	serverPs [][]posting // by term: the servers that have it
 
+	// nameLen is how many distinct words a tool's name has, its server's
+	// name left out (slack_post_message: post, message): a query that
+	// has all of them describes the tool, not a neighbour that shares
+	// one word with it (nameBonus).
+	nameLen []float32 // by tool
+
 	scratch sync.Pool // of *scratch
 }
 
@@ -110,6 +124,7 @@ type Index struct {
 type posting struct {
 	tool  int32
 	score float32
+	name  bool // the term is a word of the tool's name
 }
 
 // names are a tool's names as a query is matched against them.
@@ -135,6 +150,7 @@ func New(servers []Server, tools []Tool) *Index {
 	}
 	var total [fields]float64
 	serverTerms := map[string][]string{}
+	serverNames := map[string][]string{} // the terms of a server's name
 	byServer := map[string]int32{}
 	var serverDocs [][]entry
 	ix.serverOf = make([]int32, len(tools))
@@ -155,6 +171,12 @@ func New(servers []Server, tools []Tool) *Index {
 			total[f] += float64(len(ts))
 		}
 		add(fieldName, bd.terms(own))
+		sn, ok := serverNames[t.Server]
+		if !ok {
+			sn = slices.Clone(bd.terms(t.Server))
+			serverNames[t.Server] = sn
+		}
+		ix.nameLen = append(ix.nameLen, float32(bd.nameWords(sn)))
 		add(fieldTitle, bd.terms(t.Title))
 		add(fieldDescription, bd.terms(t.Description))
 		for j, p := range t.Params {
@@ -207,7 +229,7 @@ func New(servers []Server, tools []Tool) *Index {
 					w += weight[f] * float64(k) / (1 - b[f] + b[f]*length[f][i]/avg[f])
 				}
 			}
-			ix.postings[e.id] = append(ix.postings[e.id], posting{tool: int32(i), score: float32(w / (k1 + w))})
+			ix.postings[e.id] = append(ix.postings[e.id], posting{tool: int32(i), score: float32(w / (k1 + w)), name: e.tf[fieldName] > 0})
 		}
 	}
 	weighByIDF(ix.postings, n)
@@ -298,6 +320,19 @@ func (bd *builder) terms(text string) []string {
 	return bd.out
 }
 
+// nameWords returns how many distinct terms the current tool's name
+// has (it must be the only field added yet) that are not among server,
+// its server's name's terms.
+func (bd *builder) nameWords(server []string) int {
+	n := 0
+	for _, e := range bd.all[bd.start:] {
+		if !slices.ContainsFunc(server, func(t string) bool { id, ok := bd.ix.terms[t]; return ok && id == e.id }) {
+			n++
+		}
+	}
+	return n
+}
+
 // addTerms counts terms in field f of the current tool.
 func (bd *builder) addTerms(f int, ts []string) {
 	for _, term := range ts {
@@ -359,14 +394,21 @@ func (ix *Index) Search(query string, opts Options) []Hit {
 		query = query[:MaxQuery]
 	}
 	all := words(query, nil)
-	q, concepts := ix.query(all)
+	read := all // the words as the query means them
+	if shaped := shapes(query); shaped != query {
+		read = words(shaped, nil)
+	}
+	q, concepts := ix.query(phrasal(read))
 	buf := ix.scratch.Get().(*scratch)
 	defer ix.scratch.Put(buf)
-	scores, matched, serverScores := buf.reset(len(ix.tools), len(ix.servers))
+	scores, matched, serverScores, named := buf.reset(len(ix.tools), len(ix.servers))
 	for _, qt := range q {
 		for _, p := range ix.postings[qt.id] {
 			scores[p.tool] += qt.weight * float64(p.score)
 			matched[p.tool] |= qt.concepts
+			if p.name {
+				named[p.tool] += float32(qt.weight)
+			}
 		}
 		for _, p := range ix.serverPs[qt.id] {
 			serverScores[p.tool] += qt.weight * float64(p.score)
@@ -396,6 +438,9 @@ func (ix *Index) Search(query string, opts Options) []Hit {
 		score := scores[i]
 		if score > 0 {
 			score = (score + serverWeight*serverScores[ix.serverOf[i]]) * share[bits.OnesCount64(matched[i])]
+			if l := ix.nameLen[i]; l > 0 {
+				score *= 1 + nameBonus*float64(min(named[i]/l, 1))
+			}
 		}
 		m := ix.names[i].match(lower, joined, joinedSp)
 		if score > 0 || m != MatchWords {
@@ -458,20 +503,22 @@ func (t *topK) sorted() []Hit {
 type scratch struct {
 	scores, servers []float64
 	matched         []uint64
+	named           []float32
 }
 
-func (s *scratch) reset(tools, servers int) ([]float64, []uint64, []float64) {
+func (s *scratch) reset(tools, servers int) ([]float64, []uint64, []float64, []float32) {
 	if cap(s.scores) < tools {
-		s.scores, s.matched = make([]float64, tools), make([]uint64, tools)
+		s.scores, s.matched, s.named = make([]float64, tools), make([]uint64, tools), make([]float32, tools)
 	}
 	if cap(s.servers) < servers {
 		s.servers = make([]float64, servers)
 	}
-	s.scores, s.matched, s.servers = s.scores[:tools], s.matched[:tools], s.servers[:servers]
+	s.scores, s.matched, s.servers, s.named = s.scores[:tools], s.matched[:tools], s.servers[:servers], s.named[:tools]
 	clear(s.scores)
 	clear(s.matched)
 	clear(s.servers)
-	return s.scores, s.matched, s.servers
+	clear(s.named)
+	return s.scores, s.matched, s.servers, s.named
 }
 
 // match says how a query (lower case; its words joined; and those with a
@@ -501,11 +548,12 @@ type queryTerm struct {
 // it, words still score but do not count in coordination.
 const maxConcepts = 64
 
-// query makes the terms of a query that the index knows: its own words
+// query makes the terms of a query that the index knows (its words, and
+// their stems where known, "" where not): its own words
 // (each a concept), then the synonyms of each (of the same concept, at a
 // lower weight); a term once, at the most it is asked for. It returns the
 // terms and how many concepts the index knows anything of.
-func (ix *Index) query(all []string) ([]queryTerm, int) {
+func (ix *Index) query(all, stems []string) ([]queryTerm, int) {
 	byID := map[int32]int{} // into out
 	var out []queryTerm
 	ask := func(term string, w float64, concept int) bool {
@@ -528,8 +576,11 @@ func (ix *Index) query(all []string) ([]queryTerm, int) {
 	}
 	concepts := 0
 	seen := map[string]bool{}
-	for _, w := range all {
-		t := stem.Word(w)
+	for i, w := range all {
+		t := stems[i]
+		if t == "" {
+			t = stem.Word(w)
+		}
 		if seen[t] {
 			continue
 		}

@@ -195,3 +195,97 @@ func BenchmarkNew(b *testing.B) {
 		New(servers, tools)
 	}
 }
+
+// TestPhrasal: a phrasal verb, or a question's words, are the words they
+// mean, in any form, the longest phrase first; their words apart, or
+// another particle, are left as they are.
+func TestPhrasal(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"look up the docs", "search the docs"},
+		{"looking up the docs", "search the docs"},
+		{"shut down the stack then bring it up", "stop the stack then bring it up"},
+		{"get rid of it", "delete of it"},
+		{"who can see the salary sheet", "permission the salary sheet"},
+		{"how much space is left", "size is left"},
+		{"how much is it", "how much is it"},
+		{"keep it in mind", "keep it in mind"},
+		{"look at the page", "look at the page"},
+		{"up", "up"},
+		{"", ""},
+	} {
+		ws, stems := phrasal(words(tc.in, nil))
+		if len(stems) != len(ws) {
+			t.Errorf("phrasal(%q): %d words, %d stems", tc.in, len(ws), len(stems))
+		}
+		if got := strings.Join(ws, " "); got != tc.want {
+			t.Errorf("phrasal(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestSearchPhrasesAndNames: a phrasal verb's particle does not find a
+// tool named for it (look up is a search, not compose_up), and a query
+// that has all of a tool's name's words (one by a synonym: remove,
+// delete) ranks it above a neighbour that has one of them and more of the
+// query in its description. Both failed before phrases and nameBonus.
+func TestSearchPhrasesAndNames(t *testing.T) {
+	ix := New([]Server{{Name: "docker", Description: "containers"}, {Name: "docs", Description: "documentation"}}, []Tool{
+		{Name: "compose_up", Server: "docker", Description: "Bring the compose stack up."},
+		{Name: "search_pages", Server: "docs", Description: "Search the pages."},
+		{Name: "remove_reaction", Server: "chat", Description: "Remove a reaction from a message: the message stays, a message of the chat."},
+		{Name: "delete_message", Server: "chat", Description: "Delete a message."},
+	})
+	for _, tc := range []struct{ query, want string }{
+		{"look up the stack", "search_pages"},
+		{"remove the message", "delete_message"},
+	} {
+		if got := hitNames(ix, ix.Search(tc.query, Options{})); len(got) == 0 || got[0] != tc.want {
+			t.Errorf("Search(%q) = %v, want %s first", tc.query, got, tc.want)
+		}
+	}
+}
+
+// TestShapes: a word whose shape names a kind of thing is read as that
+// kind; other words, and a query without such words, are left alone.
+func TestShapes(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"open main.go", "open file"},
+		{"look at logo.PNG, please", "look at file image please"},
+		{`read "notes.txt":`, "read file"},
+		{"post in #general", "post in channel"},
+		{"ping @sam", "ping user"},
+		{"react with :tada:", "react with emoji reaction"},
+		{"close PAY-12", "close issue"},
+		{"fetch https://example.com/post?x=1", "fetch url"},
+		{"mail bob@example.com", "mail email address"},
+		{"move it to 9:30 or 3pm", "move it to event time or event time"},
+		{"add 10 and 20", "add 10 and 20"},
+		{"release v2.0.0 of acme/api", "release v2.0.0 of acme/api"},
+		{"x-1 a.b # :: e.g.", "x-1 a.b # :: e.g."},
+		{"", ""},
+	} {
+		if got := shapes(tc.in); got != tc.want {
+			t.Errorf("shapes(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestSearchShapes: the pieces of a file's name or of a URL do not find
+// tools of their own (main.go is not a navigation, a URL's /post not a
+// message); the kind of thing they name does.
+func TestSearchShapes(t *testing.T) {
+	ix := New([]Server{{Name: "browser", Description: "a web browser"}, {Name: "files", Description: "the project's files"}, {Name: "chat", Description: "chat"}}, []Tool{
+		{Name: "navigate", Server: "browser", Description: "Go to a page."},
+		{Name: "read_file", Server: "files", Description: "Read a file."},
+		{Name: "post_message", Server: "chat", Description: "Post a message."},
+		{Name: "fetch", Server: "web", Description: "Fetch a URL as text."},
+	})
+	for _, tc := range []struct{ query, want string }{
+		{"show me main.go", "read_file"},
+		{"get me https://blog.example.com/post", "fetch"},
+	} {
+		if got := hitNames(ix, ix.Search(tc.query, Options{})); len(got) == 0 || got[0] != tc.want {
+			t.Errorf("Search(%q) = %v, want %s first", tc.query, got, tc.want)
+		}
+	}
+}

@@ -124,12 +124,15 @@ func recallOf(t *testing.T, ix *Index, path string, labels []label) (r1, r5 floa
 }
 
 // TestQuality ranks every labelled task over the twenty catalogs: those
-// the ranking was tuned on (tasks.txt) and those held out (heldout.txt).
+// the ranking was tuned on (tasks.txt), those held out (heldout.txt), and
+// those written afresh from users' tasks and never tuned on (fresh.txt:
+// the honest measure).
 //
 // Its floors are what the ranking reaches, less a little, so that a change
-// that makes it worse fails: they are below issue 23's aim (recall@5 0.9,
-// recall@1 0.7), which lexical ranking with this synonym table does not
-// reach on tasks phrased this freely (see the log of its misses).
+// that makes it worse fails. Issue 23 aims at recall@5 0.9 and recall@1
+// 0.7: heldout.txt comes near (0.709, 0.898), fresh.txt does not (0.495,
+// 0.740): lexical ranking with this synonym table and these phrases does
+// not reach it on tasks phrased this freely (see the log of its misses).
 func TestQuality(t *testing.T) {
 	cats := loadCatalogs(t)
 	ix := indexOf(t, cats)
@@ -137,8 +140,9 @@ func TestQuality(t *testing.T) {
 		path   string
 		r1, r5 float64 // the floors this test holds
 	}{
-		{"testdata/tasks.txt", 0.46, 0.74},
-		{"testdata/heldout.txt", 0.57, 0.80},
+		{"testdata/tasks.txt", 0.58, 0.79},
+		{"testdata/heldout.txt", 0.69, 0.88},
+		{"testdata/fresh.txt", 0.48, 0.72},
 	} {
 		labels := loadLabels(t, set.path)
 		if len(labels) < 200 {
