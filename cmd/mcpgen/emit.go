@@ -19,6 +19,7 @@ import (
 	"github.com/mcpgen/mcpgen/providers"
 	"github.com/mcpgen/mcpgen/providers/claude"
 	"github.com/mcpgen/mcpgen/providers/codex"
+	"github.com/mcpgen/mcpgen/providers/registry"
 )
 
 type emitOptions struct {
@@ -35,8 +36,6 @@ type emitOptions struct {
 	gatewayURL           string
 	gatewayTokenEnv      string
 }
-
-var providerNames = []string{codex.Name, claude.Code, claude.Desktop}
 
 // gatewayNameRE is what Claude Code and Codex accept as an entry's name.
 var gatewayNameRE = lazyregexp.New(`^[A-Za-z0-9_-]{1,64}$`)
@@ -151,7 +150,7 @@ gateway and reads VAR from the environment Desktop gives it.
 	f.StringVar(&o.gatewayURL, "gateway-url", "", "the gateway of a launcher served over HTTP (launch --listen), at `URL`: one entry that reaches it there (implies --gateway)")
 	f.StringVar(&o.gatewayTokenEnv, "gateway-token-env", "", "with --gateway-url: the environment `VAR` that holds the gateway's bearer token, which the entry references, never holds")
 	_ = cmd.MarkFlagRequired("provider")
-	_ = cmd.RegisterFlagCompletionFunc("provider", cobra.FixedCompletions(providerNames, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("provider", cobra.FixedCompletions(registry.Names(), cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("scope", cobra.FixedCompletions([]string{"user", "project"}, cobra.ShellCompDirectiveNoFileComp))
 	cmd.MarkFlagsMutuallyExclusive("output", "write")
 	cmd.MarkFlagsMutuallyExclusive("check", "diff")
@@ -162,6 +161,7 @@ func (a *app) emit(o emitOptions) error {
 	if err := o.checkFlags(); err != nil {
 		return err
 	}
+	p, _ := registry.Lookup(o.provider)
 	load := a.loadManifest
 	if o.output == "" && !o.write {
 		load = a.loadManifestOrDemo // printing writes nothing: the demo may show
@@ -170,7 +170,7 @@ func (a *app) emit(o emitOptions) error {
 	if err != nil {
 		return err
 	}
-	place, err := o.placement(m)
+	place, err := o.placement(m, p)
 	if err != nil {
 		return err
 	}
@@ -193,7 +193,7 @@ func (a *app) emit(o emitOptions) error {
 	}
 	a.noteFromEnv(po.Context)
 	if o.gatewayURL == "" {
-		a.noteScope(m, o.provider, po) // a remote gateway's servers are its launcher's
+		a.noteScope(m, p, po) // a remote gateway's servers are its launcher's
 	}
 	if po.Context.DirLeft {
 		fmt.Fprintf(a.stderr, "mcpgen: WORKSPACE_DIR is not written: in a project's config it would name this checkout; the agent's WORKSPACE_DIR, else mcpgen serve (the manifest's workspace.dir, else the manifest's directory) gives it (pass --dir with an absolute path to write one)\n")
@@ -215,7 +215,7 @@ func (a *app) emit(o emitOptions) error {
 			return err
 		}
 	}
-	out, n, err := a.render(m, o, po, old)
+	out, n, err := a.render(m, p, o, po, old)
 	if err != nil {
 		if target != "" {
 			return inFile(target, err)
@@ -267,9 +267,9 @@ func (a *app) emit(o emitOptions) error {
 	}
 	fmt.Fprintln(a.stderr)
 	if backup != "" {
-		a.noteBackup(o.provider, target, backup, old, out)
+		a.noteBackup(p, target, backup, old, out)
 	}
-	a.noteOthers(o.provider, out, m, po)
+	a.noteOthers(p, out, m, po)
 	if o.provider == codex.Name && place.scope == providers.ScopeProject && o.write {
 		// Codex keys projects by absolute path, in the user's own config.
 		userConfig := "~/.codex/config.toml"
@@ -284,7 +284,8 @@ func (a *app) emit(o emitOptions) error {
 // noteScope names the servers meant for the provider that the config's
 // scope leaves out (scope = "project" in a user config, "user" in a
 // project's), and how to write them.
-func (a *app) noteScope(m *manifest.Manifest, provider string, po providers.Options) {
+func (a *app) noteScope(m *manifest.Manifest, p providers.Provider, po providers.Options) {
+	provider := p.Name()
 	var names []string
 	for _, s := range m.Servers {
 		// What Claude leaves out anyway (disabled servers; remote ones for
@@ -298,8 +299,8 @@ func (a *app) noteScope(m *manifest.Manifest, provider string, po providers.Opti
 	case len(names) == 0:
 	case po.Scope == providers.ScopeProject:
 		fmt.Fprintf(a.stderr, "mcpgen: left out %s (scope = \"user\"): this is a project's config; --scope user writes them to your own\n", strings.Join(names, ", "))
-	case provider == claude.Desktop:
-		fmt.Fprintf(a.stderr, "mcpgen: left out %s (scope = \"project\"): Claude Desktop has only a user config, which every project shares\n", strings.Join(names, ", "))
+	case len(p.Files().Project) == 0:
+		fmt.Fprintf(a.stderr, "mcpgen: left out %s (scope = \"project\"): %s has only a user config, which every project shares\n", strings.Join(names, ", "), p.Title())
 	default:
 		fmt.Fprintf(a.stderr, "mcpgen: left out %s (scope = \"project\"): this is a user config, which every project shares; --scope project writes them to the project's\n", strings.Join(names, ", "))
 	}
@@ -310,8 +311,8 @@ func (a *app) noteScope(m *manifest.Manifest, provider string, po providers.Opti
 // references, and emit --force replaced the entries that held them), and
 // an older backup that an mcpgen before this one left beside a project
 // file, where git sees it.
-func (a *app) noteBackup(provider, target, backup string, old, out []byte) {
-	if n := droppedSecrets(provider, target, old, out); n > 0 {
+func (a *app) noteBackup(p providers.Provider, target, backup string, old, out []byte) {
+	if n := droppedSecrets(p, target, old, out); n > 0 {
 		fmt.Fprintf(a.stderr, "mcpgen: %s holds %d literal secret%s that %s no longer has (it references variables now): delete the backup once the agents work with the new file\n", backup, n, plural(n), target)
 	}
 	if beside := target + ".bak"; backup != beside {
@@ -323,21 +324,8 @@ func (a *app) noteBackup(provider, target, backup string, old, out []byte) {
 
 // droppedSecrets counts the literal secrets of old's servers, as import
 // finds them, that out does not hold: what only the backup of old keeps.
-func droppedSecrets(provider, file string, old, out []byte) int {
-	var f *providers.ImportedFile
-	var err error
-	switch provider {
-	case codex.Name:
-		f, err = codex.Import(old, file)
-	case claude.Desktop:
-		f, err = claude.Import(old, file, claude.ImportOptions{Kind: claude.DesktopFile})
-	default:
-		kind := claude.Detect(file, old)
-		if kind == "" || kind == claude.DesktopFile {
-			kind = claude.ProjectFile
-		}
-		f, err = claude.Import(old, file, claude.ImportOptions{Kind: kind})
-	}
+func droppedSecrets(p providers.Provider, file string, old, out []byte) int {
+	f, err := p.Import(old, file)
 	if err != nil {
 		return 0 // emit has merged into it: a file it cannot read has no entries
 	}
@@ -354,12 +342,8 @@ func droppedSecrets(provider, file string, old, out []byte) int {
 // the servers of other manifests (so that "wrote 1 server" is not read as
 // "the file holds 1 server"), and the entries of an older mcpgen that
 // recorded no owner, which only their own manifest can remove.
-func (a *app) noteOthers(provider string, out []byte, m *manifest.Manifest, po providers.Options) {
-	owners := claude.Owners
-	if provider == codex.Name {
-		owners = codex.Owners
-	}
-	owned, err := owners(out)
+func (a *app) noteOthers(p providers.Provider, out []byte, m *manifest.Manifest, po providers.Options) {
+	owned, err := p.Owners(out)
 	if err != nil {
 		return
 	}
@@ -429,14 +413,14 @@ func inFile(path string, err error) error {
 
 func (o *emitOptions) checkFlags() error {
 	switch {
-	case !slices.Contains(providerNames, o.provider):
-		return usageError("unknown provider %q: use %s", o.provider, strings.Join(providerNames, ", "))
+	case !slices.Contains(registry.Names(), o.provider):
+		return usageError("unknown provider %q: use %s", o.provider, strings.Join(registry.Names(), ", "))
 	case o.workspace == "" && (o.dir != "" || o.user != ""):
 		return usageError("--dir and --user set the context that --workspace writes: pass --workspace ID too")
 	case o.scope != "" && o.scope != "user" && o.scope != "project":
 		return usageError("unknown scope %q: use user or project", o.scope)
-	case o.scope != "" && o.provider == claude.Desktop:
-		return usageError("claude-desktop has one config file: drop --scope")
+	case o.scope != "" && o.oneFile():
+		return usageError("%s has one config file: drop --scope", o.provider)
 	case (o.check || o.diff || o.force) && o.output == "" && !o.write:
 		return usageError("--check, --diff and --force work on a file: add -o FILE or --write")
 	case o.gatewayName != "mcpgen" && !o.gateway && o.gatewayURL == "":
@@ -507,30 +491,29 @@ func (a *app) noteGatewayURL(o emitOptions) {
 
 // render returns the provider's file content: old with the manifest's
 // entries merged in, and how many servers it holds.
-func (a *app) render(m *manifest.Manifest, o emitOptions, po providers.Options, old []byte) ([]byte, int, error) {
-	switch o.provider {
-	case codex.Name:
-		entries, err := codex.Render(m, po)
-		if err != nil {
-			return nil, 0, err
-		}
-		mo := codex.MergeOptions{Force: o.force}
-		mo.Owner, mo.Aliases = providers.Owner(m, po)
-		out, err := codex.Merge(old, entries, mo)
-		return out, len(entries), err
-	default:
-		entries, warnings, err := claude.Render(m, o.provider, po)
-		for _, w := range warnings {
-			fmt.Fprintf(a.stderr, "mcpgen: %s\n", termtext.Line(w))
-		}
-		if err != nil {
-			return nil, 0, err
-		}
-		mo := claude.MergeOptions{Force: o.force}
-		mo.Owner, mo.Aliases = providers.Owner(m, po)
-		out, err := claude.Merge(old, entries, mo)
-		return out, len(entries), err
+func (a *app) render(m *manifest.Manifest, p providers.Provider, o emitOptions, po providers.Options, old []byte) ([]byte, int, error) {
+	entries, notes, err := p.Render(m, po)
+	for _, n := range notes {
+		fmt.Fprintf(a.stderr, "mcpgen: %s\n", termtext.Line(n))
 	}
+	if err != nil {
+		return nil, 0, err
+	}
+	mo := providers.MergeOptions{Force: o.force}
+	mo.Owner, mo.Aliases = providers.Owner(m, po)
+	out, err := p.Merge(old, entries, mo)
+	return out, len(entries), err
+}
+
+// oneFile reports whether the provider has a config of one scope only
+// (Claude Desktop's user config), which --scope cannot choose.
+func (o *emitOptions) oneFile() bool {
+	p, ok := registry.Lookup(o.provider)
+	if !ok {
+		return false
+	}
+	f := p.Files()
+	return len(f.Project) == 0 || f.User == nil
 }
 
 // placement is where emit's output goes, and what it may name.
@@ -548,32 +531,31 @@ type placement struct {
 // project's config when it is where agents read one (.mcp.json,
 // .codex/config.toml) and not one of the user's own files, else a user
 // config; stdout is a user config; --scope says otherwise.
-func (o *emitOptions) placement(m *manifest.Manifest) (placement, error) {
+func (o *emitOptions) placement(m *manifest.Manifest, prov providers.Provider) (placement, error) {
 	var p placement
 	project := m.Dir
 	if project == "" {
 		project = "."
 	}
+	files := prov.Files()
 	switch {
 	case o.write:
 		scope := o.scope
 		if scope == "" {
-			scope = "user"
-			if o.provider == claude.Code {
+			scope = map[providers.Scope]string{providers.ScopeUser: "user", providers.ScopeProject: "project"}[files.Default]
+			if files.User == nil {
 				scope = "project"
 			}
 		}
 		if scope == "project" {
-			p.scope, p.root = providers.ScopeProject, project
-			if o.provider == codex.Name {
-				p.target = filepath.Join(project, ".codex", "config.toml")
-			} else {
-				p.target = filepath.Join(project, ".mcp.json")
+			if len(files.Project) == 0 {
+				return p, usageError("%s has no project config: drop --scope project", prov.Title())
 			}
-			p.target = relToWd(p.target)
+			p.scope, p.root = providers.ScopeProject, project
+			p.target = relToWd(providers.ProjectFile(prov, project))
 			return p, nil
 		}
-		target, err := o.userConfig()
+		target, err := userConfig(prov)
 		if err != nil {
 			return p, err
 		}
@@ -585,13 +567,14 @@ func (o *emitOptions) placement(m *manifest.Manifest) (placement, error) {
 		if err != nil {
 			return p, err
 		}
-		dir := filepath.Dir(abs)
-		codexDir := o.provider == codex.Name && filepath.Base(dir) == ".codex" && filepath.Base(abs) == "config.toml"
-		if codexDir {
-			dir = filepath.Dir(dir)
+		dir, projectFile := filepath.Dir(abs), false
+		for _, name := range files.Project {
+			if root, ok := strings.CutSuffix(abs, string(filepath.Separator)+filepath.FromSlash(name)); ok {
+				dir, projectFile = root, true
+				break
+			}
 		}
-		projectFile := codexDir || o.provider == claude.Code && filepath.Base(abs) == ".mcp.json"
-		if user, err := o.userConfig(); err == nil && sameFile(user, abs) {
+		if user, err := userConfig(prov); err == nil && user != "" && sameFile(user, abs) {
 			projectFile = false // ~/.codex/config.toml with a manifest in ~
 		}
 		if o.scope == "project" || o.scope == "" && projectFile {
@@ -610,30 +593,14 @@ func (o *emitOptions) placement(m *manifest.Manifest) (placement, error) {
 }
 
 // userConfig is the provider's config file in the user's home (or where
-// CODEX_HOME and CLAUDE_CONFIG_DIR move it).
-func (o *emitOptions) userConfig() (string, error) {
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("finding the home directory: %w (use -o FILE)", err)
+// CODEX_HOME, CLAUDE_CONFIG_DIR and the like move it); an error when the
+// provider has none.
+func userConfig(p providers.Provider) (string, error) {
+	file, err := providers.UserFile(p)
+	if err == nil && file == "" {
+		err = usageError("%s has no user config: use --scope project", p.Title())
 	}
-	switch o.provider {
-	case codex.Name:
-		dir := os.Getenv("CODEX_HOME")
-		if dir == "" {
-			return filepath.Join(home, ".codex", "config.toml"), nil
-		}
-		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-			return "", fmt.Errorf("CODEX_HOME=%s is not a directory: Codex requires it to exist; create it or unset CODEX_HOME", dir)
-		}
-		return filepath.Join(dir, "config.toml"), nil
-	case claude.Code:
-		if dir := os.Getenv("CLAUDE_CONFIG_DIR"); dir != "" {
-			return filepath.Join(dir, ".claude.json"), nil
-		}
-		return filepath.Join(home, ".claude.json"), nil
-	default:
-		return hostDesktopConfig(home, os.Getenv), nil
-	}
+	return file, err
 }
 
 // sameFile reports whether two paths name one file, symlinks resolved; a

@@ -238,7 +238,7 @@ func projectConfig(file, kind string) bool {
 		if err != nil || filepath.Base(abs) != "config.toml" || filepath.Base(filepath.Dir(abs)) != ".codex" {
 			return false
 		}
-		user, err := (&emitOptions{provider: codex.Name}).userConfig()
+		user, err := userConfig(codex.Provider)
 		return err == nil && !sameFile(user, abs)
 	}
 	return false

@@ -1,0 +1,37 @@
+// Package registry lists the providers mcpgen writes for: one row per agent.
+package registry
+
+import (
+	"github.com/mcpgen/mcpgen/providers"
+	"github.com/mcpgen/mcpgen/providers/claude"
+	"github.com/mcpgen/mcpgen/providers/codex"
+)
+
+// all is every provider, in the order that lists and --provider all follow.
+var all = []providers.Provider{
+	codex.Provider,
+	claude.CodeProvider,
+	claude.DesktopProvider,
+}
+
+// All returns every provider.
+func All() []providers.Provider { return all }
+
+// Lookup returns the provider named name.
+func Lookup(name string) (providers.Provider, bool) {
+	for _, p := range all {
+		if p.Name() == name {
+			return p, true
+		}
+	}
+	return nil, false
+}
+
+// Names returns the providers' names.
+func Names() []string {
+	names := make([]string, len(all))
+	for i, p := range all {
+		names[i] = p.Name()
+	}
+	return names
+}
