@@ -2,6 +2,7 @@ package jsonfile
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
 
 	json "github.com/goccy/go-json"
@@ -20,21 +21,24 @@ type memberChange struct {
 }
 
 // edit writes the merged document by editing the file in place: the entries that change
-// get their new values where they are, removed ones go with their separator, new ones go
-// at the end of the servers object, and _mcpgen is rewritten (mcpgen's own). Every other
-// byte of the file, comments and layout included, stays as it was.
-func (d *document) edit(servers []out, anyOurs bool) []byte {
+// get their new values where they are, removed ones go with their lines (or separators),
+// new ones go at the end of the servers object, and _mcpgen is rewritten (it is mcpgen's
+// own). Every other byte of the file, comments and layout included, stays as it was.
+//
+// It works in two passes: what is replaced or removed, then, in the file that gives, what
+// is added after the last member that stays, so that the two never meet in one place.
+func (d *document) edit(servers []out, anyOurs bool) ([]byte, error) {
 	style := d.style()
-	var edits []textEdit
 	record, recordNew := d.recordObject(servers, anyOurs)
+	inner := style.inner(d.data, d.entries, style.top+style.unit)
 
+	var edits []textEdit
+	var added [][2][]byte
 	if d.servers >= 0 {
-		sm := d.members[d.servers]
 		changes := make([]memberChange, len(d.entries))
 		for i := range changes {
 			changes[i].remove = true
 		}
-		var added [][2][]byte
 		for _, s := range servers {
 			switch {
 			case s.from < 0:
@@ -45,25 +49,9 @@ func (d *document) edit(servers []out, anyOurs bool) []byte {
 				changes[s.from] = memberChange{value: s.value}
 			}
 		}
-		edits = append(edits, d.editObject(sm.ValAt, d.entries, changes, added, style.inner(d.data, d.entries, style.top+style.unit), style)...)
-		if recordNew && record != nil {
-			end := sm.ValAt + len(sm.Value)
-			edits = append(edits, textEdit{start: end, end: end, text: style.member(",", style.top, Str(RecordKey), record)})
-		}
+		edits = append(edits, d.change(d.members[d.servers].ValAt, d.entries, changes, inner, style)...)
 	}
-
 	changes := make([]memberChange, len(d.members))
-	var added [][2][]byte
-	if d.servers < 0 {
-		var obj objectBuilder
-		for _, s := range servers {
-			obj.add(s.rawKey, s.value)
-		}
-		added = append(added, [2][]byte{Str(d.f.ServersKey), obj.bytes()})
-		if record != nil {
-			added = append(added, [2][]byte{Str(RecordKey), record})
-		}
-	}
 	if d.record >= 0 {
 		if record == nil {
 			changes[d.record].remove = true
@@ -71,8 +59,33 @@ func (d *document) edit(servers []out, anyOurs bool) []byte {
 			changes[d.record].value = record
 		}
 	}
-	edits = append(edits, d.editObject(d.start, d.members, changes, added, style.top, style)...)
-	return style.eol(apply(d.data, edits))
+	edits = append(edits, d.change(d.start, d.members, changes, style.top, style)...)
+
+	d2, err := parse(d.f, apply(d.data, edits))
+	if err != nil {
+		return nil, fmt.Errorf("internal error: the merged file does not read back (%v); please report this bug", err)
+	}
+	var adds []textEdit
+	var top [][2][]byte
+	if d2.servers >= 0 {
+		sm := d2.members[d2.servers]
+		adds = append(adds, d2.add(sm.ValAt, d2.entries, added, inner, style)...)
+		if recordNew && record != nil {
+			end := sm.ValAt + len(sm.Value)
+			adds = append(adds, textEdit{start: end, end: end, text: style.member(",", style.top, Str(RecordKey), record)})
+		}
+	} else {
+		var obj objectBuilder
+		for _, s := range servers {
+			obj.add(s.rawKey, s.value)
+		}
+		top = append(top, [2][]byte{Str(d.f.ServersKey), obj.bytes()})
+		if record != nil {
+			top = append(top, [2][]byte{Str(RecordKey), record})
+		}
+	}
+	adds = append(adds, d2.add(d2.start, d2.members, top, style.top, style)...)
+	return style.eol(apply(d2.data, adds)), nil
 }
 
 // layout is the indentation of the file, as edit finds and follows it.
@@ -169,62 +182,192 @@ func (l layout) eol(b []byte) []byte {
 	return out
 }
 
-// editObject returns the edits that turn the object at data[at] with members ms into one
-// where each member is changed as changes says and added follow, at indent.
-func (d *document) editObject(at int, ms []Member, changes []memberChange, added [][2][]byte, indent string, l layout) []textEdit {
+// change returns the edits that replace the values of the members of the object at
+// data[at] that changes gives one, and remove those it says. A removed member goes with its
+// lines when it has lines of its own (the comments on lines of their own around it stay),
+// else with the separator before it.
+func (d *document) change(at int, ms []Member, changes []memberChange, indent string, l layout) []textEdit {
 	var edits []textEdit
+	if len(ms) == 0 {
+		return nil
+	}
 	end := func(m Member) int { return m.ValAt + len(m.Value) }
 	first := slices.IndexFunc(changes, func(c memberChange) bool { return !c.remove })
-	switch {
-	case len(ms) == 0:
-	case first < 0:
-		edits = append(edits, textEdit{start: ms[0].At, end: end(ms[len(ms)-1])})
-	case first > 0:
-		edits = append(edits, textEdit{start: ms[0].At, end: ms[first].At})
+	lastKept := -1
+	for i, c := range changes {
+		if !c.remove {
+			lastKept = i
+		}
+	}
+	open, last := at+1, end(ms[len(ms)-1])
+	lastTail, trailing := d.tail(last)
+	if first < 0 {
+		if close := skipSpace(d.plain, last); blank(d.data[open:ms[0].At]) && blank(d.data[last:close]) {
+			return []textEdit{{start: open, end: close}} // {} it is
+		}
 	}
 	for i, m := range ms {
 		c := changes[i]
-		switch {
-		case c.remove && i > first && first >= 0:
-			edits = append(edits, textEdit{start: end(ms[i-1]), end: end(m)})
-		case c.value != nil:
+		if c.value != nil {
 			edits = append(edits, textEdit{start: m.ValAt, end: end(m), text: l.value(indent, c.value)})
 		}
+		if !c.remove {
+			continue
+		}
+		if start, stop, ok := d.lines(m); ok {
+			edits = append(edits, textEdit{start: start, end: stop})
+			continue
+		}
+		switch {
+		case i < first:
+			edits = append(edits, textEdit{start: m.At, end: ms[i+1].At})
+		case i > 0:
+			edits = append(edits, textEdit{start: end(ms[i-1]), end: end(m)})
+		default:
+			stop := lastTail
+			if len(ms) > 1 {
+				stop = ms[1].At
+			}
+			edits = append(edits, textEdit{start: m.At, end: stop})
+		}
 	}
+	if lastKept >= 0 && lastKept < len(ms)-1 && !trailing {
+		// The members after the last one that stays are gone, and its comma with them,
+		// which strict JSON does not allow after the last member.
+		if comma := d.commaAfter(end(ms[lastKept])); comma >= 0 {
+			edits = append(edits, textEdit{start: comma, end: comma + 1})
+		}
+	}
+	return edits
+}
+
+// lines returns the lines of member m, from the start of its first to past the end of its
+// last (its comma and comment there included), when it has lines of its own.
+func (d *document) lines(m Member) (start, stop int, ok bool) {
+	ind, own := indentOf(d.data, m.At)
+	if !own {
+		return 0, 0, false
+	}
+	i, _ := d.tail(m.ValAt + len(m.Value))
+	switch {
+	case i == len(d.data):
+	case d.data[i] == '\n':
+		i++
+	case d.data[i] == '\r' && i+1 < len(d.data) && d.data[i+1] == '\n':
+		i += 2
+	default:
+		return 0, 0, false // another member follows on the same line
+	}
+	return m.At - len(ind), i, true
+}
+
+// commaAfter returns the offset of the comma that follows the value ending at end, or -1.
+func (d *document) commaAfter(end int) int {
+	for i := end; i < len(d.plain); i++ {
+		switch {
+		case d.plain[i] == ',' || d.data[i] == ',' && d.plain[i] == ' ' && !d.inComment(end, i):
+			return i
+		case d.plain[i] != ' ' && d.plain[i] != '\t' && d.plain[i] != '\r' && d.plain[i] != '\n':
+			return -1
+		}
+	}
+	return -1
+}
+
+// inComment reports whether data[i] is inside a comment that starts after from.
+func (d *document) inComment(from, i int) bool {
+	return bytes.IndexByte(d.data[from:i], '/') >= 0
+}
+
+// add returns the edits that append added to the object at data[at] with members ms, at
+// indent: after the last member, its comma and its comment.
+func (d *document) add(at int, ms []Member, added [][2][]byte, indent string, l layout) []textEdit {
 	if len(added) == 0 {
-		return edits
+		return nil
 	}
+	if len(ms) == 0 {
+		return d.fillEmpty(at+1, added, l)
+	}
+	last := ms[len(ms)-1].ValAt + len(ms[len(ms)-1].Value)
+	tail, comma := d.tail(last)
 	var text []byte
+	switch {
+	case l.compact:
+		for _, a := range added {
+			text = append(text, l.member(",", indent, a[0], a[1])...)
+		}
+		return []textEdit{{start: last, end: last, text: text}}
+	case comma:
+		// The file ends its members with commas (JSONC): the new ones follow the
+		// last one's comma and comment, and end with one too.
+		for _, a := range added {
+			text = append(text, l.member("", indent, a[0], a[1])...)
+			text = append(text, ',')
+		}
+		return []textEdit{{start: tail, end: tail, text: text}}
+	}
 	for i, a := range added {
 		sep := ","
-		if i == 0 && first < 0 {
+		if i == 0 {
 			sep = ""
 		}
 		text = append(text, l.member(sep, indent, a[0], a[1])...)
 	}
-	if len(ms) > 0 {
-		if first < 0 && !l.compact {
-			text = bytes.TrimPrefix(text, []byte("\n"+indent)) // the removed first member's line and indent stay
+	return []textEdit{{start: last, end: last, text: []byte(",")}, {start: tail, end: tail, text: text}}
+}
+
+// tail returns where the line of a member that ends at data[end] ends: past the blanks,
+// the comma and the comment that follow it on that line (a comment there is the member's),
+// and whether a comma was among them.
+func (d *document) tail(end int) (int, bool) {
+	i, comma, comment := end, false, false
+	for ; i < len(d.plain); i++ {
+		// A trailing comma is blank in plain, as comments are: the file tells them apart.
+		switch c := d.data[i]; {
+		case c == ',' && !comma && !comment:
+			comma = true
+		case c == '/':
+			comment = true
+		case d.plain[i] != ' ' && d.plain[i] != '\t':
+			return i, comma
 		}
-		at := end(ms[len(ms)-1])
-		return append(edits, textEdit{start: at, end: at, text: text})
 	}
-	// An empty object: the members go between its braces, which keep what they held
-	// (blanks aside, unless they hold a comment).
-	open := at + 1
+	return i, comma
+}
+
+// fillEmpty returns the edit that puts added into an empty object, whose braces keep what
+// they held (blanks aside, unless they hold a comment).
+func (d *document) fillEmpty(open int, added [][2][]byte, l layout) []textEdit {
+	if len(added) == 0 {
+		return nil
+	}
 	close := skipSpace(d.plain, open)
-	if len(bytes.TrimSpace(d.data[open:close])) > 0 {
+	if !blank(d.data[open:close]) {
 		close = open
+	}
+	outer, ok := indentOf(d.data, open-1)
+	if !ok && open-1 != d.start {
+		outer = l.top
+	}
+	indent := outer + l.unit
+	var text []byte
+	for i, a := range added {
+		sep := ","
+		if i == 0 {
+			sep = ""
+		}
+		text = append(text, l.member(sep, indent, a[0], a[1])...)
 	}
 	if !l.compact {
 		text = append(text, '\n')
-		if ind, ok := indentOf(d.data, at); ok {
-			text = append(text, ind...)
-		} else if at != d.start {
-			text = append(text, l.top...)
-		}
+		text = append(text, outer...)
 	}
-	return append(edits, textEdit{start: open, end: close, text: text})
+	return []textEdit{{start: open, end: close, text: text}}
+}
+
+// blank reports whether b holds only JSON whitespace.
+func blank(b []byte) bool {
+	return len(TrimSpace(b)) == 0
 }
 
 // apply returns data with edits applied; they do not overlap.
@@ -233,7 +376,9 @@ func apply(data []byte, edits []textEdit) []byte {
 	out := make([]byte, 0, len(data)+256)
 	at := 0
 	for _, e := range edits {
-		out = append(out, data[at:e.start]...)
+		// Two removals may overlap (a member's lines, and the comma before
+		// them): what either removes goes.
+		out = append(out, data[at:max(at, e.start)]...)
 		out = append(out, e.text...)
 		at = max(at, e.end)
 	}

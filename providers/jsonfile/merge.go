@@ -93,7 +93,9 @@ func Merge(f Format, existing []byte, entries []providers.Rendered, opts provide
 			return nil, err
 		}
 	} else {
-		out = doc.edit(servers, len(values) > 0)
+		if out, err = doc.edit(servers, len(values) > 0); err != nil {
+			return nil, err
+		}
 	}
 	if !doc.blank && doc.sameAs(out) {
 		return bytes.Clone(existing), nil
@@ -336,6 +338,11 @@ func (d *document) merge(values []entryValue, own providers.Ownership, force boo
 		v := wanted[m.Key]
 		keep := out{rawKey: m.RawKey, value: m.Value, name: m.Key, from: i, kept: true}
 		switch {
+		case v != nil && st == owned && !d.f.Reindent && fingerprint(v.raw) == fingerprint(m.Value):
+			// Unchanged: edited in place, it keeps its layout and its comments.
+			keep.record = v.record
+			servers = append(servers, keep)
+			placed[v.name] = true
 		case v != nil && (st == owned || force):
 			servers = append(servers, out{rawKey: m.RawKey, value: v.raw, name: v.name, record: v.record, from: i})
 			placed[v.name] = true
