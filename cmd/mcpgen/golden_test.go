@@ -47,6 +47,18 @@ var goldenCases = []struct {
 	// same bytes wherever the project is.
 	{"codex-project.toml", []string{"--provider", "codex", "--scope", "project"}, projectCase},
 	{"claude-project.json", []string{"--provider", "claude", "--scope", "project"}, projectCase},
+	// Gemini CLI and Qwen Code: mcpServers in a settings.json with comments,
+	// ${VAR} without defaults (so context left to the agent goes through
+	// serve), cwd, httpUrl for Streamable HTTP.
+	{"gemini.json", []string{"--provider", "gemini"}, ""},
+	{"gemini-workspace.json", []string{"--provider", "gemini", "--workspace", "ws-42", "--user", "alice"}, ""},
+	{"gemini-merged.json", []string{"--provider", "gemini", "--workspace", "ws-42", "--user", "alice"}, "existing-gemini.json"},
+	{"gemini-gateway.json", []string{"--provider", "gemini", "--gateway"}, ""},
+	{"gemini-gateway-url.json", []string{"--provider", "gemini", "--gateway-url", "https://mcp.example.com/mcp", "--gateway-token-env", "MCPGEN_TOKEN"}, ""},
+	{"gemini-launcher.json", []string{"--provider", "gemini", "--launcher", "--workspace", "ws-42", "--user", "alice"}, ""},
+	{"gemini-project.json", []string{"--provider", "gemini", "--scope", "project"}, projectCase},
+	{"qwen-workspace.json", []string{"--provider", "qwen", "--workspace", "ws-42", "--user", "alice"}, ""},
+	{"qwen-project.json", []string{"--provider", "qwen", "--scope", "project"}, projectCase},
 }
 
 // projectCase, as a golden case's existing file, runs emit in a copy of

@@ -375,30 +375,11 @@ func (im *importer) entry(e jsonfile.Member, managed bool) *providers.ImportedSe
 	if reason != "" {
 		return skip("%s", reason)
 	}
-	bearer(imp)
+	providers.BearerFromHeaders(imp)
 	if p, ok := s.Command.Literal(); ok && p != "" && !filepath.IsAbs(p) && strings.ContainsAny(p, `/\`) {
 		imp.NoteKey("command", "relative: Claude resolved it against its own working directory, mcpgen resolves it against the manifest's")
 	}
 	return imp
-}
-
-// bearer turns "Authorization": "Bearer ${VAR}" into bearer_token_env, which
-// emit writes back in that form for Claude, and as Codex's
-// bearer_token_env_var.
-func bearer(imp *providers.ImportedServer) {
-	s := imp.Server
-	for i, h := range s.Headers {
-		if !strings.EqualFold(h.Name, "Authorization") || len(h.Value) != 2 {
-			continue
-		}
-		text, ref := h.Value[0], h.Value[1]
-		if text.Ref != "" || !strings.EqualFold(text.Text, "Bearer ") || ref.Ref == "" || ref.HasDefault {
-			continue
-		}
-		s.BearerTokenEnv = ref.Ref
-		s.Headers = slices.Delete(s.Headers, i, i+1)
-		return
-	}
 }
 
 // atFile puts the file in front of an error that may start with LINE:COL.

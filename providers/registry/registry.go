@@ -5,6 +5,8 @@ import (
 	"github.com/mcpgen/mcpgen/providers"
 	"github.com/mcpgen/mcpgen/providers/claude"
 	"github.com/mcpgen/mcpgen/providers/codex"
+	"github.com/mcpgen/mcpgen/providers/gemini"
+	"github.com/mcpgen/mcpgen/providers/qwen"
 )
 
 // all is every provider, in the order that lists and --provider all follow.
@@ -12,6 +14,8 @@ var all = []providers.Provider{
 	codex.Provider,
 	claude.CodeProvider,
 	claude.DesktopProvider,
+	gemini.Provider,
+	qwen.Provider,
 }
 
 // All returns every provider.
