@@ -59,6 +59,15 @@ var goldenCases = []struct {
 	{"gemini-project.json", []string{"--provider", "gemini", "--scope", "project"}, projectCase},
 	{"qwen-workspace.json", []string{"--provider", "qwen", "--workspace", "ws-42", "--user", "alice"}, ""},
 	{"qwen-project.json", []string{"--provider", "qwen", "--scope", "project"}, projectCase},
+	// Cursor and VS Code: ${env:NAME}; VS Code's servers (with type) beside
+	// its inputs; Copilot CLI: type local or http, and tools.
+	{"cursor-workspace.json", []string{"--provider", "cursor", "--workspace", "ws-42", "--user", "alice"}, ""},
+	{"cursor-project.json", []string{"--provider", "cursor", "--scope", "project"}, projectCase},
+	{"vscode-workspace.json", []string{"--provider", "vscode", "--workspace", "ws-42", "--user", "alice"}, ""},
+	{"vscode-merged.json", []string{"--provider", "vscode", "--workspace", "ws-42", "--user", "alice"}, "existing-vscode.json"},
+	{"vscode-gateway-url.json", []string{"--provider", "vscode", "--gateway-url", "https://mcp.example.com/mcp", "--gateway-token-env", "MCPGEN_TOKEN"}, ""},
+	{"copilot-workspace.json", []string{"--provider", "copilot", "--workspace", "ws-42", "--user", "alice"}, ""},
+	{"copilot-project.json", []string{"--provider", "copilot", "--scope", "project"}, projectCase},
 }
 
 // projectCase, as a golden case's existing file, runs emit in a copy of

@@ -26,7 +26,6 @@ var Shape = jsonfile.Shape{
 	TimeoutKey: "timeout", TimeoutUnit: time.Millisecond,
 	IncludeToolsKey: "includeTools", ExcludeToolsKey: "excludeTools",
 	Ref: jsonfile.Dollar, Clashes: jsonfile.HasDollar, Parse: jsonfile.ParseDollar,
-	Ignore: func(key string) bool { return key == "trust" || key == "description" },
 }
 
 // Provider is Gemini CLI: .gemini/settings.json in a project, ~/.gemini/settings.json.

@@ -100,6 +100,8 @@ func (im *importer) entry(e Member, managed bool) *providers.ImportedServer {
 		}
 		switch m.Key {
 		case "type":
+		case "description":
+			s.Description = str(m)
 		case "command":
 			if sh.CommandArray {
 				var cmd []string
@@ -158,6 +160,9 @@ func (im *importer) entry(e Member, managed bool) *providers.ImportedServer {
 				continue
 			}
 			if m.Key == sh.IncludeToolsKey {
+				if len(tools) == 1 && tools[0] == "*" {
+					continue // every tool, as without a filter (Copilot CLI's "tools": ["*"])
+				}
 				s.EnabledTools = nonNil(tools)
 			} else {
 				s.DisabledTools = nonNil(tools)

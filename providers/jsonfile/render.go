@@ -38,7 +38,7 @@ type Shape struct {
 	// (a "$" where $VAR expands): such a value goes through mcpgen serve.
 	Clashes func(text string) bool
 	// Extra adds what the agent requires beyond the server (Copilot CLI's "tools").
-	Extra func(remote bool, o *Object)
+	Extra func(e *providers.Entry, o *Object)
 
 	// Parse reads a value in the agent's syntax, for import.
 	Parse func(text string) (manifest.Template, error)
@@ -53,6 +53,13 @@ func Dollar(name string) string { return "${" + name + "}" }
 
 // HasDollar is the Clashes of agents that expand $NAME or ${NAME}.
 func HasDollar(text string) bool { return strings.Contains(text, "$") }
+
+// EnvColon writes ${env:NAME}: Cursor, VS Code and Windsurf.
+func EnvColon(name string) string { return "${env:" + name + "}" }
+
+// HasDollarBrace is the Clashes of agents whose references start with "${" (VS Code's
+// ${workspaceFolder} and ${input:id} among them).
+func HasDollarBrace(text string) bool { return strings.Contains(text, "${") }
 
 // Render returns the entry of every server of m meant for sh.Provider, in the manifest's
 // order, and notes on what it left out or could not express.
@@ -73,8 +80,8 @@ func Render(m *manifest.Manifest, sh Shape, o providers.Options) ([]providers.Re
 		}
 		e := r.prepare(s)
 		entries = append(entries, providers.Rendered{Name: o.EntryName(m, s), Value: r.encode(e)})
-		if (s.EnabledTools != nil || s.DisabledTools != nil) && (sh.IncludeToolsKey == "" || sh.ExcludeToolsKey == "") && !r.o.Launcher {
-			notes = append(notes, fmt.Sprintf("server %q: %s has no per-server tool filter, so enabled_tools and disabled_tools apply only through the launcher (--launcher or --gateway)", s.Name, sh.Title))
+		if (s.EnabledTools != nil && sh.IncludeToolsKey == "" || s.DisabledTools != nil && sh.ExcludeToolsKey == "") && !r.o.Launcher {
+			notes = append(notes, fmt.Sprintf("server %q: %s cannot filter this server's tools as enabled_tools and disabled_tools say: they apply through the launcher (--launcher or --gateway)", s.Name, sh.Title))
 		}
 	}
 	return entries, notes, nil
@@ -235,7 +242,7 @@ func (r renderer) encode(e *providers.Entry) []byte {
 		o.Add(sh.ExcludeToolsKey, Strs(nonNil(s.DisabledTools)))
 	}
 	if sh.Extra != nil {
-		sh.Extra(remote, &o)
+		sh.Extra(e, &o)
 	}
 	return o.Bytes()
 }

@@ -5,8 +5,11 @@ import (
 	"github.com/mcpgen/mcpgen/providers"
 	"github.com/mcpgen/mcpgen/providers/claude"
 	"github.com/mcpgen/mcpgen/providers/codex"
+	"github.com/mcpgen/mcpgen/providers/copilot"
+	"github.com/mcpgen/mcpgen/providers/cursor"
 	"github.com/mcpgen/mcpgen/providers/gemini"
 	"github.com/mcpgen/mcpgen/providers/qwen"
+	"github.com/mcpgen/mcpgen/providers/vscode"
 )
 
 // all is every provider, in the order that lists and --provider all follow.
@@ -16,6 +19,9 @@ var all = []providers.Provider{
 	claude.DesktopProvider,
 	gemini.Provider,
 	qwen.Provider,
+	cursor.Provider,
+	vscode.Provider,
+	copilot.Provider,
 }
 
 // All returns every provider.
