@@ -59,6 +59,11 @@ var goldenCases = []struct {
 	{"gemini-project.json", []string{"--provider", "gemini", "--scope", "project"}, projectCase},
 	{"qwen-workspace.json", []string{"--provider", "qwen", "--workspace", "ws-42", "--user", "alice"}, ""},
 	{"qwen-project.json", []string{"--provider", "qwen", "--scope", "project"}, projectCase},
+	// opencode: mcp, type local with the command and its arguments in one
+	// array, {env:NAME}; its records are comments above the entries.
+	{"opencode-workspace.json", []string{"--provider", "opencode", "--workspace", "ws-42", "--user", "alice"}, ""},
+	{"opencode-merged.jsonc", []string{"--provider", "opencode", "--workspace", "ws-42", "--user", "alice"}, "existing-opencode.jsonc"},
+	{"opencode-project.json", []string{"--provider", "opencode", "--scope", "project"}, projectCase},
 	// Cursor and VS Code: ${env:NAME}; VS Code's servers (with type) beside
 	// its inputs; Copilot CLI: type local or http, and tools.
 	{"cursor-workspace.json", []string{"--provider", "cursor", "--workspace", "ws-42", "--user", "alice"}, ""},

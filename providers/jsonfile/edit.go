@@ -29,6 +29,9 @@ type memberChange struct {
 // is added after the last member that stays, so that the two never meet in one place.
 func (d *document) edit(servers []out, anyOurs bool) ([]byte, error) {
 	style := d.style()
+	if d.f.CommentRecord {
+		style.compact = false // a record is a line comment, on a line of its own
+	}
 	record, recordNew := d.recordObject(servers, anyOurs)
 	inner := style.inner(d.data, d.entries, style.top+style.unit)
 
@@ -42,7 +45,7 @@ func (d *document) edit(servers []out, anyOurs bool) ([]byte, error) {
 		for _, s := range servers {
 			switch {
 			case s.from < 0:
-				added = append(added, [2][]byte{s.rawKey, s.value})
+				added = append(added, [2][]byte{d.withMarker(s, inner), s.value})
 			case s.kept:
 				changes[s.from].remove = false
 			default:
@@ -50,9 +53,10 @@ func (d *document) edit(servers []out, anyOurs bool) ([]byte, error) {
 			}
 		}
 		edits = append(edits, d.change(d.members[d.servers].ValAt, d.entries, changes, inner, style)...)
+		edits = append(edits, d.markerEdits(servers, changes)...)
 	}
 	changes := make([]memberChange, len(d.members))
-	if d.record >= 0 {
+	if d.record >= 0 && !d.f.CommentRecord {
 		if record == nil {
 			changes[d.record].remove = true
 		} else {
@@ -78,6 +82,13 @@ func (d *document) edit(servers []out, anyOurs bool) ([]byte, error) {
 		var obj objectBuilder
 		for _, s := range servers {
 			obj.add(s.rawKey, s.value)
+		}
+		if d.f.CommentRecord && len(servers) > 0 {
+			// The records go above the entries: the servers object is added empty,
+			// and they are added to it as to any other.
+			top = append(top, [2][]byte{Str(d.f.ServersKey), []byte("{}")})
+			text := style.eol(apply(d.data, append(adds, d2.add(d2.start, d2.members, top, style.top, style)...)))
+			return d.addEntries(text, servers, inner, style)
 		}
 		top = append(top, [2][]byte{Str(d.f.ServersKey), obj.bytes()})
 		if record != nil {
@@ -215,8 +226,14 @@ func (d *document) change(at int, ms []Member, changes []memberChange, indent st
 			continue
 		}
 		if start, stop, ok := d.lines(m); ok {
+			if d.markers != nil && at != d.start && d.markers[i].line[1] == start {
+				start = d.markers[i].line[0] // its record goes with it
+			}
 			edits = append(edits, textEdit{start: start, end: stop})
 			continue
+		}
+		if d.markers != nil && at != d.start && d.markers[i].line[1] > 0 {
+			edits = append(edits, textEdit{start: d.markers[i].line[0], end: d.markers[i].line[1]})
 		}
 		switch {
 		case i < first:
@@ -383,4 +400,18 @@ func apply(data []byte, edits []textEdit) []byte {
 		at = max(at, e.end)
 	}
 	return append(out, data[at:]...)
+}
+
+// addEntries adds servers, each with its record, to the servers object of text, which
+// edit has just added to the file, empty.
+func (d *document) addEntries(text []byte, servers []out, inner string, l layout) ([]byte, error) {
+	d2, err := parse(d.f, text)
+	if err != nil || d2.servers < 0 {
+		return nil, fmt.Errorf("internal error: the merged file does not read back (%v); please report this bug", err)
+	}
+	var added [][2][]byte
+	for _, s := range servers {
+		added = append(added, [2][]byte{d.withMarker(s, inner), s.value})
+	}
+	return l.eol(apply(d2.data, d2.add(d2.members[d2.servers].ValAt, d2.entries, added, inner, l))), nil
 }

@@ -28,6 +28,10 @@ type Format struct {
 	// writes ~/.claude.json itself. Else Merge edits the file in place: every byte outside
 	// the entries it writes, removes or adds (and its record) stays as it was.
 	Reindent bool
+	// CommentRecord records what mcpgen owns in a comment on the line above each entry,
+	// instead of under "_mcpgen", for agents that refuse unknown top-level keys and read
+	// comments (opencode). It implies JSONC, and not Reindent.
+	CommentRecord bool
 }
 
 // The top-level key of mcpgen's record, and its fields. Agents ignore top-level keys they
@@ -86,8 +90,15 @@ func Merge(f Format, existing []byte, entries []providers.Rendered, opts provide
 	if !changes && !doc.blank {
 		return bytes.Clone(existing), nil
 	}
+	if doc.blank && f.CommentRecord {
+		// Its records are comments, which only an edit writes: edit {}.
+		if doc, err = parse(f, []byte("{}\n")); err != nil {
+			return nil, err
+		}
+		doc.blank = true
+	}
 	var out []byte
-	if f.Reindent || doc.blank {
+	if f.Reindent || doc.blank && !f.CommentRecord {
 		out, err = doc.reindent(servers, len(values) > 0)
 		if err != nil {
 			return nil, err
@@ -108,6 +119,7 @@ type entryValue struct {
 	name   string
 	raw    []byte
 	record []byte // its record in _mcpgen.managed
+	marker string // its record as a comment (Format.CommentRecord)
 }
 
 // prepareValues checks the entries, fingerprints them and writes their records.
@@ -125,7 +137,8 @@ func prepareValues(entries []providers.Rendered, owner string) ([]entryValue, er
 		if kind := KindOf(raw); kind != "an object" {
 			return nil, fmt.Errorf("entry %q: value is %s, want a JSON object", e.Name, kind)
 		}
-		values = append(values, entryValue{name: e.Name, raw: raw, record: recordOf(fingerprint(raw), owner)})
+		fp := fingerprint(raw)
+		values = append(values, entryValue{name: e.Name, raw: raw, record: recordOf(fp, owner), marker: markerText(owner, fp)})
 	}
 	return values, nil
 }
@@ -146,6 +159,7 @@ type document struct {
 	record  int      // index of _mcpgen in members, -1 if none
 	fields  []Member // of _mcpgen
 	managed map[string]record
+	markers []marker // of the entries, with Format.CommentRecord
 }
 
 // Read checks a file of format f and returns the members of its top-level object, the
@@ -166,7 +180,7 @@ func Read(f Format, data []byte) (plain []byte, top, entries []Member, managed m
 // parse checks existing and splits it. Blank input stands for {}.
 func parse(f Format, data []byte) (*document, error) {
 	d := &document{f: f, data: data, plain: data, servers: -1, record: -1, managed: map[string]record{}}
-	if f.JSONC {
+	if f.JSONC || f.CommentRecord {
 		plain, err := blankComments(data)
 		if err != nil {
 			return nil, err
@@ -196,6 +210,10 @@ func parse(f Format, data []byte) (*document, error) {
 	}
 	if err := d.readServers(); err != nil {
 		return nil, err
+	}
+	if f.CommentRecord {
+		d.readMarkers()
+		return d, nil
 	}
 	if err := d.readRecord(); err != nil {
 		return nil, err
@@ -306,6 +324,7 @@ type out struct {
 	value  []byte
 	name   string
 	record []byte // its record in _mcpgen.managed; nil for a server mcpgen did not write
+	marker string // its record as a comment (Format.CommentRecord); "" for none
 	from   int    // its index in the file's servers object; -1 for a new one
 	kept   bool   // its value is the file's, as written
 }
@@ -337,14 +356,17 @@ func (d *document) merge(values []entryValue, own providers.Ownership, force boo
 		legacy := recorded && own.Legacy(rec.owner)
 		v := wanted[m.Key]
 		keep := out{rawKey: m.RawKey, value: m.Value, name: m.Key, from: i, kept: true}
+		if d.markers != nil {
+			keep.marker = d.markers[i].text(d.data)
+		}
 		switch {
 		case v != nil && st == owned && !d.f.Reindent && fingerprint(v.raw) == fingerprint(m.Value):
 			// Unchanged: edited in place, it keeps its layout and its comments.
-			keep.record = v.record
+			keep.record, keep.marker = v.record, v.marker
 			servers = append(servers, keep)
 			placed[v.name] = true
 		case v != nil && (st == owned || force):
-			servers = append(servers, out{rawKey: m.RawKey, value: v.raw, name: v.name, record: v.record, from: i})
+			servers = append(servers, out{rawKey: m.RawKey, value: v.raw, name: v.name, record: v.record, marker: v.marker, from: i})
 			placed[v.name] = true
 		case v != nil:
 			conflicts = append(conflicts, d.conflict(m, st))
@@ -368,7 +390,7 @@ func (d *document) merge(values []entryValue, own providers.Ownership, force boo
 	}
 	for _, v := range values {
 		if !placed[v.name] {
-			servers = append(servers, out{rawKey: Str(v.name), value: v.raw, name: v.name, record: v.record, from: -1})
+			servers = append(servers, out{rawKey: Str(v.name), value: v.raw, name: v.name, record: v.record, marker: v.marker, from: -1})
 		}
 	}
 	return servers, true, nil
@@ -501,6 +523,9 @@ func (d *document) compose(servers []out, anyOurs bool) []byte {
 // order of the servers. It returns nil when the object would be empty, and whether _mcpgen
 // is new to the file.
 func (d *document) recordObject(servers []out, anyOurs bool) ([]byte, bool) {
+	if d.f.CommentRecord {
+		return nil, false // the records are comments; a _mcpgen of the file's stays as it is
+	}
 	var managed []byte
 	var m objectBuilder
 	for _, s := range servers {

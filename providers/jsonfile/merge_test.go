@@ -15,6 +15,8 @@ var (
 	gemini = Format{Agent: "Gemini CLI", ServersKey: "mcpServers", JSONC: true}
 	cursor = Format{Agent: "Cursor", ServersKey: "mcpServers"}
 	vscode = Format{Agent: "VS Code", ServersKey: "servers", JSONC: true}
+	// opencode refuses unknown top-level keys: its records are comments.
+	opencode = Format{Agent: "opencode", ServersKey: "mcp", JSONC: true, CommentRecord: true}
 
 	entryA = providers.Rendered{Name: "a", Value: []byte(`{"command":"a-mcp","args":["x"]}`)}
 	entryB = providers.Rendered{Name: "b", Value: []byte(`{"httpUrl":"https://x/mcp?a=1&b=2"}`)}
@@ -209,7 +211,7 @@ func FuzzEdit(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, existing []byte) {
-		for _, format := range []Format{gemini, cursor} {
+		for _, format := range []Format{gemini, cursor, opencode} {
 			fuzzEdit(t, format, existing)
 		}
 	})
@@ -262,4 +264,46 @@ func countOthers(owned []providers.Owned) int {
 		}
 	}
 	return n
+}
+
+// TestCommentRecord: with records in comments, no top-level key is added; another
+// manifest's entry and its comment stay; an entry edited by hand is a conflict; a record
+// of this manifest under an alias is written anew with its owner.
+func TestCommentRecord(t *testing.T) {
+	other := providers.MergeOptions{Owner: "/q/mcpgen.toml"}
+	theirs, err := Merge(opencode, []byte("{\n  \"$schema\": \"https://opencode.ai/config.json\"\n}\n"), []providers.Rendered{{Name: "q", Value: []byte(`{"type":"local","command":["q"]}`)}}, other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	both, err := Merge(opencode, theirs, []providers.Rendered{entryA}, owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(both, []byte(RecordKey)) {
+		t.Errorf("a comment-record file got %s:\n%s", RecordKey, both)
+	}
+	owned, err := Owners(opencode, both)
+	if err != nil || len(owned) != 2 || owned[0].Owner != other.Owner || owned[1].Owner != owner.Owner {
+		t.Fatalf("owners %v, %v:\n%s", owned, err, both)
+	}
+	mine, err := Merge(opencode, both, nil, owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(mine, theirs) {
+		t.Errorf("removing this manifest's entries left (-want +got)\n%s", diff.Diff("want", theirs, "got", mine))
+	}
+	edited := bytes.Replace(both, []byte(`"a-mcp"`), []byte(`"b-mcp"`), 1)
+	_, err = Merge(opencode, edited, []providers.Rendered{entryA}, owner)
+	var ce *providers.ConflictError
+	if !errors.As(err, &ce) || ce.Conflicts[0].Reason != providers.ReasonEdited {
+		t.Errorf("an edited entry: got %v, want a conflict", err)
+	}
+	renamed, err := Merge(opencode, both, []providers.Rendered{entryA}, providers.MergeOptions{Owner: "app", Aliases: []string{owner.Owner}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(renamed, []byte(`of "app" sha256:`)) || bytes.Contains(renamed, []byte(`of "/p/mcpgen.toml"`)) {
+		t.Errorf("the alias's record was not written anew:\n%s", renamed)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/mcpgen/mcpgen/providers/copilot"
 	"github.com/mcpgen/mcpgen/providers/cursor"
 	"github.com/mcpgen/mcpgen/providers/gemini"
+	"github.com/mcpgen/mcpgen/providers/opencode"
 	"github.com/mcpgen/mcpgen/providers/qwen"
 	"github.com/mcpgen/mcpgen/providers/vscode"
 )
@@ -19,6 +20,7 @@ var all = []providers.Provider{
 	claude.DesktopProvider,
 	gemini.Provider,
 	qwen.Provider,
+	opencode.Provider,
 	cursor.Provider,
 	vscode.Provider,
 	copilot.Provider,

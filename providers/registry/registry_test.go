@@ -92,7 +92,7 @@ func TestRoundTrip(t *testing.T) {
 }
 
 // noTimeout are the agents without a per-server tool timeout.
-var noTimeout = map[string]bool{"cursor": true, "vscode": true, "copilot": true}
+var noTimeout = map[string]bool{"cursor": true, "vscode": true, "copilot": true, "opencode": true}
 
 // describe writes what a round trip keeps of s.
 func describe(s *manifest.Server) string {
