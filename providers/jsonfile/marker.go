@@ -1,9 +1,9 @@
 package jsonfile
 
 import (
-	"regexp"
 	"strconv"
 
+	"github.com/mcpgen/mcpgen/internal/lazyregexp"
 	"github.com/mcpgen/mcpgen/providers"
 )
 
@@ -17,7 +17,7 @@ const (
 	markerSuffix = "; edit the manifest and re-run mcpgen emit"
 )
 
-var markerRE = regexp.MustCompile(`^[ \t]*// mcpgen: managed entry (?:of ("(?:[^"\\]|\\.)*") )?(` + providers.FingerprintPrefix + `[0-9a-fA-F]{12})`)
+var markerRE = lazyregexp.New(`^[ \t]*// mcpgen: managed entry (?:of ("(?:[^"\\]|\\.)*") )?(` + providers.FingerprintPrefix + `[0-9a-fA-F]{12})`)
 
 // markerText is the comment that records an entry of owner with fingerprint fp.
 func markerText(owner, fp string) string {
