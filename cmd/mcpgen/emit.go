@@ -43,11 +43,12 @@ var gatewayNameRE = lazyregexp.New(`^[A-Za-z0-9_-]{1,64}$`)
 func (a *app) emitCommand() *cobra.Command {
 	var o emitOptions
 	cmd := &cobra.Command{
-		Use:   "emit --provider codex|claude|claude-desktop",
-		Short: "Write the MCP server config of Codex, Claude Code or Claude Desktop",
+		Use:   "emit --provider NAME[,NAME...]|all",
+		Short: "Write the MCP server config of Codex, Claude, Gemini CLI, Cursor, VS Code and other agents",
 		Long: `Emit renders the manifest's servers for one provider: Codex's
-[mcp_servers.NAME] tables, or the mcpServers entries of Claude Code and
-Claude Desktop.
+[mcp_servers.NAME] tables, the mcpServers entries of Claude Code, Claude
+Desktop, Gemini CLI, Qwen Code, Cursor and Copilot CLI, VS Code's servers,
+opencode's mcp, each with the agent's own keys and reference syntax.
 
 By default it prints them. With -o FILE or --write it merges them into the
 file: only the entries of this manifest are replaced, its servers that left
@@ -112,12 +113,24 @@ OAuth issuer the agent logs in to. Claude Desktop runs only stdio servers
 from its file: its entry runs mcpgen serve --url URL, which relays to the
 gateway and reads VAR from the environment Desktop gives it.
 
---write targets:
+--provider all --write writes each agent whose config is there, in its
+usual scope (or --scope): a user config whose directory exists (the agent
+is set up), a project's config that exists; emit names the others.
+--provider gemini,cursor writes the agents it names, there or not. One
+agent's failure does not stop the others. mcpgen agents lists them all.
+
+--write targets (a project's file is in the manifest's directory):
   codex           $CODEX_HOME/config.toml (default ~/.codex/config.toml);
-                  --scope project: the project's .codex/config.toml (in
-                  the manifest's directory)
-  claude          the project's .mcp.json; --scope user: ~/.claude.json
-  claude-desktop  Claude Desktop's claude_desktop_config.json`,
+                  --scope project: .codex/config.toml
+  claude          .mcp.json; --scope user: ~/.claude.json
+  claude-desktop  Claude Desktop's claude_desktop_config.json
+  gemini          .gemini/settings.json; --scope user: ~/.gemini/settings.json
+  qwen            .qwen/settings.json; --scope user: ~/.qwen/settings.json
+  opencode        opencode.json (or .jsonc); --scope user:
+                  ~/.config/opencode/opencode.json
+  cursor          .cursor/mcp.json; --scope user: ~/.cursor/mcp.json
+  vscode          .vscode/mcp.json; --scope user: the profile's mcp.json
+  copilot         .github/mcp.json; --scope user: ~/.copilot/mcp-config.json`,
 		Example: `  mcpgen emit --provider codex
   mcpgen emit --provider codex --workspace ws-42 --write
   mcpgen emit --provider codex --launcher            # agents share the launcher's servers
@@ -126,14 +139,15 @@ gateway and reads VAR from the environment Desktop gives it.
   mcpgen emit --provider claude -o .mcp.json
   mcpgen emit --provider claude --write --check      # in CI: exit 1 when .mcp.json is out of date
   mcpgen emit --provider codex --write --scope project  # .codex/config.toml, committed with the project
-  mcpgen emit --provider claude-desktop --workspace ws-42 --write --diff`,
+  mcpgen emit --provider claude-desktop --workspace ws-42 --write --diff
+  mcpgen emit --provider all --write --scope user     # every agent set up for you`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.emit(o)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&o.provider, "provider", "p", "", "codex, claude or claude-desktop (required)")
+	f.StringVarP(&o.provider, "provider", "p", "", "the agent: "+strings.Join(registry.Names(), ", ")+"; several, comma-separated; or all (required)")
 	f.StringVarP(&o.workspace, "workspace", "w", "", "write the context of workspace `ID` literally")
 	f.StringVar(&o.dir, "dir", "", "WORKSPACE_DIR (default: the manifest's workspace.dir, else the manifest's directory)")
 	f.StringVar(&o.user, "user", "", "USER_ID (default: the manifest's workspace.user, else $USER)")
@@ -161,6 +175,9 @@ func (a *app) emit(o emitOptions) error {
 	if err := o.checkFlags(); err != nil {
 		return err
 	}
+	if names := o.providers(); len(names) != 1 || o.provider == allProviders {
+		return a.emitAll(o, names)
+	}
 	p, _ := registry.Lookup(o.provider)
 	load := a.loadManifest
 	if o.output == "" && !o.write {
@@ -174,6 +191,27 @@ func (a *app) emit(o emitOptions) error {
 	if err != nil {
 		return err
 	}
+	pl, err := a.plan(m, p, o, place)
+	if err != nil {
+		return err
+	}
+	return a.apply(m, p, o, pl)
+}
+
+// An emitPlan is what emit would write for one provider: the file's content
+// before and after, and the options that rendered it.
+type emitPlan struct {
+	place    placement
+	po       providers.Options
+	target   string // place.target, links resolved
+	old, out []byte
+	n        int
+}
+
+// plan renders the manifest for p at place, merged into the file that is
+// there: nothing is written.
+func (a *app) plan(m *manifest.Manifest, p providers.Provider, o emitOptions, place placement) (*emitPlan, error) {
+	var err error
 	po := providers.Options{Launcher: o.launcher || o.gateway && o.gatewayURL == "", Scope: place.scope, Root: place.root}
 	if o.gateway || o.gatewayURL != "" {
 		po.Gateway = o.gatewayName
@@ -189,7 +227,7 @@ func (a *app) emit(o emitOptions) error {
 	// manifest's own text are).
 	po.Context, err = m.ContextTemplate(manifest.ContextOptions{WorkspaceID: o.workspace, Dir: o.dir, User: o.user, Project: place.scope == providers.ScopeProject})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	a.noteFromEnv(po.Context)
 	if o.gatewayURL == "" {
@@ -208,21 +246,26 @@ func (a *app) emit(o emitOptions) error {
 	if target != "" {
 		target, err = resolveLinks(target)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		old, err = os.ReadFile(target)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return err
+			return nil, err
 		}
 	}
 	out, n, err := a.render(m, p, o, po, old)
 	if err != nil {
 		if target != "" {
-			return inFile(target, err)
+			return nil, inFile(target, err)
 		}
-		return err
+		return nil, err
 	}
+	return &emitPlan{place: place, po: po, target: target, old: old, out: out, n: n}, nil
+}
 
+// apply prints, diffs, checks or writes what pl says.
+func (a *app) apply(m *manifest.Manifest, p providers.Provider, o emitOptions, pl *emitPlan) error {
+	place, po, target, old, out, n := pl.place, pl.po, pl.target, pl.old, pl.out, pl.n
 	switch {
 	case target == "":
 		_, err := a.stdout.Write(out)
@@ -270,7 +313,7 @@ func (a *app) emit(o emitOptions) error {
 		a.noteBackup(p, target, backup, old, out)
 	}
 	a.noteOthers(p, out, m, po)
-	if o.provider == codex.Name && place.scope == providers.ScopeProject && o.write {
+	if p.Name() == codex.Name && place.scope == providers.ScopeProject && o.write {
 		// Codex keys projects by absolute path, in the user's own config.
 		userConfig := "~/.codex/config.toml"
 		if dir := os.Getenv("CODEX_HOME"); dir != "" {
@@ -413,8 +456,11 @@ func inFile(path string, err error) error {
 
 func (o *emitOptions) checkFlags() error {
 	switch {
-	case !slices.Contains(registry.Names(), o.provider):
-		return usageError("unknown provider %q: use %s", o.provider, strings.Join(registry.Names(), ", "))
+	case o.provider != allProviders && slices.ContainsFunc(o.providers(), func(n string) bool { return !slices.Contains(registry.Names(), n) }):
+		bad := o.providers()[slices.IndexFunc(o.providers(), func(n string) bool { return !slices.Contains(registry.Names(), n) })]
+		return usageError("unknown provider %q: use %s, a list of them (gemini,cursor), or all", bad, strings.Join(registry.Names(), ", "))
+	case len(o.providers()) != 1 && !o.write:
+		return usageError("--provider %s writes each agent's own file: add --write (with --check or --diff to write nothing)", o.provider)
 	case o.workspace == "" && (o.dir != "" || o.user != ""):
 		return usageError("--dir and --user set the context that --workspace writes: pass --workspace ID too")
 	case o.scope != "" && o.scope != "user" && o.scope != "project":
@@ -676,4 +722,107 @@ const installHint = "install it from a clone of mcpgen with go install ./cmd/mcp
 // $GOTMPDIR or the temp dir, go-buildNNN/bNNN/exe/NAME.
 func isGoRunBinary(path string) bool {
 	return strings.Contains(path, string(filepath.Separator)+"go-build") && filepath.Base(filepath.Dir(path)) == "exe"
+}
+
+// allProviders, for --provider, is every agent that mcpgen finds set up.
+const allProviders = "all"
+
+// providers are the names --provider gives: one, a comma-separated list, or
+// every registered one for "all".
+func (o *emitOptions) providers() []string {
+	if o.provider == allProviders {
+		return registry.Names()
+	}
+	var names []string
+	for _, n := range strings.Split(o.provider, ",") {
+		if n = strings.TrimSpace(n); n != "" && !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+// emitAll runs emit --write for each provider of names, one after the other,
+// with one manifest. With --provider all, an agent whose config is not there
+// is left out, and emit says so: a user config whose directory does not
+// exist (the agent is not set up for this user), a project's config that the
+// project does not have. A list names agents to write whatever is there.
+// One agent's failure does not stop the others; emit fails at the end.
+func (a *app) emitAll(o emitOptions, names []string) error {
+	m, err := a.loadManifest()
+	if err != nil {
+		return err
+	}
+	var failed, stale []string
+	for _, name := range names {
+		p, _ := registry.Lookup(name)
+		po := o
+		po.provider = name
+		if po.scope != "" && po.oneFile() && !hasScope(p, po.scope) {
+			if o.provider != allProviders {
+				failed = append(failed, name)
+				fmt.Fprintf(a.stderr, "mcpgen: %s: %s has no %s config\n", name, p.Title(), po.scope)
+			}
+			continue
+		}
+		place, err := po.placement(m, p)
+		if err != nil {
+			failed = append(failed, name)
+			fmt.Fprintf(a.stderr, "mcpgen: %s: %v\n", name, err)
+			continue
+		}
+		if o.provider == allProviders {
+			if missing := absent(place); missing != "" {
+				fmt.Fprintf(a.stderr, "%s: skipped: %s does not exist (--provider %s writes it anyway)\n", name, missing, name)
+				continue
+			}
+			if name == claude.Desktop && o.workspace == "" && o.gatewayURL == "" {
+				// Portable output is what it cannot run: a skip, not a failure of all.
+				fmt.Fprintf(a.stderr, "%s: skipped: Claude Desktop expands no ${VAR}, so it needs the context written: pass --workspace ID (with --provider %s)\n", name, name)
+				continue
+			}
+		}
+		pl, err := a.plan(m, p, po, place)
+		if err == nil {
+			err = a.apply(m, p, po, pl)
+		}
+		var ee *exitError
+		switch {
+		case errors.As(err, &ee) && po.check:
+			stale = append(stale, name)
+		case err != nil:
+			failed = append(failed, name)
+			fmt.Fprintf(a.stderr, "mcpgen: %s: %v\n", name, err)
+		}
+	}
+	switch {
+	case len(failed) > 0:
+		return fmt.Errorf("emit failed for %s; the other agents' files are written", strings.Join(failed, ", "))
+	case len(stale) > 0:
+		return &exitError{code: exitFail, err: fmt.Errorf("out of date: %s: run the same mcpgen emit without --check to update them", strings.Join(stale, ", "))}
+	}
+	return nil
+}
+
+// hasScope reports whether p has a config of scope ("user" or "project").
+func hasScope(p providers.Provider, scope string) bool {
+	f := p.Files()
+	if scope == "project" {
+		return len(f.Project) > 0
+	}
+	return f.User != nil
+}
+
+// absent returns what must exist for --provider all to write the config of
+// place, when it does not: the project's file itself, or the directory of a
+// user config (where the agent keeps its settings once it is set up).
+func absent(place placement) string {
+	path := place.target
+	if home, _ := os.UserHomeDir(); place.scope == providers.ScopeUser && !sameFile(filepath.Dir(path), home) {
+		path = filepath.Dir(path) // a file right in the home (~/.claude.json) must exist itself
+	}
+	if _, err := os.Stat(path); err != nil {
+		return path
+	}
+	return ""
 }
