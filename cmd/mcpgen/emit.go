@@ -47,8 +47,9 @@ func (a *app) emitCommand() *cobra.Command {
 		Short: "Write the MCP server config of Codex, Claude, Gemini CLI, Cursor, VS Code and other agents",
 		Long: `Emit renders the manifest's servers for one provider: Codex's
 [mcp_servers.NAME] tables, the mcpServers entries of Claude Code, Claude
-Desktop, Gemini CLI, Qwen Code, Cursor and Copilot CLI, VS Code's servers,
-opencode's mcp, each with the agent's own keys and reference syntax.
+Desktop, Gemini CLI, Qwen Code, Cursor, Copilot CLI, Windsurf, Kiro, Junie
+and Warp, VS Code's servers, opencode's and Crush's mcp, each with the
+agent's own keys and reference syntax.
 
 By default it prints them. With -o FILE or --write it merges them into the
 file: only the entries of this manifest are replaced, its servers that left
@@ -130,7 +131,14 @@ agent's failure does not stop the others. mcpgen agents lists them all.
                   ~/.config/opencode/opencode.json
   cursor          .cursor/mcp.json; --scope user: ~/.cursor/mcp.json
   vscode          .vscode/mcp.json; --scope user: the profile's mcp.json
-  copilot         .github/mcp.json; --scope user: ~/.copilot/mcp-config.json`,
+  copilot         .github/mcp.json; --scope user: ~/.copilot/mcp-config.json
+  windsurf        ~/.codeium/windsurf/mcp_config.json; --scope project:
+                  .windsurf/mcp_config.json
+  kiro            .kiro/settings/mcp.json; --scope user: ~/.kiro/settings/mcp.json
+  crush           .crush.json (or crush.json); --scope user:
+                  ~/.config/crush/crush.json
+  junie           .junie/mcp/mcp.json; --scope user: ~/.junie/mcp/mcp.json
+  warp            .warp/.mcp.json; --scope user: ~/.warp/.mcp.json`,
 		Example: `  mcpgen emit --provider codex
   mcpgen emit --provider codex --workspace ws-42 --write
   mcpgen emit --provider codex --launcher            # agents share the launcher's servers

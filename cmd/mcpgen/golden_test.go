@@ -73,6 +73,15 @@ var goldenCases = []struct {
 	{"vscode-gateway-url.json", []string{"--provider", "vscode", "--gateway-url", "https://mcp.example.com/mcp", "--gateway-token-env", "MCPGEN_TOKEN"}, ""},
 	{"copilot-workspace.json", []string{"--provider", "copilot", "--workspace", "ws-42", "--user", "alice"}, ""},
 	{"copilot-project.json", []string{"--provider", "copilot", "--scope", "project"}, projectCase},
+	// Windsurf's serverUrl, Kiro's disabledTools, Crush's mcp with type and
+	// timeout in seconds; Junie and Warp, with no reference syntax, run every
+	// value with a secret through mcpgen serve.
+	{"windsurf-workspace.json", []string{"--provider", "windsurf", "--workspace", "ws-42", "--user", "alice"}, ""},
+	{"kiro-workspace.json", []string{"--provider", "kiro", "--workspace", "ws-42", "--user", "alice"}, ""},
+	{"crush-workspace.json", []string{"--provider", "crush", "--workspace", "ws-42", "--user", "alice"}, ""},
+	{"junie-workspace.json", []string{"--provider", "junie", "--workspace", "ws-42", "--user", "alice"}, ""},
+	{"warp-workspace.json", []string{"--provider", "warp", "--workspace", "ws-42", "--user", "alice"}, ""},
+	{"warp-gateway-url.json", []string{"--provider", "warp", "--gateway-url", "https://mcp.example.com/mcp", "--gateway-token-env", "MCPGEN_TOKEN"}, ""},
 }
 
 // projectCase, as a golden case's existing file, runs emit in a copy of

@@ -226,6 +226,18 @@ func ParseDollar(text string) (manifest.Template, error) {
 	return t, nil
 }
 
+// ParseLiteral reads a value of an agent that expands no reference: text, which
+// mcpgen.toml can hold unless it has a "${" (it has no escape for it).
+func ParseLiteral(text string) (manifest.Template, error) {
+	if strings.Contains(text, "${") {
+		return nil, fmt.Errorf("%q holds the text \"${\", which mcpgen.toml would read as a variable reference (it has no escape for it)", text)
+	}
+	if text == "" {
+		return nil, nil
+	}
+	return manifest.Template{{Text: text}}, nil
+}
+
 // ParseBraced returns a Parse for references written prefix NAME suffix, such as
 // ${env:NAME} (Cursor, VS Code, Windsurf) or {env:NAME} (opencode). Any other "${" (VS
 // Code's ${input:id}, ${workspaceFolder}) is an error: mcpgen.toml has no equivalent.

@@ -32,7 +32,9 @@ type Shape struct {
 	// IncludeToolsKey and ExcludeToolsKey hold enabled_tools and disabled_tools; empty:
 	// the agent has no per-server tool filter (the launcher's gateway applies them).
 	IncludeToolsKey, ExcludeToolsKey string
-	// Ref writes a reference to the variable name in the agent's syntax.
+	// Ref writes a reference to the variable name in the agent's syntax; nil: the agent
+	// expands none (or how is not known), and every value with a reference goes through
+	// mcpgen serve, which reads the variables from the environment the agent gives it.
 	Ref func(name string) string
 	// Clashes reports whether literal text would read as a reference in the agent's syntax
 	// (a "$" where $VAR expands): such a value goes through mcpgen serve.
@@ -97,6 +99,12 @@ type renderer struct {
 func (r renderer) gateway() ([]providers.Rendered, []string, error) {
 	if r.o.GatewayURL != "" {
 		e := providers.RemoteGateway(r.o)
+		if r.o.GatewayTokenEnv != "" && r.sh.Ref == nil {
+			// The token can only be a reference, which the agent has no syntax for:
+			// mcpgen serve --url reads it from the environment the agent gives it.
+			e = providers.RelayGateway(r.o)
+			e.Passthrough = nil
+		}
 		return []providers.Rendered{{Name: r.o.EntryName(r.m, e.Server), Value: r.encode(e)}}, nil, nil
 	}
 	servers := providers.GatewayServers(r.m, r.sh.Provider, r.o)
@@ -115,7 +123,8 @@ func (r renderer) prepare(s *manifest.Server) *providers.Entry {
 	}
 	e := providers.Native(r.m, s, r.o)
 	if s.Kind == manifest.KindRemote {
-		if r.expressible(e.URL) && !slices.ContainsFunc(e.Headers, func(h manifest.Var) bool { return !r.expressible(h.Value) }) {
+		if r.expressible(e.URL) && !slices.ContainsFunc(e.Headers, func(h manifest.Var) bool { return !r.expressible(h.Value) }) &&
+			(e.BearerTokenEnv == "" || r.sh.Ref != nil) {
 			return e
 		}
 		return r.serve(s)
@@ -154,7 +163,7 @@ func (r renderer) expressible(t manifest.Template) bool {
 		switch {
 		case seg.Ref == "" && r.sh.Clashes != nil && r.sh.Clashes(seg.Text):
 			return false
-		case seg.Ref != "" && (seg.HasDefault || manifest.IsAgentContext(seg.Ref)):
+		case seg.Ref != "" && (r.sh.Ref == nil || seg.HasDefault || manifest.IsAgentContext(seg.Ref)):
 			return false
 		}
 	}

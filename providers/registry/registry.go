@@ -6,11 +6,16 @@ import (
 	"github.com/mcpgen/mcpgen/providers/claude"
 	"github.com/mcpgen/mcpgen/providers/codex"
 	"github.com/mcpgen/mcpgen/providers/copilot"
+	"github.com/mcpgen/mcpgen/providers/crush"
 	"github.com/mcpgen/mcpgen/providers/cursor"
 	"github.com/mcpgen/mcpgen/providers/gemini"
+	"github.com/mcpgen/mcpgen/providers/junie"
+	"github.com/mcpgen/mcpgen/providers/kiro"
 	"github.com/mcpgen/mcpgen/providers/opencode"
 	"github.com/mcpgen/mcpgen/providers/qwen"
 	"github.com/mcpgen/mcpgen/providers/vscode"
+	"github.com/mcpgen/mcpgen/providers/warp"
+	"github.com/mcpgen/mcpgen/providers/windsurf"
 )
 
 // all is every provider, in the order that lists and --provider all follow.
@@ -24,6 +29,11 @@ var all = []providers.Provider{
 	cursor.Provider,
 	vscode.Provider,
 	copilot.Provider,
+	windsurf.Provider,
+	kiro.Provider,
+	crush.Provider,
+	junie.Provider,
+	warp.Provider,
 }
 
 // All returns every provider.

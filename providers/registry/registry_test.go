@@ -53,8 +53,8 @@ func TestRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range All() {
-		if p.Name() == "claude-desktop" {
-			continue // expands no ${VAR}: its own tests cover it
+		if p.Name() == "claude-desktop" || p.Name() == "junie" || p.Name() == "warp" {
+			continue // expand no ${VAR}: a secret goes through mcpgen serve (TestNoReferences)
 		}
 		t.Run(p.Name(), func(t *testing.T) {
 			entries, _, err := p.Render(m, providers.Options{Mcpgen: "/usr/bin/mcpgen"})
@@ -92,7 +92,7 @@ func TestRoundTrip(t *testing.T) {
 }
 
 // noTimeout are the agents without a per-server tool timeout.
-var noTimeout = map[string]bool{"cursor": true, "vscode": true, "copilot": true, "opencode": true}
+var noTimeout = map[string]bool{"cursor": true, "vscode": true, "copilot": true, "opencode": true, "windsurf": true, "kiro": true}
 
 // describe writes what a round trip keeps of s.
 func describe(s *manifest.Server) string {
@@ -111,4 +111,29 @@ func describe(s *manifest.Server) string {
 	}
 	return fmt.Sprintf("%s: kind %v command %q args %q env %q url %q headers %q token %q tool_timeout %v",
 		s.Name, s.Kind, s.Command.String(), args, env, s.URL.String(), headers, s.BearerTokenEnv, s.ToolTimeout)
+}
+
+// TestNoReferences: for an agent without a reference syntax, a value with a secret, and a
+// remote server with a token, go through mcpgen serve, and no "${" reaches the file.
+func TestNoReferences(t *testing.T) {
+	m, err := manifest.Parse([]byte(roundTrip), "m.toml", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"junie", "warp"} {
+		p, _ := Lookup(name)
+		entries, _, err := p.Render(m, providers.Options{Mcpgen: "/usr/bin/mcpgen"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if strings.Contains(string(e.Value), "${") || !strings.Contains(string(e.Value), `"serve"`) {
+				t.Errorf("%s: entry %s: %s", name, e.Name, e.Value)
+			}
+		}
+		gw, _, err := p.Render(m, providers.Options{Gateway: "mcpgen", GatewayURL: "https://x/mcp", GatewayTokenEnv: "TOK"})
+		if err != nil || len(gw) != 1 || strings.Contains(string(gw[0].Value), "${") || !strings.Contains(string(gw[0].Value), `"--bearer-token-env","TOK"`) {
+			t.Errorf("%s: gateway %s, %v", name, gw, err)
+		}
+	}
 }
