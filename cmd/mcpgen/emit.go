@@ -8,8 +8,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -761,42 +763,89 @@ func (a *app) emitAll(o emitOptions, names []string) error {
 	if err != nil {
 		return err
 	}
-	var failed, stale []string
-	for _, name := range names {
+	// Each agent's work, in --provider's order: what to say first (a skip, a
+	// failure to place), then its plan, rendered with the others', then its
+	// write, one after the other.
+	type job struct {
+		p      providers.Provider
+		o      emitOptions
+		place  placement
+		say    string // said before anything else; the agent is not written
+		failed bool
+		notes  bytes.Buffer // what plan said
+		plan   *emitPlan
+		err    error
+	}
+	jobs := make([]*job, len(names))
+	for i, name := range names {
 		p, _ := registry.Lookup(name)
-		po := o
-		po.provider = name
-		if po.scope != "" && po.oneFile() && !hasScope(p, po.scope) {
+		j := &job{p: p, o: o}
+		j.o.provider = name
+		jobs[i] = j
+		if j.o.scope != "" && j.o.oneFile() && !hasScope(p, j.o.scope) {
 			if o.provider != allProviders {
-				failed = append(failed, name)
-				fmt.Fprintf(a.stderr, "mcpgen: %s: %s has no %s config\n", name, p.Title(), po.scope)
+				j.failed, j.say = true, fmt.Sprintf("mcpgen: %s: %s has no %s config\n", name, p.Title(), j.o.scope)
+			} else {
+				j.say = " " // nothing to say: all means the agents that have one
 			}
 			continue
 		}
-		place, err := po.placement(m, p)
-		if err != nil {
-			failed = append(failed, name)
-			fmt.Fprintf(a.stderr, "mcpgen: %s: %v\n", name, err)
+		if j.place, err = j.o.placement(m, p); err != nil {
+			j.failed, j.say = true, fmt.Sprintf("mcpgen: %s: %v\n", name, err)
 			continue
 		}
 		if o.provider == allProviders {
-			if missing := absent(place); missing != "" {
-				fmt.Fprintf(a.stderr, "%s: skipped: %s does not exist (--provider %s writes it anyway)\n", name, missing, name)
-				continue
-			}
-			if name == claude.Desktop && o.workspace == "" && o.gatewayURL == "" {
+			if missing := absent(j.place); missing != "" {
+				j.say = fmt.Sprintf("%s: skipped: %s does not exist (--provider %s writes it anyway)\n", name, missing, name)
+			} else if name == claude.Desktop && o.workspace == "" && o.gatewayURL == "" {
 				// Portable output is what it cannot run: a skip, not a failure of all.
-				fmt.Fprintf(a.stderr, "%s: skipped: Claude Desktop expands no ${VAR}, so it needs the context written: pass --workspace ID (with --provider %s)\n", name, name)
-				continue
+				j.say = fmt.Sprintf("%s: skipped: Claude Desktop expands no ${VAR}, so it needs the context written: pass --workspace ID (with --provider %s)\n", name, name)
 			}
 		}
-		pl, err := a.plan(m, p, po, place)
+	}
+	// Rendering and merging read the manifest and the files, and write
+	// nothing: the agents' plans are made side by side, by as many goroutines
+	// as there are CPUs, each of which ends when no job is left, before emitAll
+	// goes on.
+	next := make(chan *job)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range next {
+				quiet := *a
+				quiet.stderr = &j.notes
+				j.plan, j.err = quiet.plan(m, j.p, j.o, j.place)
+			}
+		}()
+	}
+	for _, j := range jobs {
+		if j.say == "" {
+			next <- j
+		}
+	}
+	close(next)
+	wg.Wait()
+
+	var failed, stale []string
+	for _, j := range jobs {
+		name := j.p.Name()
+		if j.say != "" {
+			fmt.Fprint(a.stderr, strings.TrimPrefix(j.say, " "))
+			if j.failed {
+				failed = append(failed, name)
+			}
+			continue
+		}
+		a.stderr.Write(j.notes.Bytes())
+		err := j.err
 		if err == nil {
-			err = a.apply(m, p, po, pl)
+			err = a.apply(m, j.p, j.o, j.plan)
 		}
 		var ee *exitError
 		switch {
-		case errors.As(err, &ee) && po.check:
+		case errors.As(err, &ee) && j.o.check:
 			stale = append(stale, name)
 		case err != nil:
 			failed = append(failed, name)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	json "github.com/goccy/go-json"
+
+	"github.com/mcpgen/mcpgen/providers"
 )
 
 // A Member is one member of a JSON object, as written.
@@ -114,51 +116,54 @@ func TrimSpace(b []byte) []byte {
 
 // Str encodes a JSON string; URLs keep their & as is.
 func Str(s string) []byte {
-	b, err := json.MarshalWithOption(s, json.DisableHTMLEscape())
-	if err != nil {
-		panic(err) // a Go string always encodes
-	}
-	return b
+	return providers.AppendJSONString(make([]byte, 0, len(s)+2), s)
 }
 
 // Strs encodes a JSON array of strings.
 func Strs(ss []string) []byte {
-	b, err := json.MarshalWithOption(ss, json.DisableHTMLEscape())
-	if err != nil {
-		panic(err)
+	n := 2
+	for _, s := range ss {
+		n += len(s) + 3
 	}
-	return b
+	b := append(make([]byte, 0, n), '[')
+	for i, s := range ss {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = providers.AppendJSONString(b, s)
+	}
+	return append(b, ']')
 }
 
-// Object is a JSON object that keeps its keys in insertion order.
+// Object is a JSON object that keeps its keys in insertion order, written as members are
+// added.
 type Object struct {
-	keys []string
-	vals [][]byte
+	b []byte
+	n int
 }
 
 // Add appends a member, its value JSON as given.
 func (o *Object) Add(key string, val []byte) {
-	o.keys = append(o.keys, key)
-	o.vals = append(o.vals, val)
+	if o.n == 0 {
+		o.b = append(o.b, '{')
+	} else {
+		o.b = append(o.b, ',')
+	}
+	o.b = providers.AppendJSONString(o.b, key)
+	o.b = append(o.b, ':')
+	o.b = append(o.b, val...)
+	o.n++
 }
 
 // Len is the number of members.
-func (o *Object) Len() int { return len(o.keys) }
+func (o *Object) Len() int { return o.n }
 
 // Bytes writes the object, compact.
 func (o *Object) Bytes() []byte {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, k := range o.keys {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(Str(k))
-		b.WriteByte(':')
-		b.Write(o.vals[i])
+	if o.n == 0 {
+		return []byte("{}")
 	}
-	b.WriteByte('}')
-	return b.Bytes()
+	return append(o.b, '}')
 }
 
 func skipSpace(data []byte, i int) int {

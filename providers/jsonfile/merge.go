@@ -97,6 +97,9 @@ func Merge(f Format, existing []byte, entries []providers.Rendered, opts provide
 		}
 		doc.blank = true
 	}
+	if !f.Reindent && !doc.blank && doc.unchanged(servers, len(values) > 0) {
+		return bytes.Clone(existing), nil // an edit would rewrite what is there
+	}
 	var out []byte
 	if f.Reindent || doc.blank && !f.CommentRecord {
 		out, err = doc.reindent(servers, len(values) > 0)
@@ -120,6 +123,7 @@ type entryValue struct {
 	raw    []byte
 	record []byte // its record in _mcpgen.managed
 	marker string // its record as a comment (Format.CommentRecord)
+	fp     string
 }
 
 // prepareValues checks the entries, fingerprints them and writes their records.
@@ -138,7 +142,7 @@ func prepareValues(entries []providers.Rendered, owner string) ([]entryValue, er
 			return nil, fmt.Errorf("entry %q: value is %s, want a JSON object", e.Name, kind)
 		}
 		fp := fingerprint(raw)
-		values = append(values, entryValue{name: e.Name, raw: raw, record: recordOf(fp, owner), marker: markerText(owner, fp)})
+		values = append(values, entryValue{name: e.Name, raw: raw, record: recordOf(fp, owner), marker: markerText(owner, fp), fp: fp})
 	}
 	return values, nil
 }
@@ -351,16 +355,16 @@ func (d *document) merge(values []entryValue, own providers.Ownership, force boo
 	var conflicts []providers.Conflict
 	placed := make(map[string]bool, len(values))
 	for i, m := range d.entries {
-		st := d.state(m, own)
+		v := wanted[m.Key]
+		st, fp := d.state(m, own, v)
 		rec, recorded := d.managed[m.Key]
 		legacy := recorded && own.Legacy(rec.owner)
-		v := wanted[m.Key]
 		keep := out{rawKey: m.RawKey, value: m.Value, name: m.Key, from: i, kept: true}
 		if d.markers != nil {
 			keep.marker = d.markers[i].text(d.data)
 		}
 		switch {
-		case v != nil && st == owned && !d.f.Reindent && fingerprint(v.raw) == fingerprint(m.Value):
+		case v != nil && st == owned && !d.f.Reindent && v.fp == fp:
 			// Unchanged: edited in place, it keeps its layout and its comments.
 			keep.record, keep.marker = v.record, v.marker
 			servers = append(servers, keep)
@@ -435,18 +439,24 @@ const (
 	foreign                  // recorded as another manifest's
 )
 
-func (d *document) state(m Member, own providers.Ownership) state {
+// state also returns the fingerprint of the file's copy, when it has a record of the
+// manifest's: computed once, it is what a merge costs most.
+func (d *document) state(m Member, own providers.Ownership, v *entryValue) (state, string) {
 	rec, ok := d.managed[m.Key]
 	switch {
 	case !ok:
-		return handWritten
+		return handWritten, ""
 	case !own.Mine(rec.owner) && !own.Legacy(rec.owner):
-		return foreign
-	case rec.fp == fingerprint(m.Value):
-		return owned
-	default:
-		return edited
+		return foreign, ""
+	case v != nil && v.fp == rec.fp && sameCompact(m.Value, v.raw):
+		// What mcpgen would write, whitespace aside: the same fingerprint, without
+		// decoding the value to compute it.
+		return owned, v.fp
 	}
+	if fp := fingerprint(m.Value); rec.fp == fp {
+		return owned, fp
+	}
+	return edited, ""
 }
 
 func (d *document) conflict(m Member, st state) providers.Conflict {
@@ -624,15 +634,7 @@ func comments(data []byte) []byte {
 }
 
 // fingerprint returns the fingerprint of a JSON value, numbers as written.
-func fingerprint(raw []byte) string {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return "" // unreachable: raw was validated
-	}
-	return providers.Fingerprint(v)
-}
+func fingerprint(raw []byte) string { return providers.FingerprintJSON(raw) }
 
 // Owners returns the servers of a file of format f that _mcpgen records, in the order of
 // the servers object, each with the manifest its record names ("" when it names none).
@@ -650,4 +652,41 @@ func Owners(f Format, data []byte) ([]providers.Owned, error) {
 		}
 	}
 	return owned, nil
+}
+
+// unchanged reports whether the merge keeps every entry of the file as it is, and its
+// record: then nothing is to be written, and edit, which would parse the file again, need
+// not run. This is the common case (emit --check, and emit --provider all on files that
+// are up to date).
+func (d *document) unchanged(servers []out, anyOurs bool) bool {
+	if len(servers) != len(d.entries) {
+		return false
+	}
+	for i, s := range servers {
+		if s.from != i || !s.kept || d.markers != nil && s.marker != d.markers[i].text(d.data) {
+			return false
+		}
+	}
+	if d.f.CommentRecord {
+		return true
+	}
+	record, recordNew := d.recordObject(servers, anyOurs)
+	switch {
+	case recordNew:
+		return record == nil
+	case record == nil:
+		return false
+	}
+	var a, b bytes.Buffer
+	return json.Compact(&a, record) == nil && json.Compact(&b, d.members[d.record].Value) == nil && bytes.Equal(a.Bytes(), b.Bytes())
+}
+
+// sameCompact reports whether two JSON values are the same bytes but for whitespace
+// between tokens.
+func sameCompact(a, b []byte) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	var ca, cb bytes.Buffer
+	return json.Compact(&ca, a) == nil && json.Compact(&cb, b) == nil && bytes.Equal(ca.Bytes(), cb.Bytes())
 }
