@@ -49,9 +49,9 @@ func (a *app) emitCommand() *cobra.Command {
 		Short: "Write the MCP server config of Codex, Claude, Gemini CLI, Cursor, VS Code and other agents",
 		Long: `Emit renders the manifest's servers for one provider: Codex's
 [mcp_servers.NAME] tables, the mcpServers entries of Claude Code, Claude
-Desktop, Gemini CLI, Qwen Code, Cursor, Copilot CLI, Windsurf, Kiro, Junie
-and Warp, VS Code's servers, opencode's and Crush's mcp, each with the
-agent's own keys and reference syntax.
+Desktop, Gemini CLI, Qwen Code, Cursor, Copilot CLI, Windsurf, Kiro, Junie,
+Warp and Cline, Amp's amp.mcpServers, VS Code's servers, opencode's and
+Crush's mcp, each with the agent's own keys and reference syntax.
 
 By default it prints them. With -o FILE or --write it merges them into the
 file: only the entries of this manifest are replaced, its servers that left
@@ -140,7 +140,10 @@ agent's failure does not stop the others. mcpgen agents lists them all.
   crush           .crush.json (or crush.json); --scope user:
                   ~/.config/crush/crush.json
   junie           .junie/mcp/mcp.json; --scope user: ~/.junie/mcp/mcp.json
-  warp            .warp/.mcp.json; --scope user: ~/.warp/.mcp.json`,
+  warp            .warp/.mcp.json; --scope user: ~/.warp/.mcp.json
+  amp             ~/.config/amp/settings.json; --scope project:
+                  .amp/settings.json
+  cline           ~/.cline/data/settings/cline_mcp_settings.json`,
 		Example: `  mcpgen emit --provider codex
   mcpgen emit --provider codex --workspace ws-42 --write
   mcpgen emit --provider codex --launcher            # agents share the launcher's servers

@@ -82,6 +82,9 @@ var goldenCases = []struct {
 	{"junie-workspace.json", []string{"--provider", "junie", "--workspace", "ws-42", "--user", "alice"}, ""},
 	{"warp-workspace.json", []string{"--provider", "warp", "--workspace", "ws-42", "--user", "alice"}, ""},
 	{"warp-gateway-url.json", []string{"--provider", "warp", "--gateway-url", "https://mcp.example.com/mcp", "--gateway-token-env", "MCPGEN_TOKEN"}, ""},
+	// Amp's literal "amp.mcpServers" key; Cline's streamableHttp.
+	{"amp-workspace.json", []string{"--provider", "amp", "--workspace", "ws-42", "--user", "alice"}, ""},
+	{"cline-workspace.json", []string{"--provider", "cline", "--workspace", "ws-42", "--user", "alice"}, ""},
 }
 
 // projectCase, as a golden case's existing file, runs emit in a copy of

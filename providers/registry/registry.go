@@ -3,7 +3,9 @@ package registry
 
 import (
 	"github.com/mcpgen/mcpgen/providers"
+	"github.com/mcpgen/mcpgen/providers/amp"
 	"github.com/mcpgen/mcpgen/providers/claude"
+	"github.com/mcpgen/mcpgen/providers/cline"
 	"github.com/mcpgen/mcpgen/providers/codex"
 	"github.com/mcpgen/mcpgen/providers/copilot"
 	"github.com/mcpgen/mcpgen/providers/crush"
@@ -34,6 +36,8 @@ var all = []providers.Provider{
 	crush.Provider,
 	junie.Provider,
 	warp.Provider,
+	amp.Provider,
+	cline.Provider,
 }
 
 // All returns every provider.
