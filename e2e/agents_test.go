@@ -96,7 +96,7 @@ func TestGeminiGateway(t *testing.T) {
 		"[servers.files]\nbuiltin = \"files\"\nread_only = true\n")
 	project := filepath.Join(w.dir, "project")
 	if _, err := w.run("emit", "--provider", "gemini", "--gateway", "--manifest", w.manifest,
-		"--workspace", w.ws, "--dir", w.wsDir, "-o", filepath.Join(project, ".gemini", "settings.json"), "--scope", "project"); err != nil {
+		"--workspace", w.ws, "--dir", w.wsDir, "-o", filepath.Join(project, ".gemini", "settings.json"), "--scope", "project", "--mcpgen-path", w.bin); err != nil {
 		t.Fatal(err)
 	}
 	got, out := geminiList(t, project, w.env)
