@@ -12,6 +12,7 @@ package e2e
 //	MCPGEN_E2E=1 go test -count=1 -v -run Gemini ./e2e/
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -104,4 +105,88 @@ func TestGeminiGateway(t *testing.T) {
 		t.Errorf("gemini connected to %q, want the gateway, mcpgen\n%s", got, out)
 	}
 	// The launcher that connect started goes with the world (reap).
+}
+
+// ansi matches the color sequences that opencode prints even to a pipe.
+var ansi = regexp.MustCompile("\x1b\\[[0-9;]*m")
+
+// opencodeConnected is opencode mcp list's line for a server that answered.
+var opencodeConnected = regexp.MustCompile(`(?m)✓ (\S+) +connected`)
+
+// TestOpencodeWithRealClient emits the runnable manifest into a project's
+// commented opencode.json (its records are comments) and has the real
+// opencode start every server, offline, in a home of its own.
+//
+// opencode is not among the pinned clients of install.sh: npm records only this
+// platform's binary of opencode-ai in a lockfile, and npm ci then refuses it
+// elsewhere. Set OPENCODE_BIN to an opencode (npm install opencode-ai@1.18.33)
+// to run it.
+func TestOpencodeWithRealClient(t *testing.T) {
+	sb := newSandbox(t)
+	if os.Getenv("OPENCODE_BIN") == "" {
+		t.Skip("OPENCODE_BIN is not set: npm install opencode-ai@1.18.33 and point OPENCODE_BIN at its bin/opencode")
+	}
+	sb.write("project/mcpgen.toml", runnableManifest(sb.path("workspaces")))
+	project := sb.path("project")
+	ws := sb.path("workspaces", "ws-e2e")
+	sb.write("workspaces/ws-e2e/notes.txt", "hello\n")
+	sb.write("project/opencode.json", "{\n  \"$schema\": \"https://opencode.ai/config.json\",\n  // the user's own\n  \"mcp\": {},\n}\n")
+	sb.must(run{dir: project, args: []string{mcpgen, "emit", "--provider", "opencode", "--write", "--mcpgen-path", mcpgen}})
+	data, err := os.ReadFile(filepath.Join(project, "opencode.json"))
+	if err != nil || !strings.Contains(string(data), "// the user's own") || strings.Contains(string(data), `"_mcpgen"`) {
+		t.Fatalf("opencode.json (%v):\n%s", err, data)
+	}
+	names := []string{"memory", "everything", "files", "shell", "fs"}
+	env := withEnv(sb.env, []string{"XDG_CONFIG_HOME"}, "WORKSPACE_ID=ws-e2e", "WORKSPACE_DIR="+ws, "USER_ID=e2e", "NO_COLOR=1")
+	c := client{dir: project, netns: true, env: env}
+	res := c.run(false, os.Getenv("OPENCODE_BIN"), "mcp", "list")
+	out := ansi.ReplaceAllString(res.stdout+res.stderr, "")
+	if res.err != nil {
+		t.Errorf("opencode mcp list: %v\n%s", res.err, out)
+	}
+	var got []string
+	for _, m := range opencodeConnected.FindAllStringSubmatch(out, -1) {
+		got = append(got, m[1])
+	}
+	if !sameSet(got, names) {
+		t.Errorf("opencode connected to %q, want %q\n%s\n%s", got, names, out, data)
+	}
+}
+
+// TestCopilotWithRealClient: the real Copilot CLI loads the project's
+// .github/mcp.json (the folder trusted) and the user's mcp-config.json, with
+// every entry; its mcp list stops at authentication before starting servers,
+// so this is a check of what it reads, not of the servers.
+func TestCopilotWithRealClient(t *testing.T) {
+	sb := newSandbox(t)
+	sb.write("project/mcpgen.toml", runnableManifest(sb.path("workspaces")))
+	project := sb.path("project")
+	sb.write("home/.copilot/config.json", fmt.Sprintf("{\"trusted_folders\": [%q]}\n", project))
+	sb.must(run{dir: project, args: []string{mcpgen, "emit", "--provider", "copilot", "--write", "--mcpgen-path", mcpgen}})
+	sb.must(run{dir: project, args: []string{mcpgen, "emit", "--provider", "copilot", "--write", "--scope", "user", "--workspace", "ws-e2e", "--user", "e2e", "--mcpgen-path", mcpgen}})
+	c := client{dir: project, netns: true, env: sb.env}
+	res := c.run(false, os.Getenv("COPILOT_BIN"), "mcp", "list", "--json")
+	if res.err != nil {
+		t.Fatalf("copilot mcp list --json: %v\n%s%s", res.err, res.stdout, res.stderr)
+	}
+	var listed struct {
+		McpServers map[string]struct {
+			Type   string   `json:"type"`
+			Tools  []string `json:"tools"`
+			Source string   `json:"source"`
+		} `json:"mcpServers"`
+	}
+	if err := json.Unmarshal([]byte(res.stdout), &listed); err != nil {
+		t.Fatalf("copilot mcp list --json: %v\n%s", err, res.stdout)
+	}
+	for _, name := range []string{"memory", "everything", "files", "shell", "fs"} {
+		s, ok := listed.McpServers[name]
+		if !ok || s.Type != "local" || !slices.Equal(s.Tools, []string{"*"}) {
+			t.Errorf("copilot lists %s as %+v (listed: %v), want a local server with every tool", name, s, ok)
+		}
+	}
+	res = c.run(false, os.Getenv("COPILOT_BIN"), "mcp", "list")
+	if !strings.Contains(res.stdout, "Workspace servers:") {
+		t.Errorf("copilot did not read the project's .github/mcp.json:\n%s%s", res.stdout, res.stderr)
+	}
 }

@@ -4,8 +4,11 @@
 // Checked against GitHub's docs (github/docs, content/copilot/how-tos/use-copilot-agents/
 // use-copilot-cli.md: ~/.copilot/mcp-config.json) and the shape rulesync writes
 // (docs/reference/file-formats.md): "type" is required, "local" with command, args, env,
-// or "http" with url and headers; "tools" lists the tools to allow, "*" for all. Its
-// ${VAR} expansion is not documented: e2e checks it with the real CLI.
+// or "http" with url and headers; "tools" lists the tools to allow, "*" for all. Copilot
+// CLI 1.0.102 (copilot mcp --help) reads ~/.copilot/mcp-config.json and, in a trusted
+// folder, .mcp.json or .github/mcp.json; it loads both files as emit writes them, a
+// top-level _mcpgen included (e2e, TestCopilotWithRealClient). Its ${VAR} expansion is not
+// documented.
 package copilot
 
 import (

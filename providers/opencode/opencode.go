@@ -4,9 +4,11 @@
 // Checked against opencode's docs (https://opencode.ai/docs/mcp-servers/) and its config
 // schema (packages/opencode/src/config/config.ts): a local server is {"type": "local",
 // "command": [cmd, ...args], "environment": {...}}, a remote one {"type": "remote", "url",
-// "headers"}; {env:NAME} in values. Its schema is strict at every level, the top one
-// included, so mcpgen records what it owns in a comment above each entry, not under
-// "_mcpgen". No working directory or tool filter per server: a server with a cwd goes
+// "headers"}; {env:NAME} in values. Its schema in source is strict at every level, the
+// top one included (opencode 1.18.33's mcp list lets an unknown key pass; its forks and
+// other versions refuse it), so mcpgen records what it owns in a comment above each
+// entry, not under "_mcpgen": opencode reads comments in opencode.json too (e2e,
+// TestOpencodeWithRealClient). No working directory or tool filter per server: a server with a cwd goes
 // through mcpgen serve, and its tool filters apply through the launcher. Its "timeout" has
 // meant a connection timeout in some versions and a request timeout in others: mcpgen
 // writes none.
