@@ -190,3 +190,37 @@ func TestCopilotWithRealClient(t *testing.T) {
 		t.Errorf("copilot did not read the project's .github/mcp.json:\n%s%s", res.stdout, res.stderr)
 	}
 }
+
+// TestQwenWithRealClient: Qwen Code, Gemini CLI's fork, reads the project's
+// .qwen/settings.json as emit writes it; once qwen mcp approve --all approved
+// the project's servers, qwen mcp list starts each one. Like opencode, Qwen
+// Code is not among the pinned clients (npm's lockfile of it holds this
+// platform's optional binaries only): set QWEN_BIN to run it.
+func TestQwenWithRealClient(t *testing.T) {
+	sb := newSandbox(t)
+	if os.Getenv("QWEN_BIN") == "" {
+		t.Skip("QWEN_BIN is not set: npm install @qwen-code/qwen-code@0.24.4 and point QWEN_BIN at its bin/qwen")
+	}
+	sb.write("project/mcpgen.toml", runnableManifest(sb.path("workspaces")))
+	project := sb.path("project")
+	ws := sb.path("workspaces", "ws-e2e")
+	sb.write("workspaces/ws-e2e/notes.txt", "hello\n")
+	sb.must(run{dir: project, args: []string{mcpgen, "emit", "--provider", "qwen", "--write", "--mcpgen-path", mcpgen}})
+	env := withEnv(sb.env, nil, "WORKSPACE_ID=ws-e2e", "WORKSPACE_DIR="+ws, "USER_ID=e2e", "NO_COLOR=1")
+	c := client{dir: project, netns: true, env: env}
+	if res := c.run(false, os.Getenv("QWEN_BIN"), "mcp", "approve", "--all"); res.err != nil {
+		t.Fatalf("qwen mcp approve --all: %v\n%s%s", res.err, res.stdout, res.stderr)
+	}
+	res := c.run(false, os.Getenv("QWEN_BIN"), "mcp", "list")
+	out := ansi.ReplaceAllString(res.stdout+res.stderr, "")
+	if res.err != nil {
+		t.Errorf("qwen mcp list: %v\n%s", res.err, out)
+	}
+	var got []string
+	for _, m := range geminiConnected.FindAllStringSubmatch(out, -1) {
+		got = append(got, m[1])
+	}
+	if names := []string{"memory", "everything", "files", "shell", "fs"}; !sameSet(got, names) {
+		t.Errorf("qwen connected to %q, want %q\n%s", got, names, out)
+	}
+}
