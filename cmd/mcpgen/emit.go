@@ -50,8 +50,9 @@ func (a *app) emitCommand() *cobra.Command {
 		Long: `Emit renders the manifest's servers for one provider: Codex's
 [mcp_servers.NAME] tables, the mcpServers entries of Claude Code, Claude
 Desktop, Gemini CLI, Qwen Code, Cursor, Copilot CLI, Windsurf, Kiro, Junie,
-Warp and Cline, Amp's amp.mcpServers, VS Code's servers, opencode's and
-Crush's mcp, each with the agent's own keys and reference syntax.
+Warp and Cline, Amp's amp.mcpServers, VS Code's servers, Zed's
+context_servers, opencode's and Crush's mcp, each with the agent's own keys
+and reference syntax.
 
 By default it prints them. With -o FILE or --write it merges them into the
 file: only the entries of this manifest are replaced, its servers that left
@@ -133,6 +134,7 @@ agent's failure does not stop the others. mcpgen agents lists them all.
                   ~/.config/opencode/opencode.json
   cursor          .cursor/mcp.json; --scope user: ~/.cursor/mcp.json
   vscode          .vscode/mcp.json; --scope user: the profile's mcp.json
+  zed             .zed/settings.json; --scope user: ~/.config/zed/settings.json
   copilot         .github/mcp.json; --scope user: ~/.copilot/mcp-config.json
   windsurf        ~/.codeium/windsurf/mcp_config.json; --scope project:
                   .windsurf/mcp_config.json

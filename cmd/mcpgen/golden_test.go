@@ -85,6 +85,8 @@ var goldenCases = []struct {
 	// Amp's literal "amp.mcpServers" key; Cline's streamableHttp.
 	{"amp-workspace.json", []string{"--provider", "amp", "--workspace", "ws-42", "--user", "alice"}, ""},
 	{"cline-workspace.json", []string{"--provider", "cline", "--workspace", "ws-42", "--user", "alice"}, ""},
+	// Zed's context_servers, among the editor's other settings.
+	{"zed-merged.json", []string{"--provider", "zed", "--workspace", "ws-42", "--user", "alice"}, "existing-zed.json"},
 }
 
 // projectCase, as a golden case's existing file, runs emit in a copy of

@@ -18,6 +18,7 @@ import (
 	"github.com/mcpgen/mcpgen/providers/vscode"
 	"github.com/mcpgen/mcpgen/providers/warp"
 	"github.com/mcpgen/mcpgen/providers/windsurf"
+	"github.com/mcpgen/mcpgen/providers/zed"
 )
 
 // all is every provider, in the order that lists and --provider all follow.
@@ -30,6 +31,7 @@ var all = []providers.Provider{
 	opencode.Provider,
 	cursor.Provider,
 	vscode.Provider,
+	zed.Provider,
 	copilot.Provider,
 	windsurf.Provider,
 	kiro.Provider,
