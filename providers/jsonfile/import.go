@@ -248,13 +248,13 @@ func ParseBraced(prefix, suffix string) func(string) (manifest.Template, error) 
 			i := strings.Index(text, prefix)
 			if i < 0 {
 				if strings.Contains(text, "${") {
-					return nil, fmt.Errorf("%q holds a \"${\" that mcpgen.toml would read as a variable (it has no escape for it)", text)
+					return nil, fmt.Errorf("%q holds a reference other than %sNAME%s (an input, a predefined variable), which mcpgen has no equivalent for", text, prefix, suffix)
 				}
 				t = append(t, manifest.Segment{Text: text})
 				break
 			}
 			if strings.Contains(text[:i], "${") {
-				return nil, fmt.Errorf("%q holds a reference that mcpgen has no equivalent for", text)
+				return nil, fmt.Errorf("%q holds a reference other than %sNAME%s (an input, a predefined variable), which mcpgen has no equivalent for", text, prefix, suffix)
 			}
 			if i > 0 {
 				t = append(t, manifest.Segment{Text: text[:i]})
