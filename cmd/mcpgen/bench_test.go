@@ -149,7 +149,8 @@ func BenchmarkEmitAll(b *testing.B) {
 	manifest := benchManifest(b, b.TempDir())
 	home := b.TempDir()
 	for _, dir := range []string{".codex", ".config/Claude", ".gemini", ".qwen", ".config/opencode", ".cursor",
-		".config/Code/User", ".copilot", ".codeium/windsurf", ".kiro/settings", ".config/crush", ".junie/mcp", ".warp"} {
+		".config/Code/User", ".copilot", ".codeium/windsurf", ".kiro/settings", ".config/crush", ".junie/mcp", ".warp",
+		".config/amp", ".cline/data/settings", ".config/zed"} {
 		if err := os.MkdirAll(filepath.Join(home, dir), 0o755); err != nil {
 			b.Fatal(err)
 		}
