@@ -133,6 +133,8 @@ func (r renderer) prepare(s *manifest.Server) *providers.Entry {
 	// A project's config names no path of its checkout; a path built on the agent's
 	// WORKSPACE_DIR must not fall to the root when it is unset; a server whose workspace
 	// is the manifest's directory must not run where the agent happens to start.
+	// (Merging with main: its providers.Sandboxed(m, s) sends a sandboxed server
+	// through serve for Claude and Codex; it belongs in this condition too.)
 	if s.Kind == manifest.KindCommand && cwdOK && r.allExpressible(e) &&
 		!(r.o.Scope == providers.ScopeProject && e.InCheckout()) && !providers.InManifestDir(r.m, s, r.o) {
 		return e
