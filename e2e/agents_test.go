@@ -224,3 +224,79 @@ func TestQwenWithRealClient(t *testing.T) {
 		t.Errorf("qwen connected to %q, want %q\n%s", got, names, out)
 	}
 }
+
+// TestRulesyncReadsBack: for the agents without an installable CLI, an
+// independent parser, rulesync import --targets T --features mcp (VS Code's
+// is rulesync's "copilot", Copilot CLI's "copilotcli"), reads each
+// project file that emit writes back to the same servers (command or url,
+// and a secret as a reference). Junie, Warp, Zed and Amp have no reference
+// syntax that mcpgen knows, so their entries with a secret run mcpgen serve.
+// rulesync (npm rulesync@17.0.0) is not among the pinned clients: set
+// RULESYNC_BIN to run it.
+func TestRulesyncReadsBack(t *testing.T) {
+	sb := newSandbox(t)
+	rulesync := os.Getenv("RULESYNC_BIN")
+	if rulesync == "" {
+		t.Skip("RULESYNC_BIN is not set: npm install rulesync@17.0.0 and point RULESYNC_BIN at its bin/rulesync")
+	}
+	project := sb.path("project")
+	sb.write("project/mcpgen.toml", `version = 1
+
+[servers.local]
+command = "/opt/bin/local-mcp"
+args = ["--stdio"]
+env = { API_KEY = "${API_KEY}", MODE = "fast" }
+context = false
+
+[servers.docs]
+url = "https://mcp.example.com/mcp"
+bearer_token_env = "DOCS_TOKEN"
+`)
+	sb.must(run{dir: project, args: []string{"git", "init", "-q"}})
+	native := map[string]string{"local": "/opt/bin/local-mcp", "docs": "https://mcp.example.com/mcp"}
+	served := map[string]string{"local": mcpgen, "docs": mcpgen}
+	for _, tc := range []struct {
+		provider, target string
+		want             map[string]string
+	}{
+		{"cursor", "cursor", native}, {"vscode", "copilot", native}, {"copilot", "copilotcli", native}, {"kiro", "kiro", native},
+		{"opencode", "opencode", native}, {"qwen", "qwencode", native}, {"crush", "crush", native},
+		{"junie", "junie", served}, {"warp", "warp", served}, {"zed", "zed", served}, {"amp", "amp", served},
+	} {
+		sb.must(run{dir: project, args: []string{mcpgen, "emit", "--provider", tc.provider, "--write", "--scope", "project", "--mcpgen-path", mcpgen}})
+		if err := os.RemoveAll(filepath.Join(project, ".rulesync")); err != nil {
+			t.Fatal(err)
+		}
+		res := sb.try(run{dir: project, args: []string{rulesync, "import", "--targets", tc.target, "--features", "mcp"}})
+		data, err := os.ReadFile(filepath.Join(project, ".rulesync", "mcp.jsonc"))
+		if err != nil {
+			t.Errorf("%s: rulesync wrote nothing (%v): %s", tc.provider, err, res)
+			continue
+		}
+		// rulesync writes JSONC: comments on lines of their own.
+		plain := regexp.MustCompile(`(?m)^\s*//.*$`).ReplaceAll(data, nil)
+		var read struct {
+			McpServers map[string]struct {
+				Command string            `json:"command"`
+				URL     string            `json:"url"`
+				HTTPURL string            `json:"httpUrl"` // Qwen Code's, which rulesync keeps
+				Env     map[string]string `json:"env"`
+			} `json:"mcpServers"`
+		}
+		if err := json.Unmarshal(plain, &read); err != nil {
+			t.Errorf("%s: rulesync's file: %v\n%s", tc.provider, err, data)
+			continue
+		}
+		for name, want := range tc.want {
+			s, ok := read.McpServers[name]
+			got := s.Command + s.URL + s.HTTPURL
+			if !ok || got != want {
+				t.Errorf("%s: rulesync reads %s as %+v (there: %v), want %s\n%s", tc.provider, name, s, ok, want, data)
+			}
+		}
+		// A reference, in rulesync's syntax or the agent's (it keeps VS Code's ${env:API_KEY}).
+		if s := read.McpServers["local"]; tc.want["local"] != mcpgen && !slices.Contains([]string{"${API_KEY}", "${env:API_KEY}"}, s.Env["API_KEY"]) {
+			t.Errorf("%s: rulesync reads local's API_KEY as %q, want a reference to API_KEY\n%s", tc.provider, s.Env["API_KEY"], data)
+		}
+	}
+}
