@@ -20,7 +20,7 @@ import (
 const howToRun = `end-to-end tests against the real Codex, Claude Code and MCP SDK: run eval "$(e2e/clients/install.sh)" from the repository, then MCPGEN_E2E=1 go test -count=1 -v ./e2e/`
 
 // clientVars are the variables of e2e/clients/install.sh that the tests use.
-var clientVars = []string{"CODEX_BIN", "CLAUDE_BIN", "MCP_BENCH", "MCP_NODE_MODULES", "SERVER_EVERYTHING", "SERVER_FILESYSTEM", "SERVER_MEMORY"}
+var clientVars = []string{"CODEX_BIN", "CLAUDE_BIN", "GEMINI_BIN", "COPILOT_BIN", "MCP_BENCH", "MCP_NODE_MODULES", "SERVER_EVERYTHING", "SERVER_FILESYSTEM", "SERVER_MEMORY"}
 
 var (
 	enabled bool

@@ -120,7 +120,7 @@ func TestErrors(t *testing.T) {
 			`m.toml:2:11: server "f": unknown builtin "file" (did you mean "files"?); mcpgen has: files`,
 			`m.toml:3:13: server "f": "read_only" must be true or false, not an integer`}},
 		{"providers", "[servers.x]\ncommand = \"a\"\nproviders = [\"codx\", \"claude\"]\n", []string{
-			`m.toml:3:14: server "x": unknown provider "codx" (did you mean "codex"?); use claude, claude-desktop, codex`}},
+			`m.toml:3:14: server "x": unknown provider "codx" (did you mean "codex"?); use ` + strings.Join(Providers, ", ")}},
 		{"scope", "[servers.x]\ncommand = \"a\"\nscope = \"projct\"\n[servers.y]\ncommand = \"b\"\nscope = [\"user\"]\n", []string{
 			`m.toml:3:9: server "x": unknown scope "projct" (did you mean "project"?); use user or project`,
 			`m.toml:6:1: server "y": "scope" must be a string, not an array`}},

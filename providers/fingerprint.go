@@ -155,6 +155,10 @@ func appendFloat(b []byte, f float64, bits int) []byte {
 	return b
 }
 
+// AppendJSONString appends s as a JSON string, escaping only quotes, backslashes and
+// control characters (no HTML escaping: a URL keeps its &), invalid UTF-8 as U+FFFD.
+func AppendJSONString(b []byte, s string) []byte { return appendString(b, s) }
+
 // appendString writes s as a JSON string, escaping only quotes, backslashes and control
 // characters.
 func appendString(b []byte, s string) []byte {

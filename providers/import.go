@@ -392,3 +392,22 @@ func serverLines(s *manifest.Server) map[string]string {
 	}
 	return lines
 }
+
+// BearerFromHeaders turns "Authorization": "Bearer ${VAR}" into bearer_token_env, which
+// emit writes back in that form for Claude and the JSON agents, and as Codex's
+// bearer_token_env_var.
+func BearerFromHeaders(imp *ImportedServer) {
+	s := imp.Server
+	for i, h := range s.Headers {
+		if !strings.EqualFold(h.Name, "Authorization") || len(h.Value) != 2 {
+			continue
+		}
+		text, ref := h.Value[0], h.Value[1]
+		if text.Ref != "" || !strings.EqualFold(text.Text, "Bearer ") || ref.Ref == "" || ref.HasDefault {
+			continue
+		}
+		s.BearerTokenEnv = ref.Ref
+		s.Headers = slices.Delete(s.Headers, i, i+1)
+		return
+	}
+}

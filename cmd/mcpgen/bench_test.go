@@ -140,3 +140,44 @@ func BenchmarkEmitProcess(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkEmitAll measures emit --provider all --write for every agent at
+// once, against one agent's emit (the target: all of them in under 3x one's
+// time), in one process, with a home where every agent is set up and its
+// file up to date: what a run that changes nothing costs.
+func BenchmarkEmitAll(b *testing.B) {
+	manifest := benchManifest(b, b.TempDir())
+	home := b.TempDir()
+	for _, dir := range []string{".codex", ".config/Claude", ".gemini", ".qwen", ".config/opencode", ".cursor",
+		".config/Code/User", ".copilot", ".codeium/windsurf", ".kiro/settings", ".config/crush", ".junie/mcp", ".warp",
+		".config/amp", ".cline/data/settings", ".config/zed"} {
+		if err := os.MkdirAll(filepath.Join(home, dir), 0o755); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(home, ".claude.json"), []byte("{}\n"), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	b.Setenv("HOME", home)
+	for _, v := range []string{"XDG_CONFIG_HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR"} {
+		b.Setenv(v, "")
+	}
+	for _, provider := range []string{"codex", "gemini", "all"} {
+		b.Run(provider, func(b *testing.B) {
+			args := emitArgs(manifest, provider, []string{"--write", "--scope", "user", "--workspace", "ws-42"})
+			var errs bytes.Buffer
+			if code := run(args, strings.NewReader(""), io.Discard, &errs); code != 0 {
+				b.Fatalf("mcpgen %s: exit %d\n%s", strings.Join(args, " "), code, errs.String())
+			}
+			if provider == "all" && strings.Contains(errs.String(), "skipped") {
+				b.Fatalf("an agent was skipped:\n%s", errs.String())
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if code := run(args, strings.NewReader(""), io.Discard, io.Discard); code != 0 {
+					b.Fatal("exit", code)
+				}
+			}
+		})
+	}
+}

@@ -8,8 +8,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -19,6 +21,7 @@ import (
 	"github.com/mcpgen/mcpgen/providers"
 	"github.com/mcpgen/mcpgen/providers/claude"
 	"github.com/mcpgen/mcpgen/providers/codex"
+	"github.com/mcpgen/mcpgen/providers/registry"
 )
 
 type emitOptions struct {
@@ -36,19 +39,20 @@ type emitOptions struct {
 	gatewayTokenEnv      string
 }
 
-var providerNames = []string{codex.Name, claude.Code, claude.Desktop}
-
 // gatewayNameRE is what Claude Code and Codex accept as an entry's name.
 var gatewayNameRE = lazyregexp.New(`^[A-Za-z0-9_-]{1,64}$`)
 
 func (a *app) emitCommand() *cobra.Command {
 	var o emitOptions
 	cmd := &cobra.Command{
-		Use:   "emit --provider codex|claude|claude-desktop",
-		Short: "Write the MCP server config of Codex, Claude Code or Claude Desktop",
+		Use:   "emit --provider NAME[,NAME...]|all",
+		Short: "Write the MCP server config of Codex, Claude, Gemini CLI, Cursor, VS Code and other agents",
 		Long: `Emit renders the manifest's servers for one provider: Codex's
-[mcp_servers.NAME] tables, or the mcpServers entries of Claude Code and
-Claude Desktop.
+[mcp_servers.NAME] tables, the mcpServers entries of Claude Code, Claude
+Desktop, Gemini CLI, Qwen Code, Cursor, Copilot CLI, Windsurf, Kiro, Junie,
+Warp and Cline, Amp's amp.mcpServers, VS Code's servers, Zed's
+context_servers, opencode's and Crush's mcp, each with the agent's own keys
+and reference syntax.
 
 By default it prints them. With -o FILE or --write it merges them into the
 file: only the entries of this manifest are replaced, its servers that left
@@ -113,12 +117,35 @@ OAuth issuer the agent logs in to. Claude Desktop runs only stdio servers
 from its file: its entry runs mcpgen serve --url URL, which relays to the
 gateway and reads VAR from the environment Desktop gives it.
 
---write targets:
+--provider all --write writes each agent whose config is there, in its
+usual scope (or --scope): a user config whose directory exists (the agent
+is set up), a project's config that exists; emit names the others.
+--provider gemini,cursor writes the agents it names, there or not. One
+agent's failure does not stop the others. mcpgen agents lists them all.
+
+--write targets (a project's file is in the manifest's directory):
   codex           $CODEX_HOME/config.toml (default ~/.codex/config.toml);
-                  --scope project: the project's .codex/config.toml (in
-                  the manifest's directory)
-  claude          the project's .mcp.json; --scope user: ~/.claude.json
-  claude-desktop  Claude Desktop's claude_desktop_config.json`,
+                  --scope project: .codex/config.toml
+  claude          .mcp.json; --scope user: ~/.claude.json
+  claude-desktop  Claude Desktop's claude_desktop_config.json
+  gemini          .gemini/settings.json; --scope user: ~/.gemini/settings.json
+  qwen            .qwen/settings.json; --scope user: ~/.qwen/settings.json
+  opencode        opencode.json (or .jsonc); --scope user:
+                  ~/.config/opencode/opencode.json
+  cursor          .cursor/mcp.json; --scope user: ~/.cursor/mcp.json
+  vscode          .vscode/mcp.json; --scope user: the profile's mcp.json
+  zed             .zed/settings.json; --scope user: ~/.config/zed/settings.json
+  copilot         .github/mcp.json; --scope user: ~/.copilot/mcp-config.json
+  windsurf        ~/.codeium/windsurf/mcp_config.json; --scope project:
+                  .windsurf/mcp_config.json
+  kiro            .kiro/settings/mcp.json; --scope user: ~/.kiro/settings/mcp.json
+  crush           .crush.json (or crush.json); --scope user:
+                  ~/.config/crush/crush.json
+  junie           .junie/mcp/mcp.json; --scope user: ~/.junie/mcp/mcp.json
+  warp            .warp/.mcp.json; --scope user: ~/.warp/.mcp.json
+  amp             ~/.config/amp/settings.json; --scope project:
+                  .amp/settings.json
+  cline           ~/.cline/data/settings/cline_mcp_settings.json`,
 		Example: `  mcpgen emit --provider codex
   mcpgen emit --provider codex --workspace ws-42 --write
   mcpgen emit --provider codex --launcher            # agents share the launcher's servers
@@ -127,14 +154,15 @@ gateway and reads VAR from the environment Desktop gives it.
   mcpgen emit --provider claude -o .mcp.json
   mcpgen emit --provider claude --write --check      # in CI: exit 1 when .mcp.json is out of date
   mcpgen emit --provider codex --write --scope project  # .codex/config.toml, committed with the project
-  mcpgen emit --provider claude-desktop --workspace ws-42 --write --diff`,
+  mcpgen emit --provider claude-desktop --workspace ws-42 --write --diff
+  mcpgen emit --provider all --write --scope user     # every agent set up for you`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.emit(o)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&o.provider, "provider", "p", "", "codex, claude or claude-desktop (required)")
+	f.StringVarP(&o.provider, "provider", "p", "", "the agent: "+strings.Join(registry.Names(), ", ")+"; several, comma-separated; or all (required)")
 	f.StringVarP(&o.workspace, "workspace", "w", "", "write the context of workspace `ID` literally")
 	f.StringVar(&o.dir, "dir", "", "WORKSPACE_DIR (default: the manifest's workspace.dir, else the manifest's directory)")
 	f.StringVar(&o.user, "user", "", "USER_ID (default: the manifest's workspace.user, else $USER)")
@@ -151,7 +179,7 @@ gateway and reads VAR from the environment Desktop gives it.
 	f.StringVar(&o.gatewayURL, "gateway-url", "", "the gateway of a launcher served over HTTP (launch --listen), at `URL`: one entry that reaches it there (implies --gateway)")
 	f.StringVar(&o.gatewayTokenEnv, "gateway-token-env", "", "with --gateway-url: the environment `VAR` that holds the gateway's bearer token, which the entry references, never holds")
 	_ = cmd.MarkFlagRequired("provider")
-	_ = cmd.RegisterFlagCompletionFunc("provider", cobra.FixedCompletions(providerNames, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("provider", cobra.FixedCompletions(registry.Names(), cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("scope", cobra.FixedCompletions([]string{"user", "project"}, cobra.ShellCompDirectiveNoFileComp))
 	cmd.MarkFlagsMutuallyExclusive("output", "write")
 	cmd.MarkFlagsMutuallyExclusive("check", "diff")
@@ -162,6 +190,10 @@ func (a *app) emit(o emitOptions) error {
 	if err := o.checkFlags(); err != nil {
 		return err
 	}
+	if names := o.providers(); len(names) != 1 || o.provider == allProviders {
+		return a.emitAll(o, names)
+	}
+	p, _ := registry.Lookup(o.provider)
 	load := a.loadManifest
 	if o.output == "" && !o.write {
 		load = a.loadManifestOrDemo // printing writes nothing: the demo may show
@@ -170,10 +202,31 @@ func (a *app) emit(o emitOptions) error {
 	if err != nil {
 		return err
 	}
-	place, err := o.placement(m)
+	place, err := o.placement(m, p)
 	if err != nil {
 		return err
 	}
+	pl, err := a.plan(m, p, o, place)
+	if err != nil {
+		return err
+	}
+	return a.apply(m, p, o, pl)
+}
+
+// An emitPlan is what emit would write for one provider: the file's content
+// before and after, and the options that rendered it.
+type emitPlan struct {
+	place    placement
+	po       providers.Options
+	target   string // place.target, links resolved
+	old, out []byte
+	n        int
+}
+
+// plan renders the manifest for p at place, merged into the file that is
+// there: nothing is written.
+func (a *app) plan(m *manifest.Manifest, p providers.Provider, o emitOptions, place placement) (*emitPlan, error) {
+	var err error
 	po := providers.Options{Launcher: o.launcher || o.gateway && o.gatewayURL == "", Scope: place.scope, Root: place.root}
 	if o.gateway || o.gatewayURL != "" {
 		po.Gateway = o.gatewayName
@@ -189,11 +242,11 @@ func (a *app) emit(o emitOptions) error {
 	// manifest's own text are).
 	po.Context, err = m.ContextTemplate(manifest.ContextOptions{WorkspaceID: o.workspace, Dir: o.dir, User: o.user, Project: place.scope == providers.ScopeProject})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	a.noteFromEnv(po.Context)
 	if o.gatewayURL == "" {
-		a.noteScope(m, o.provider, po) // a remote gateway's servers are its launcher's
+		a.noteScope(m, p, po) // a remote gateway's servers are its launcher's
 	}
 	if po.Context.DirLeft {
 		fmt.Fprintf(a.stderr, "mcpgen: WORKSPACE_DIR is not written: in a project's config it would name this checkout; the agent's WORKSPACE_DIR, else mcpgen serve (the manifest's workspace.dir, else the manifest's directory) gives it (pass --dir with an absolute path to write one)\n")
@@ -208,21 +261,26 @@ func (a *app) emit(o emitOptions) error {
 	if target != "" {
 		target, err = resolveLinks(target)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		old, err = os.ReadFile(target)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return err
+			return nil, err
 		}
 	}
-	out, n, err := a.render(m, o, po, old)
+	out, n, err := a.render(m, p, o, po, old)
 	if err != nil {
 		if target != "" {
-			return inFile(target, err)
+			return nil, inFile(target, err)
 		}
-		return err
+		return nil, err
 	}
+	return &emitPlan{place: place, po: po, target: target, old: old, out: out, n: n}, nil
+}
 
+// apply prints, diffs, checks or writes what pl says.
+func (a *app) apply(m *manifest.Manifest, p providers.Provider, o emitOptions, pl *emitPlan) error {
+	place, po, target, old, out, n := pl.place, pl.po, pl.target, pl.old, pl.out, pl.n
 	switch {
 	case target == "":
 		_, err := a.stdout.Write(out)
@@ -267,10 +325,10 @@ func (a *app) emit(o emitOptions) error {
 	}
 	fmt.Fprintln(a.stderr)
 	if backup != "" {
-		a.noteBackup(o.provider, target, backup, old, out)
+		a.noteBackup(p, target, backup, old, out)
 	}
-	a.noteOthers(o.provider, out, m, po)
-	if o.provider == codex.Name && place.scope == providers.ScopeProject && o.write {
+	a.noteOthers(p, out, m, po)
+	if p.Name() == codex.Name && place.scope == providers.ScopeProject && o.write {
 		// Codex keys projects by absolute path, in the user's own config.
 		userConfig := "~/.codex/config.toml"
 		if dir := os.Getenv("CODEX_HOME"); dir != "" {
@@ -284,7 +342,8 @@ func (a *app) emit(o emitOptions) error {
 // noteScope names the servers meant for the provider that the config's
 // scope leaves out (scope = "project" in a user config, "user" in a
 // project's), and how to write them.
-func (a *app) noteScope(m *manifest.Manifest, provider string, po providers.Options) {
+func (a *app) noteScope(m *manifest.Manifest, p providers.Provider, po providers.Options) {
+	provider := p.Name()
 	var names []string
 	for _, s := range m.Servers {
 		// What Claude leaves out anyway (disabled servers; remote ones for
@@ -298,8 +357,8 @@ func (a *app) noteScope(m *manifest.Manifest, provider string, po providers.Opti
 	case len(names) == 0:
 	case po.Scope == providers.ScopeProject:
 		fmt.Fprintf(a.stderr, "mcpgen: left out %s (scope = \"user\"): this is a project's config; --scope user writes them to your own\n", strings.Join(names, ", "))
-	case provider == claude.Desktop:
-		fmt.Fprintf(a.stderr, "mcpgen: left out %s (scope = \"project\"): Claude Desktop has only a user config, which every project shares\n", strings.Join(names, ", "))
+	case len(p.Files().Project) == 0:
+		fmt.Fprintf(a.stderr, "mcpgen: left out %s (scope = \"project\"): %s has only a user config, which every project shares\n", strings.Join(names, ", "), p.Title())
 	default:
 		fmt.Fprintf(a.stderr, "mcpgen: left out %s (scope = \"project\"): this is a user config, which every project shares; --scope project writes them to the project's\n", strings.Join(names, ", "))
 	}
@@ -310,8 +369,8 @@ func (a *app) noteScope(m *manifest.Manifest, provider string, po providers.Opti
 // references, and emit --force replaced the entries that held them), and
 // an older backup that an mcpgen before this one left beside a project
 // file, where git sees it.
-func (a *app) noteBackup(provider, target, backup string, old, out []byte) {
-	if n := droppedSecrets(provider, target, old, out); n > 0 {
+func (a *app) noteBackup(p providers.Provider, target, backup string, old, out []byte) {
+	if n := droppedSecrets(p, target, old, out); n > 0 {
 		fmt.Fprintf(a.stderr, "mcpgen: %s holds %d literal secret%s that %s no longer has (it references variables now): delete the backup once the agents work with the new file\n", backup, n, plural(n), target)
 	}
 	if beside := target + ".bak"; backup != beside {
@@ -323,21 +382,8 @@ func (a *app) noteBackup(provider, target, backup string, old, out []byte) {
 
 // droppedSecrets counts the literal secrets of old's servers, as import
 // finds them, that out does not hold: what only the backup of old keeps.
-func droppedSecrets(provider, file string, old, out []byte) int {
-	var f *providers.ImportedFile
-	var err error
-	switch provider {
-	case codex.Name:
-		f, err = codex.Import(old, file)
-	case claude.Desktop:
-		f, err = claude.Import(old, file, claude.ImportOptions{Kind: claude.DesktopFile})
-	default:
-		kind := claude.Detect(file, old)
-		if kind == "" || kind == claude.DesktopFile {
-			kind = claude.ProjectFile
-		}
-		f, err = claude.Import(old, file, claude.ImportOptions{Kind: kind})
-	}
+func droppedSecrets(p providers.Provider, file string, old, out []byte) int {
+	f, err := p.Import(old, file)
 	if err != nil {
 		return 0 // emit has merged into it: a file it cannot read has no entries
 	}
@@ -354,12 +400,8 @@ func droppedSecrets(provider, file string, old, out []byte) int {
 // the servers of other manifests (so that "wrote 1 server" is not read as
 // "the file holds 1 server"), and the entries of an older mcpgen that
 // recorded no owner, which only their own manifest can remove.
-func (a *app) noteOthers(provider string, out []byte, m *manifest.Manifest, po providers.Options) {
-	owners := claude.Owners
-	if provider == codex.Name {
-		owners = codex.Owners
-	}
-	owned, err := owners(out)
+func (a *app) noteOthers(p providers.Provider, out []byte, m *manifest.Manifest, po providers.Options) {
+	owned, err := p.Owners(out)
 	if err != nil {
 		return
 	}
@@ -429,14 +471,17 @@ func inFile(path string, err error) error {
 
 func (o *emitOptions) checkFlags() error {
 	switch {
-	case !slices.Contains(providerNames, o.provider):
-		return usageError("unknown provider %q: use %s", o.provider, strings.Join(providerNames, ", "))
+	case o.provider != allProviders && slices.ContainsFunc(o.providers(), func(n string) bool { return !slices.Contains(registry.Names(), n) }):
+		bad := o.providers()[slices.IndexFunc(o.providers(), func(n string) bool { return !slices.Contains(registry.Names(), n) })]
+		return usageError("unknown provider %q: use %s, a list of them (gemini,cursor), or all", bad, strings.Join(registry.Names(), ", "))
+	case len(o.providers()) != 1 && !o.write:
+		return usageError("--provider %s writes each agent's own file: add --write (with --check or --diff to write nothing)", o.provider)
 	case o.workspace == "" && (o.dir != "" || o.user != ""):
 		return usageError("--dir and --user set the context that --workspace writes: pass --workspace ID too")
 	case o.scope != "" && o.scope != "user" && o.scope != "project":
 		return usageError("unknown scope %q: use user or project", o.scope)
-	case o.scope != "" && o.provider == claude.Desktop:
-		return usageError("claude-desktop has one config file: drop --scope")
+	case o.scope != "" && o.oneFile():
+		return usageError("%s has one config file: drop --scope", o.provider)
 	case (o.check || o.diff || o.force) && o.output == "" && !o.write:
 		return usageError("--check, --diff and --force work on a file: add -o FILE or --write")
 	case o.gatewayName != "mcpgen" && !o.gateway && o.gatewayURL == "":
@@ -507,30 +552,29 @@ func (a *app) noteGatewayURL(o emitOptions) {
 
 // render returns the provider's file content: old with the manifest's
 // entries merged in, and how many servers it holds.
-func (a *app) render(m *manifest.Manifest, o emitOptions, po providers.Options, old []byte) ([]byte, int, error) {
-	switch o.provider {
-	case codex.Name:
-		entries, err := codex.Render(m, po)
-		if err != nil {
-			return nil, 0, err
-		}
-		mo := codex.MergeOptions{Force: o.force}
-		mo.Owner, mo.Aliases = providers.Owner(m, po)
-		out, err := codex.Merge(old, entries, mo)
-		return out, len(entries), err
-	default:
-		entries, warnings, err := claude.Render(m, o.provider, po)
-		for _, w := range warnings {
-			fmt.Fprintf(a.stderr, "mcpgen: %s\n", termtext.Line(w))
-		}
-		if err != nil {
-			return nil, 0, err
-		}
-		mo := claude.MergeOptions{Force: o.force}
-		mo.Owner, mo.Aliases = providers.Owner(m, po)
-		out, err := claude.Merge(old, entries, mo)
-		return out, len(entries), err
+func (a *app) render(m *manifest.Manifest, p providers.Provider, o emitOptions, po providers.Options, old []byte) ([]byte, int, error) {
+	entries, notes, err := p.Render(m, po)
+	for _, n := range notes {
+		fmt.Fprintf(a.stderr, "mcpgen: %s\n", termtext.Line(n))
 	}
+	if err != nil {
+		return nil, 0, err
+	}
+	mo := providers.MergeOptions{Force: o.force}
+	mo.Owner, mo.Aliases = providers.Owner(m, po)
+	out, err := p.Merge(old, entries, mo)
+	return out, len(entries), err
+}
+
+// oneFile reports whether the provider has a config of one scope only
+// (Claude Desktop's user config), which --scope cannot choose.
+func (o *emitOptions) oneFile() bool {
+	p, ok := registry.Lookup(o.provider)
+	if !ok {
+		return false
+	}
+	f := p.Files()
+	return len(f.Project) == 0 || f.User == nil
 }
 
 // placement is where emit's output goes, and what it may name.
@@ -548,32 +592,31 @@ type placement struct {
 // project's config when it is where agents read one (.mcp.json,
 // .codex/config.toml) and not one of the user's own files, else a user
 // config; stdout is a user config; --scope says otherwise.
-func (o *emitOptions) placement(m *manifest.Manifest) (placement, error) {
+func (o *emitOptions) placement(m *manifest.Manifest, prov providers.Provider) (placement, error) {
 	var p placement
 	project := m.Dir
 	if project == "" {
 		project = "."
 	}
+	files := prov.Files()
 	switch {
 	case o.write:
 		scope := o.scope
 		if scope == "" {
-			scope = "user"
-			if o.provider == claude.Code {
+			scope = map[providers.Scope]string{providers.ScopeUser: "user", providers.ScopeProject: "project"}[files.Default]
+			if files.User == nil {
 				scope = "project"
 			}
 		}
 		if scope == "project" {
-			p.scope, p.root = providers.ScopeProject, project
-			if o.provider == codex.Name {
-				p.target = filepath.Join(project, ".codex", "config.toml")
-			} else {
-				p.target = filepath.Join(project, ".mcp.json")
+			if len(files.Project) == 0 {
+				return p, usageError("%s has no project config: drop --scope project", prov.Title())
 			}
-			p.target = relToWd(p.target)
+			p.scope, p.root = providers.ScopeProject, project
+			p.target = relToWd(providers.ProjectFile(prov, project))
 			return p, nil
 		}
-		target, err := o.userConfig()
+		target, err := userConfig(prov)
 		if err != nil {
 			return p, err
 		}
@@ -585,13 +628,14 @@ func (o *emitOptions) placement(m *manifest.Manifest) (placement, error) {
 		if err != nil {
 			return p, err
 		}
-		dir := filepath.Dir(abs)
-		codexDir := o.provider == codex.Name && filepath.Base(dir) == ".codex" && filepath.Base(abs) == "config.toml"
-		if codexDir {
-			dir = filepath.Dir(dir)
+		dir, projectFile := filepath.Dir(abs), false
+		for _, name := range files.Project {
+			if root, ok := strings.CutSuffix(abs, string(filepath.Separator)+filepath.FromSlash(name)); ok {
+				dir, projectFile = root, true
+				break
+			}
 		}
-		projectFile := codexDir || o.provider == claude.Code && filepath.Base(abs) == ".mcp.json"
-		if user, err := o.userConfig(); err == nil && sameFile(user, abs) {
+		if user, err := userConfig(prov); err == nil && user != "" && sameFile(user, abs) {
 			projectFile = false // ~/.codex/config.toml with a manifest in ~
 		}
 		if o.scope == "project" || o.scope == "" && projectFile {
@@ -610,30 +654,14 @@ func (o *emitOptions) placement(m *manifest.Manifest) (placement, error) {
 }
 
 // userConfig is the provider's config file in the user's home (or where
-// CODEX_HOME and CLAUDE_CONFIG_DIR move it).
-func (o *emitOptions) userConfig() (string, error) {
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("finding the home directory: %w (use -o FILE)", err)
+// CODEX_HOME, CLAUDE_CONFIG_DIR and the like move it); an error when the
+// provider has none.
+func userConfig(p providers.Provider) (string, error) {
+	file, err := providers.UserFile(p)
+	if err == nil && file == "" {
+		err = usageError("%s has no user config: use --scope project", p.Title())
 	}
-	switch o.provider {
-	case codex.Name:
-		dir := os.Getenv("CODEX_HOME")
-		if dir == "" {
-			return filepath.Join(home, ".codex", "config.toml"), nil
-		}
-		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-			return "", fmt.Errorf("CODEX_HOME=%s is not a directory: Codex requires it to exist; create it or unset CODEX_HOME", dir)
-		}
-		return filepath.Join(dir, "config.toml"), nil
-	case claude.Code:
-		if dir := os.Getenv("CLAUDE_CONFIG_DIR"); dir != "" {
-			return filepath.Join(dir, ".claude.json"), nil
-		}
-		return filepath.Join(home, ".claude.json"), nil
-	default:
-		return hostDesktopConfig(home, os.Getenv), nil
-	}
+	return file, err
 }
 
 // sameFile reports whether two paths name one file, symlinks resolved; a
@@ -709,4 +737,154 @@ const installHint = "install it from a clone of mcpgen with go install ./cmd/mcp
 // $GOTMPDIR or the temp dir, go-buildNNN/bNNN/exe/NAME.
 func isGoRunBinary(path string) bool {
 	return strings.Contains(path, string(filepath.Separator)+"go-build") && filepath.Base(filepath.Dir(path)) == "exe"
+}
+
+// allProviders, for --provider, is every agent that mcpgen finds set up.
+const allProviders = "all"
+
+// providers are the names --provider gives: one, a comma-separated list, or
+// every registered one for "all".
+func (o *emitOptions) providers() []string {
+	if o.provider == allProviders {
+		return registry.Names()
+	}
+	var names []string
+	for _, n := range strings.Split(o.provider, ",") {
+		if n = strings.TrimSpace(n); n != "" && !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+// emitAll runs emit --write for each provider of names, one after the other,
+// with one manifest. With --provider all, an agent whose config is not there
+// is left out, and emit says so: a user config whose directory does not
+// exist (the agent is not set up for this user), a project's config that the
+// project does not have. A list names agents to write whatever is there.
+// One agent's failure does not stop the others; emit fails at the end.
+func (a *app) emitAll(o emitOptions, names []string) error {
+	m, err := a.loadManifest()
+	if err != nil {
+		return err
+	}
+	// Each agent's work, in --provider's order: what to say first (a skip, a
+	// failure to place), then its plan, rendered with the others', then its
+	// write, one after the other.
+	type job struct {
+		p      providers.Provider
+		o      emitOptions
+		place  placement
+		say    string // said before anything else; the agent is not written
+		failed bool
+		notes  bytes.Buffer // what plan said
+		plan   *emitPlan
+		err    error
+	}
+	jobs := make([]*job, len(names))
+	for i, name := range names {
+		p, _ := registry.Lookup(name)
+		j := &job{p: p, o: o}
+		j.o.provider = name
+		jobs[i] = j
+		if j.o.scope != "" && j.o.oneFile() && !hasScope(p, j.o.scope) {
+			if o.provider != allProviders {
+				j.failed, j.say = true, fmt.Sprintf("mcpgen: %s: %s has no %s config\n", name, p.Title(), j.o.scope)
+			} else {
+				j.say = " " // nothing to say: all means the agents that have one
+			}
+			continue
+		}
+		if j.place, err = j.o.placement(m, p); err != nil {
+			j.failed, j.say = true, fmt.Sprintf("mcpgen: %s: %v\n", name, err)
+			continue
+		}
+		if o.provider == allProviders {
+			if missing := absent(j.place); missing != "" {
+				j.say = fmt.Sprintf("%s: skipped: %s does not exist (--provider %s writes it anyway)\n", name, missing, name)
+			} else if name == claude.Desktop && o.workspace == "" && o.gatewayURL == "" {
+				// Portable output is what it cannot run: a skip, not a failure of all.
+				j.say = fmt.Sprintf("%s: skipped: Claude Desktop expands no ${VAR}, so it needs the context written: pass --workspace ID (with --provider %s)\n", name, name)
+			}
+		}
+	}
+	// Rendering and merging read the manifest and the files, and write
+	// nothing: the agents' plans are made side by side, by as many goroutines
+	// as there are CPUs, each of which ends when no job is left, before emitAll
+	// goes on.
+	next := make(chan *job)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range next {
+				quiet := *a
+				quiet.stderr = &j.notes
+				j.plan, j.err = quiet.plan(m, j.p, j.o, j.place)
+			}
+		}()
+	}
+	for _, j := range jobs {
+		if j.say == "" {
+			next <- j
+		}
+	}
+	close(next)
+	wg.Wait()
+
+	var failed, stale []string
+	for _, j := range jobs {
+		name := j.p.Name()
+		if j.say != "" {
+			fmt.Fprint(a.stderr, strings.TrimPrefix(j.say, " "))
+			if j.failed {
+				failed = append(failed, name)
+			}
+			continue
+		}
+		a.stderr.Write(j.notes.Bytes())
+		err := j.err
+		if err == nil {
+			err = a.apply(m, j.p, j.o, j.plan)
+		}
+		var ee *exitError
+		switch {
+		case errors.As(err, &ee) && j.o.check:
+			stale = append(stale, name)
+		case err != nil:
+			failed = append(failed, name)
+			fmt.Fprintf(a.stderr, "mcpgen: %s: %v\n", name, err)
+		}
+	}
+	switch {
+	case len(failed) > 0:
+		return fmt.Errorf("emit failed for %s; the other agents' files are written", strings.Join(failed, ", "))
+	case len(stale) > 0:
+		return &exitError{code: exitFail, err: fmt.Errorf("out of date: %s: run the same mcpgen emit without --check to update them", strings.Join(stale, ", "))}
+	}
+	return nil
+}
+
+// hasScope reports whether p has a config of scope ("user" or "project").
+func hasScope(p providers.Provider, scope string) bool {
+	f := p.Files()
+	if scope == "project" {
+		return len(f.Project) > 0
+	}
+	return f.User != nil
+}
+
+// absent returns what must exist for --provider all to write the config of
+// place, when it does not: the project's file itself, or the directory of a
+// user config (where the agent keeps its settings once it is set up).
+func absent(place placement) string {
+	path := place.target
+	if home, _ := os.UserHomeDir(); place.scope == providers.ScopeUser && !sameFile(filepath.Dir(path), home) {
+		path = filepath.Dir(path) // a file right in the home (~/.claude.json) must exist itself
+	}
+	if _, err := os.Stat(path); err != nil {
+		return path
+	}
+	return ""
 }

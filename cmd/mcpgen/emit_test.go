@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	json "github.com/goccy/go-json"
+
+	"github.com/mcpgen/mcpgen/providers/registry"
 )
 
 // sentinels are values of mcpgen's environment that no emitted byte may
@@ -94,7 +96,7 @@ func TestEmitWritesNoEnvironmentValue(t *testing.T) {
 		if err := os.WriteFile(manifest, []byte(text), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		for _, provider := range providerNames {
+		for _, provider := range registry.Names() {
 			for mode, flags := range modes {
 				t.Run(mname+"/"+provider+"/"+mode, func(t *testing.T) {
 					args := append([]string{"emit", "--manifest", manifest, "-p", provider, "--mcpgen-path", "/usr/local/bin/mcpgen"}, flags...)

@@ -47,6 +47,46 @@ var goldenCases = []struct {
 	// same bytes wherever the project is.
 	{"codex-project.toml", []string{"--provider", "codex", "--scope", "project"}, projectCase},
 	{"claude-project.json", []string{"--provider", "claude", "--scope", "project"}, projectCase},
+	// Gemini CLI and Qwen Code: mcpServers in a settings.json with comments,
+	// ${VAR} without defaults (so context left to the agent goes through
+	// serve), cwd, httpUrl for Streamable HTTP.
+	{"gemini.json", []string{"--provider", "gemini"}, ""},
+	{"gemini-workspace.json", []string{"--provider", "gemini", "--workspace", "ws-42", "--user", "alice"}, ""},
+	{"gemini-merged.json", []string{"--provider", "gemini", "--workspace", "ws-42", "--user", "alice"}, "existing-gemini.json"},
+	{"gemini-gateway.json", []string{"--provider", "gemini", "--gateway"}, ""},
+	{"gemini-gateway-url.json", []string{"--provider", "gemini", "--gateway-url", "https://mcp.example.com/mcp", "--gateway-token-env", "MCPGEN_TOKEN"}, ""},
+	{"gemini-launcher.json", []string{"--provider", "gemini", "--launcher", "--workspace", "ws-42", "--user", "alice"}, ""},
+	{"gemini-project.json", []string{"--provider", "gemini", "--scope", "project"}, projectCase},
+	{"qwen-workspace.json", []string{"--provider", "qwen", "--workspace", "ws-42", "--user", "alice"}, ""},
+	{"qwen-project.json", []string{"--provider", "qwen", "--scope", "project"}, projectCase},
+	// opencode: mcp, type local with the command and its arguments in one
+	// array, {env:NAME}; its records are comments above the entries.
+	{"opencode-workspace.json", []string{"--provider", "opencode", "--workspace", "ws-42", "--user", "alice"}, ""},
+	{"opencode-merged.jsonc", []string{"--provider", "opencode", "--workspace", "ws-42", "--user", "alice"}, "existing-opencode.jsonc"},
+	{"opencode-project.json", []string{"--provider", "opencode", "--scope", "project"}, projectCase},
+	// Cursor and VS Code: ${env:NAME}; VS Code's servers (with type) beside
+	// its inputs; Copilot CLI: type local or http, and tools.
+	{"cursor-workspace.json", []string{"--provider", "cursor", "--workspace", "ws-42", "--user", "alice"}, ""},
+	{"cursor-project.json", []string{"--provider", "cursor", "--scope", "project"}, projectCase},
+	{"vscode-workspace.json", []string{"--provider", "vscode", "--workspace", "ws-42", "--user", "alice"}, ""},
+	{"vscode-merged.json", []string{"--provider", "vscode", "--workspace", "ws-42", "--user", "alice"}, "existing-vscode.json"},
+	{"vscode-gateway-url.json", []string{"--provider", "vscode", "--gateway-url", "https://mcp.example.com/mcp", "--gateway-token-env", "MCPGEN_TOKEN"}, ""},
+	{"copilot-workspace.json", []string{"--provider", "copilot", "--workspace", "ws-42", "--user", "alice"}, ""},
+	{"copilot-project.json", []string{"--provider", "copilot", "--scope", "project"}, projectCase},
+	// Windsurf's serverUrl, Kiro's disabledTools, Crush's mcp with type and
+	// timeout in seconds; Junie and Warp, with no reference syntax, run every
+	// value with a secret through mcpgen serve.
+	{"windsurf-workspace.json", []string{"--provider", "windsurf", "--workspace", "ws-42", "--user", "alice"}, ""},
+	{"kiro-workspace.json", []string{"--provider", "kiro", "--workspace", "ws-42", "--user", "alice"}, ""},
+	{"crush-workspace.json", []string{"--provider", "crush", "--workspace", "ws-42", "--user", "alice"}, ""},
+	{"junie-workspace.json", []string{"--provider", "junie", "--workspace", "ws-42", "--user", "alice"}, ""},
+	{"warp-workspace.json", []string{"--provider", "warp", "--workspace", "ws-42", "--user", "alice"}, ""},
+	{"warp-gateway-url.json", []string{"--provider", "warp", "--gateway-url", "https://mcp.example.com/mcp", "--gateway-token-env", "MCPGEN_TOKEN"}, ""},
+	// Amp's literal "amp.mcpServers" key; Cline's streamableHttp.
+	{"amp-workspace.json", []string{"--provider", "amp", "--workspace", "ws-42", "--user", "alice"}, ""},
+	{"cline-workspace.json", []string{"--provider", "cline", "--workspace", "ws-42", "--user", "alice"}, ""},
+	// Zed's context_servers, among the editor's other settings.
+	{"zed-merged.json", []string{"--provider", "zed", "--workspace", "ws-42", "--user", "alice"}, "existing-zed.json"},
 }
 
 // projectCase, as a golden case's existing file, runs emit in a copy of

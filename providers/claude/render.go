@@ -4,16 +4,14 @@
 package claude
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 
-	json "github.com/goccy/go-json"
-
 	"github.com/mcpgen/mcpgen/manifest"
 	"github.com/mcpgen/mcpgen/providers"
+	"github.com/mcpgen/mcpgen/providers/jsonfile"
 )
 
 // The providers this package writes for, as named in the manifest and on
@@ -163,45 +161,45 @@ func allLiteral(e *providers.Entry) bool {
 // encode writes the entry's JSON object, keys in the order Claude's own
 // writer uses.
 func encode(e *providers.Entry, desktop bool) []byte {
-	var o object
+	var o jsonfile.Object
 	s := e.Server
 	if s.Kind == manifest.KindRemote {
-		o.add("type", str("http"))
-		o.add("url", str(value(e.URL)))
-		var headers object
+		o.Add("type", str("http"))
+		o.Add("url", str(value(e.URL)))
+		var headers jsonfile.Object
 		if e.BearerTokenEnv != "" {
-			headers.add("Authorization", str("Bearer ${"+e.BearerTokenEnv+"}"))
+			headers.Add("Authorization", str("Bearer ${"+e.BearerTokenEnv+"}"))
 		}
 		for _, h := range e.Headers {
-			headers.add(h.Name, str(value(h.Value)))
+			headers.Add(h.Name, str(value(h.Value)))
 		}
-		if len(headers.keys) > 0 {
-			o.add("headers", headers.bytes())
+		if headers.Len() > 0 {
+			o.Add("headers", headers.Bytes())
 		}
 	} else {
 		if !desktop {
-			o.add("type", str("stdio"))
+			o.Add("type", str("stdio"))
 		}
-		o.add("command", str(value(e.Command)))
+		o.Add("command", str(value(e.Command)))
 		if len(e.Args) > 0 {
 			args := make([]string, len(e.Args))
 			for i, a := range e.Args {
 				args[i] = value(a)
 			}
-			o.add("args", strs(args))
+			o.Add("args", strs(args))
 		}
 		if len(e.Env) > 0 {
-			var env object
+			var env jsonfile.Object
 			for _, v := range e.Env {
-				env.add(v.Name, str(value(v.Value)))
+				env.Add(v.Name, str(value(v.Value)))
 			}
-			o.add("env", env.bytes())
+			o.Add("env", env.Bytes())
 		}
 	}
 	if s.ToolTimeout > 0 && !desktop {
-		o.add("timeout", []byte(strconv.FormatInt(s.ToolTimeout.Milliseconds(), 10)))
+		o.Add("timeout", []byte(strconv.FormatInt(s.ToolTimeout.Milliseconds(), 10)))
 	}
-	return o.bytes()
+	return o.Bytes()
 }
 
 // value writes a template in Claude's ${VAR} syntax. The context that
@@ -219,45 +217,7 @@ func value(t manifest.Template) string {
 	return out.String()
 }
 
-// object is a JSON object that keeps its keys in insertion order.
-type object struct {
-	keys []string
-	vals [][]byte
-}
-
-func (o *object) add(key string, val []byte) {
-	o.keys = append(o.keys, key)
-	o.vals = append(o.vals, val)
-}
-
-func (o *object) bytes() []byte {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, k := range o.keys {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(str(k))
-		b.WriteByte(':')
-		b.Write(o.vals[i])
-	}
-	b.WriteByte('}')
-	return b.Bytes()
-}
-
 // str encodes a JSON string; URLs keep their & as is.
-func str(s string) []byte {
-	b, err := json.MarshalWithOption(s, json.DisableHTMLEscape())
-	if err != nil {
-		panic(err) // a Go string always encodes
-	}
-	return b
-}
+func str(s string) []byte { return jsonfile.Str(s) }
 
-func strs(ss []string) []byte {
-	b, err := json.MarshalWithOption(ss, json.DisableHTMLEscape())
-	if err != nil {
-		panic(err)
-	}
-	return b
-}
+func strs(ss []string) []byte { return jsonfile.Strs(ss) }

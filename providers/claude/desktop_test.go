@@ -1,4 +1,4 @@
-package main
+package claude
 
 import (
 	"path/filepath"
@@ -9,27 +9,28 @@ import (
 // whatever system the test runs on.
 func TestDesktopConfig(t *testing.T) {
 	tests := []struct {
-		name string
-		rule desktopConfigRule
+		goos string
 		home string
 		env  map[string]string
 		want string
 	}{
-		{"darwin", desktopConfigDarwin, "/Users/ann", map[string]string{"XDG_CONFIG_HOME": "/x"},
+		{"darwin", "/Users/ann", map[string]string{"XDG_CONFIG_HOME": "/x"},
 			filepath.Join("/Users/ann", "Library", "Application Support", "Claude", "claude_desktop_config.json")},
-		{"windows APPDATA", desktopConfigWindows, `C:\Users\ann`, map[string]string{"APPDATA": `D:\Roaming`},
+		{"windows", `C:\Users\ann`, map[string]string{"APPDATA": `D:\Roaming`},
 			filepath.Join(`D:\Roaming`, "Claude", "claude_desktop_config.json")},
-		{"windows without APPDATA", desktopConfigWindows, `C:\Users\ann`, nil,
+		{"windows", `C:\Users\ann`, nil,
 			filepath.Join(`C:\Users\ann`, "AppData", "Roaming", "Claude", "claude_desktop_config.json")},
-		{"linux XDG_CONFIG_HOME", desktopConfigLinux, "/home/ann", map[string]string{"XDG_CONFIG_HOME": "/cfg"},
+		{"linux", "/home/ann", map[string]string{"XDG_CONFIG_HOME": "/cfg"},
 			filepath.Join("/cfg", "Claude", "claude_desktop_config.json")},
-		{"linux", desktopConfigLinux, "/home/ann", nil,
+		{"linux", "/home/ann", nil,
+			filepath.Join("/home/ann", ".config", "Claude", "claude_desktop_config.json")},
+		{"freebsd", "/home/ann", nil,
 			filepath.Join("/home/ann", ".config", "Claude", "claude_desktop_config.json")},
 	}
 	for _, tt := range tests {
-		got := tt.rule(tt.home, func(k string) string { return tt.env[k] })
+		got := DesktopConfig(tt.goos, tt.home, func(k string) string { return tt.env[k] })
 		if got != tt.want {
-			t.Errorf("%s: got %q, want %q", tt.name, got, tt.want)
+			t.Errorf("%s %v: got %q, want %q", tt.goos, tt.env, got, tt.want)
 		}
 	}
 }

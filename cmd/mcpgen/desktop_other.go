@@ -1,5 +1,0 @@
-//go:build !darwin && !windows
-
-package main
-
-var hostDesktopConfig desktopConfigRule = desktopConfigLinux

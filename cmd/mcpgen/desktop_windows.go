@@ -1,3 +1,0 @@
-package main
-
-var hostDesktopConfig desktopConfigRule = desktopConfigWindows
