@@ -310,10 +310,13 @@ func TestStatelessLinger(t *testing.T) {
 // its request floods it is cut off (its request cancelled) at the bounds
 // of what may wait for it; another client of the same subject, on the
 // same agent connection, is answered meanwhile and after.
+// The flood is long: its log messages are lossy, and on a busy machine the
+// agent's queue sheds many before they reach the request, which the bound
+// cuts only once enough have (20,000 were too few under load).
 func TestStatelessDeafClient(t *testing.T) {
 	var logs logBuffer
 	_, srv, _ := testFace(t, Options{Log: slog.New(slog.NewTextHandler(&logs, nil))})
-	body := `{"jsonrpc":"2.0","id":1,"method":"flood","params":{"n":20000,"size":1000,"lossy":true,` + modernMeta(`,"io.modelcontextprotocol/logLevel":"debug"`) + `}}`
+	body := `{"jsonrpc":"2.0","id":1,"method":"flood","params":{"n":200000,"size":1000,"lossy":true,` + modernMeta(`,"io.modelcontextprotocol/logLevel":"debug"`) + `}}`
 	host := strings.TrimPrefix(srv.URL, "http://")
 	conn, err := net.Dial("tcp", host)
 	if err != nil {
