@@ -284,11 +284,11 @@ func Main() (code int, ok bool) {
 // run applies the plan and runs program: in place of this process, or,
 // as PID 1 of a namespace, as its one child (exiting with its status).
 func run(planJSON, program string, args []string) error {
-	// Landlock before ABI 8 makes a domain of its own for each thread
-	// (go-landlock applies the rules to every one), and its signal scope
-	// lets a thread signal only processes of its own domain: the thread
-	// that forks the program must be the one that signals it. So all of
-	// this runs on one thread, for good (the process execs or exits).
+	// Landlock is applied to this thread alone (restrictThread), and its
+	// signal scope lets a thread signal only processes of its own domain:
+	// the thread that forks the program must be the one that signals it.
+	// So all of this runs on one thread, for good (the process execs or
+	// exits).
 	runtime.LockOSThread()
 	var pl plan
 	if err := json.Unmarshal([]byte(planJSON), &pl); err != nil {
