@@ -250,16 +250,19 @@ func listenEgress(hosts []string) (addr string, stop func(), err error) {
 }
 
 // proxyEnv are the variables that send a sandboxed process's HTTPS
-// through the egress proxy at addr. NO_PROXY goes: a host it names would
-// be dialled directly, and fail. NODE_USE_ENV_PROXY makes Node's own
-// fetch (from Node 24) honour them.
+// through the egress proxy at addr. NO_PROXY names the loopback alone: a
+// service of the machine that the sandbox was granted (localhost:5432) is
+// reached at its own port, and the server's own loopback is its own; any
+// other host it named would be dialled directly, and fail.
+// NODE_USE_ENV_PROXY makes Node's own fetch (from Node 24) honour them.
 func proxyEnv(addr string) (set []string, unset []string) {
 	url := "http://" + addr
 	for _, k := range []string{"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"} {
 		set = append(set, k+"="+url)
 	}
-	set = append(set, "NODE_USE_ENV_PROXY=1")
-	return set, []string{"NO_PROXY", "no_proxy"}
+	const loopback = "localhost,127.0.0.1,::1"
+	set = append(set, "NO_PROXY="+loopback, "no_proxy="+loopback, "NODE_USE_ENV_PROXY=1")
+	return set, nil
 }
 
 // isLoopback says whether host names this machine's loopback.

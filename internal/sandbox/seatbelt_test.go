@@ -675,10 +675,13 @@ func TestPrepareSeatbelt(t *testing.T) {
 	if s.TempDir == "" || env["TMPDIR"] != s.TempDir {
 		t.Errorf("TMPDIR: got %q, want the setup's %q", env["TMPDIR"], s.TempDir)
 	}
-	for _, k := range []string{"SSH_AUTH_SOCK", "NO_PROXY"} {
-		if v, ok := env[k]; ok {
-			t.Errorf("env: %s=%s passed", k, v)
-		}
+	if v, ok := env["SSH_AUTH_SOCK"]; ok {
+		t.Errorf("env: SSH_AUTH_SOCK=%s passed", v)
+	}
+	// The agent's NO_PROXY is replaced: only the loopback bypasses the
+	// proxy, where the granted services of the machine are.
+	if env["NO_PROXY"] != "localhost,127.0.0.1,::1" {
+		t.Errorf("env: NO_PROXY=%q, want the loopback alone", env["NO_PROXY"])
 	}
 	if env[EnvInside] != "1" {
 		t.Errorf("env: %s=%q, want 1: an mcpgen inside would try a sandbox of its own, which sandbox-exec cannot nest", EnvInside, env[EnvInside])
