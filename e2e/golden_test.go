@@ -71,6 +71,11 @@ func TestGoldensAcceptedByRealClients(t *testing.T) {
 		name := filepath.Base(path)
 		tc, ok := goldenCases[name]
 		if !ok {
+			if !strings.HasPrefix(name, "codex") && !strings.HasPrefix(name, "claude") {
+				// Another agent's: its own CLI reads it where one
+				// installs (agents_test.go); Codex and Claude do not.
+				continue
+			}
 			t.Errorf("golden file %s has no case here: add it to goldenCases", name)
 			continue
 		}
