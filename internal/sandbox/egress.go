@@ -255,14 +255,14 @@ func listenEgress(hosts []string) (addr string, stop func(), err error) {
 // reached at its own port, and the server's own loopback is its own; any
 // other host it named would be dialled directly, and fail.
 // NODE_USE_ENV_PROXY makes Node's own fetch (from Node 24) honour them.
-func proxyEnv(addr string) (set []string, unset []string) {
+func proxyEnv(addr string) []string {
 	url := "http://" + addr
+	var set []string
 	for _, k := range []string{"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"} {
 		set = append(set, k+"="+url)
 	}
 	const loopback = "localhost,127.0.0.1,::1"
-	set = append(set, "NO_PROXY="+loopback, "no_proxy="+loopback, "NODE_USE_ENV_PROXY=1")
-	return set, nil
+	return append(set, "NO_PROXY="+loopback, "no_proxy="+loopback, "NODE_USE_ENV_PROXY=1")
 }
 
 // isLoopback says whether host names this machine's loopback.

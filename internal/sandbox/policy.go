@@ -212,14 +212,13 @@ func (s *Setup) Close() {
 // Seatbelt would, but the path is of no use to a server either.
 var hiddenEnv = []string{"SSH_AUTH_SOCK", "GPG_AGENT_INFO", "DBUS_SESSION_BUS_ADDRESS", "DOCKER_HOST", "CONTAINER_HOST", "XDG_RUNTIME_DIR", "KRB5CCNAME"}
 
-// sandboxEnv is env (nil: this process's) without hiddenEnv and the
-// names of drop, with set (NAME=value) in place of what it had of those
-// names.
-func sandboxEnv(env, drop, set []string) []string {
+// sandboxEnv is env (nil: this process's) without hiddenEnv, with set
+// (NAME=value) in place of what it had of those names.
+func sandboxEnv(env, set []string) []string {
 	if env == nil {
 		env = os.Environ()
 	}
-	drop = slices.Concat(hiddenEnv, drop)
+	drop := slices.Clone(hiddenEnv)
 	for _, kv := range set {
 		name, _, _ := strings.Cut(kv, "=")
 		drop = append(drop, name)

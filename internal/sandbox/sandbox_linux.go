@@ -227,7 +227,7 @@ func Prepare(cmd *exec.Cmd, p *Policy) (*Setup, error) {
 	s.TempDir = tmp
 	s.release = append(s.release, func() { _ = os.RemoveAll(tmp) })
 	pl.Policy.Write = append(slices.Clone(pl.Policy.Write), tmp)
-	cmd.Env = sandboxEnv(cmd.Env, nil, []string{"TMPDIR=" + tmp, EnvInside + "=1"})
+	cmd.Env = sandboxEnv(cmd.Env, []string{"TMPDIR=" + tmp, EnvInside + "=1"})
 	if pl.NetNS && p.Network.Mode == NetHosts {
 		if pl.Channel, err = startEgress(cmd, p.Network.Hosts, s); err != nil {
 			s.Close()
@@ -316,11 +316,7 @@ func run(planJSON, program string, args []string) error {
 		if err != nil {
 			return err
 		}
-		set, unset := proxyEnv(proxy)
-		for _, k := range unset {
-			os.Unsetenv(k)
-		}
-		for _, kv := range set {
+		for _, kv := range proxyEnv(proxy) {
 			k, v, _ := strings.Cut(kv, "=")
 			os.Setenv(k, v)
 		}

@@ -496,7 +496,7 @@ func prepareSeatbelt(cmd *exec.Cmd, p *Policy, have bool) (*Setup, error) {
 		pol.Read = append(pol.Read, dir)
 	}
 	pol.Read, pol.Write = uniq(pol.Read), uniq(pol.Write)
-	set, unset := []string{"TMPDIR=" + tmp, EnvInside + "=1"}, []string(nil)
+	set := []string{"TMPDIR=" + tmp, EnvInside + "=1"}
 	port := 0
 	if p.Network.Mode == NetHosts {
 		addr, stop, err := listenEgress(p.Network.Hosts)
@@ -507,10 +507,9 @@ func prepareSeatbelt(cmd *exec.Cmd, p *Policy, have bool) (*Setup, error) {
 		s.release = append(s.release, stop)
 		_, ps, _ := net.SplitHostPort(addr)
 		port, _ = strconv.Atoi(ps)
-		proxySet, proxyUnset := proxyEnv(addr)
-		set, unset = append(set, proxySet...), proxyUnset
+		set = append(set, proxyEnv(addr)...)
 	}
-	env := sandboxEnv(cmd.Env, unset, set)
+	env := sandboxEnv(cmd.Env, set)
 	profile, params, err := seatbeltProfile(&pol, program, port)
 	if err != nil {
 		s.Close()
