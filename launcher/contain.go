@@ -8,6 +8,7 @@ import (
 	"os/exec"
 
 	"github.com/mcpgen/mcpgen/internal/proc"
+	"github.com/mcpgen/mcpgen/internal/sandbox"
 	"github.com/mcpgen/mcpgen/manifest"
 )
 
@@ -27,6 +28,10 @@ type containment struct {
 	*proc.Containment
 	record      *proc.Record
 	stopRefresh func() // ends the goroutine that refreshes the record
+	// spares are the sandboxes' setup steps, started ahead of need: a
+	// sandboxed server that restarts, reloads or starts late takes one
+	// (see sandbox.Spares). Closed before the containment.
+	spares *sandbox.Spares
 	// slots bounds the servers starting at once: each start holds a few
 	// descriptors, and a manifest of thousands must not spend them all at
 	// once.
@@ -76,7 +81,7 @@ func (s *Session) setupContainment(ctx context.Context, runtimeDir string) error
 		return err
 	}
 	s.mu.Lock()
-	s.contain.Containment, s.contain.record = c, rec
+	s.contain.Containment, s.contain.record, s.contain.spares = c, rec, sandbox.NewSpares(c.StartOutside)
 	s.mu.Unlock()
 	stop, refreshed := make(chan struct{}), make(chan struct{})
 	s.contain.stopRefresh = func() { close(stop); <-refreshed }
@@ -102,6 +107,7 @@ func (s *Session) setupContainment(ctx context.Context, runtimeDir string) error
 // launch -- CMD left, say) and, when nothing is left, the record.
 func (s *Session) closeContainment() {
 	s.contain.stopRefresh()
+	s.contain.spares.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), proc.KillWait)
 	defer cancel()
 	if err := s.contain.Close(ctx); err != nil {
@@ -177,7 +183,7 @@ func (c *containment) start(ctx context.Context, spec *proc.Spec) (*proc.Process
 		return nil, context.Cause(ctx)
 	}
 	defer func() { <-c.slots }()
-	spec.Containment = c.Containment
+	spec.Containment, spec.Spares = c.Containment, c.spares
 	return proc.Start(spec)
 }
 

@@ -460,6 +460,11 @@ func (h *cgroupHolder) start(cmd *exec.Cmd, attached bool) error {
 	return cmd.Start()
 }
 
+// adopt implements adopter: the process moves into the leaf.
+func (h *cgroupHolder) adopt(cmd *exec.Cmd) error {
+	return writeFile(filepath.Join(h.dir, "cgroup.procs"), strconv.Itoa(cmd.Process.Pid))
+}
+
 func (h *cgroupHolder) signal(sig syscall.Signal) error {
 	return signalCgroup(h.dir, h.sys.host, sig)
 }

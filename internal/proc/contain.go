@@ -252,6 +252,24 @@ func (c *Containment) New(name string, lim Limits) (*Container, error) {
 // Mode is the containment's mode: what Report says, without the copy.
 func (c *Containment) Mode() Mode { return c.report.Mode }
 
+// StartOutside starts cmd outside every container, as a child that the
+// containment leaves alone until a container adopts it (Container.Adopt)
+// or it has exited: a sandbox's spare setup step, which waits for the
+// server it will run. (In ModeSubreaper, any other child that no
+// container started is taken for an orphan, and killed.)
+func (c *Containment) StartOutside(cmd *exec.Cmd) error {
+	if o, ok := c.sys.(outsider); ok {
+		return o.startOutside(cmd)
+	}
+	return cmd.Start()
+}
+
+// An outsider is a system that must be told of a child started outside
+// its containers (StartOutside).
+type outsider interface {
+	startOutside(cmd *exec.Cmd) error
+}
+
 // Entries names what this session leaves behind if the process dies before
 // Close: in ModeCgroup, the session cgroup, which holds every container.
 // Record them, with each container's Entries, before starting anything.
@@ -325,6 +343,39 @@ func (k *Container) start(cmd *exec.Cmd, attached bool) error {
 		}
 	}
 	return nil
+}
+
+// Adopt puts cmd's process, started elsewhere and not yet running
+// anything of its own (a sandbox's spare setup step, waiting for its
+// order), in the container, as Start would have, and records it. The
+// caller waits for it. It fails where the mode cannot take in a running
+// process (Windows' job objects here), and on any error the process is
+// left as it was.
+func (k *Container) Adopt(cmd *exec.Cmd) error {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	if k.closed {
+		return fmt.Errorf("adopt %s in container %q: the container is closed", cmd.Path, k.name)
+	}
+	a, ok := k.h.(adopter)
+	if !ok {
+		return fmt.Errorf("adopt %s in container %q: not in this containment mode", cmd.Path, k.name)
+	}
+	if err := a.adopt(cmd); err != nil {
+		return fmt.Errorf("adopt %s in container %q: %w", cmd.Path, k.name, err)
+	}
+	if rec := k.owner.record.Load(); rec != nil {
+		if err := rec.add(k); err != nil {
+			return fmt.Errorf("adopt %s in container %q: not recorded: %v", cmd.Path, k.name, err)
+		}
+	}
+	return nil
+}
+
+// An adopter is a holder that can take in a process started elsewhere
+// (Adopt). Its process group is its own already.
+type adopter interface {
+	adopt(cmd *exec.Cmd) error
 }
 
 // Signal sends sig to every process in the container: SIGTERM, to ask

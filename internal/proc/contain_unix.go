@@ -100,6 +100,15 @@ func (h *groupHolder) start(cmd *exec.Cmd, attached bool) error {
 	return nil
 }
 
+// adopt implements adopter: the process leads its group already.
+func (h *groupHolder) adopt(cmd *exec.Cmd) error {
+	l := readLeader(cmd.Process.Pid)
+	h.mu.Lock()
+	h.leaders = append(h.leaders, l)
+	h.mu.Unlock()
+	return nil
+}
+
 func (h *groupHolder) leaderList() []groupLeader {
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -44,27 +44,56 @@ type Spec struct {
 	// the platform enforces of it.
 	Sandbox       *sandbox.Policy
 	SandboxReport sandbox.Report
+	// Spares, when set, holds setup steps of sandboxes started ahead of
+	// need: a sandboxed start takes one when one is idle, and pays then
+	// only for what the setup does once started.
+	Spares *sandbox.Spares
 
 	setup *sandbox.Setup // released once the process has exited
 }
 
 // start starts cmd as spec says: in a new container (returned), or in a
 // process group of its own. A limit that the containment cannot enforce
-// is a PermanentError.
-func (spec *Spec) start(cmd *exec.Cmd) (*Container, error) {
+// is a PermanentError. It returns the process to wait for: cmd, or the
+// spare setup step of a sandbox (see Spares) that runs cmd's program.
+func (spec *Spec) start(cmd *exec.Cmd) (*Container, *exec.Cmd, error) {
 	if spec.Sandbox != nil {
+		if sp := spec.Spares.Take(cmd, spec.Sandbox); sp != nil {
+			k, err := spec.startSpare(sp, cmd)
+			if !errors.Is(err, errNoAdoption) && !errors.Is(err, sandbox.ErrSpareGone) {
+				return k, sp.Cmd(), err
+			}
+			// The start goes on as if there had been no spare.
+			spec.SandboxReport = sandbox.Report{}
+		}
 		s, err := sandbox.Prepare(cmd, spec.Sandbox)
 		if s != nil {
 			spec.SandboxReport = s.Report
 		}
 		if err != nil {
-			return nil, &PermanentError{err}
+			return nil, nil, &PermanentError{err}
 		}
 		spec.setup = s
 	}
+	k, err := spec.container()
+	if err != nil || k == nil {
+		if err == nil {
+			cmd.SysProcAttr = withGroup(cmd.SysProcAttr) // keeps the sandbox's namespaces
+			err = cmd.Start()
+		}
+		return nil, cmd, err
+	}
+	if err := k.Start(cmd); err != nil {
+		closeContainer(k)
+		return nil, nil, err
+	}
+	return k, cmd, nil
+}
+
+// container makes spec's container: nil without a Containment.
+func (spec *Spec) container() (*Container, error) {
 	if spec.Containment == nil {
-		cmd.SysProcAttr = withGroup(cmd.SysProcAttr) // keeps the sandbox's namespaces
-		return nil, cmd.Start()
+		return nil, nil
 	}
 	k, err := spec.Containment.New(cmp.Or(spec.Name, "process"), spec.Limits)
 	if err != nil {
@@ -74,10 +103,44 @@ func (spec *Spec) start(cmd *exec.Cmd) (*Container, error) {
 		}
 		return nil, fmt.Errorf("contain %s: %v", spec.Path, err) // not the command's own error
 	}
-	if err := k.Start(cmd); err != nil {
-		closeContainer(k)
+	return k, nil
+}
+
+// errNoAdoption: a spare could not be put in the container; the start
+// goes on without it.
+var errNoAdoption = errors.New("the spare could not be put in its container")
+
+// startSpare has sp, a spare setup step, run cmd in the sandbox: sp goes
+// in spec's container first, so that all the command does happens in it.
+func (spec *Spec) startSpare(sp *sandbox.Spare, cmd *exec.Cmd) (*Container, error) {
+	k, err := spec.container()
+	if err != nil {
+		sp.Discard()
 		return nil, err
 	}
+	if k != nil {
+		if err := k.Adopt(sp.Cmd()); err != nil {
+			sp.Discard()
+			closeContainer(k)
+			return nil, errNoAdoption
+		}
+	}
+	s, err := sp.Run(cmd, spec.Sandbox)
+	if s != nil {
+		spec.SandboxReport = s.Report
+	}
+	if err != nil {
+		_ = sp.Cmd().Wait() // it exits, given no command
+		if k != nil {
+			closeContainer(k)
+		}
+		var se *sandbox.StrictError
+		if errors.As(err, &se) {
+			return nil, &PermanentError{err}
+		}
+		return nil, err
+	}
+	spec.setup = s
 	return k, nil
 }
 
@@ -157,7 +220,7 @@ func Start(spec *Spec) (*Process, error) {
 		}
 		errR, cmd.Stderr = r, errW
 	}
-	k, err := spec.start(cmd)
+	k, cmd, err := spec.start(cmd)
 	if err != nil {
 		spec.setup.Close()
 		_, _ = fail(nil)

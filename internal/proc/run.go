@@ -66,7 +66,7 @@ func Run(ctx context.Context, spec *Spec, stdout io.Writer) error {
 	if errW != nil {
 		cmd.Stderr = errW
 	}
-	k, err := spec.start(cmd)
+	k, cmd, err := spec.start(cmd)
 	closeAll(theirs)
 	defer spec.setup.Close() // once the program has exited, below
 	if err != nil {

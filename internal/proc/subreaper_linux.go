@@ -404,6 +404,47 @@ func (h *treeHolder) start(cmd *exec.Cmd, attached bool) error {
 	return nil
 }
 
+// adopt implements adopter: the process, a child of ours, becomes a
+// leader of the tree.
+func (h *treeHolder) adopt(cmd *exec.Cmd) error {
+	s := h.sys
+	s.starting.RLock()
+	defer s.starting.RUnlock()
+	p, err := readProcInfo(cmd.Process.Pid)
+	if err != nil {
+		return fmt.Errorf("read the process: %w", err)
+	}
+	s.mu.Lock()
+	s.started[p.pid] = p.start
+	s.mu.Unlock()
+	h.mu.Lock()
+	h.leaders = append(h.leaders, p)
+	h.mu.Unlock()
+	return nil
+}
+
+// startOutside implements outsider: the child is registered as started,
+// so that no scan takes it for an orphan, and as retired, so that it is
+// forgotten once its Wait has reaped it, as a released container's
+// process is (unless a container adopts it meanwhile).
+func (s *subreaperSystem) startOutside(cmd *exec.Cmd) error {
+	s.starting.RLock()
+	defer s.starting.RUnlock()
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	p, err := readProcInfo(cmd.Process.Pid)
+	if err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return fmt.Errorf("read the started process: %w", err)
+	}
+	s.mu.Lock()
+	s.started[p.pid], s.retired[p.pid] = p.start, p.start
+	s.mu.Unlock()
+	return nil
+}
+
 // members returns the container's processes in x: its leaders, what lies
 // below them and below the descendants seen before (whose parents may have
 // died), and the members of the leaders' process groups.

@@ -208,31 +208,14 @@ func Inspect(p *Policy) Report {
 // a StrictError, and cmd is left as it was. cmd.SysProcAttr is kept, with
 // namespaces added to it.
 func Prepare(cmd *exec.Cmd, p *Policy) (*Setup, error) {
-	if err := p.Check(); err != nil {
-		return nil, err
-	}
-	pl, r := decide(p)
-	s := &Setup{Report: r}
-	if err := strict(p, r); err != nil {
+	pl, s, err := prepare(cmd, p)
+	if err != nil {
 		return s, err
 	}
 	self, err := os.Executable()
 	if err != nil {
+		s.Close()
 		return s, fmt.Errorf("sandbox: finding mcpgen itself: %v", err)
-	}
-	tmp, err := os.MkdirTemp("", "mcpgen-sandbox-")
-	if err != nil {
-		return s, fmt.Errorf("sandbox: its temporary directory: %v", err)
-	}
-	s.TempDir = tmp
-	s.release = append(s.release, func() { _ = os.RemoveAll(tmp) })
-	pl.Policy.Write = append(slices.Clone(pl.Policy.Write), tmp)
-	cmd.Env = sandboxEnv(cmd.Env, []string{"TMPDIR=" + tmp, EnvInside + "=1"})
-	if pl.NetNS && p.Network.Mode == NetHosts {
-		if pl.Channel, err = startEgress(cmd, p.Network.Hosts, s); err != nil {
-			s.Close()
-			return s, err
-		}
 	}
 	js, err := json.Marshal(pl)
 	if err != nil {
@@ -241,7 +224,12 @@ func Prepare(cmd *exec.Cmd, p *Policy) (*Setup, error) {
 	}
 	cmd.Args = append([]string{self, entry, string(js), cmd.Path}, cmd.Args[1:]...)
 	cmd.Path = self
-	attr := cmd.SysProcAttr
+	cmd.SysProcAttr = withNamespaces(cmd.SysProcAttr, pl)
+	return s, nil
+}
+
+// withNamespaces is attr (nil: a new one) with the namespaces of pl added.
+func withNamespaces(attr *syscall.SysProcAttr, pl plan) *syscall.SysProcAttr {
 	if attr == nil {
 		attr = &syscall.SysProcAttr{}
 	}
@@ -262,8 +250,39 @@ func Prepare(cmd *exec.Cmd, p *Policy) (*Setup, error) {
 		attr.GidMappingsEnableSetgroups = false
 		attr.AmbientCaps = append(attr.AmbientCaps, unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN)
 	}
-	cmd.SysProcAttr = attr
-	return s, nil
+	return attr
+}
+
+// prepare decides the plan for cmd under p, and makes what lives as long
+// as the command: its private temporary directory (in the plan's write
+// grants and cmd's TMPDIR) and, for a host allowlist, its egress proxy,
+// whose channel is added to cmd.ExtraFiles. cmd.Env is set to what the
+// program gets. A strict policy that cannot be enforced in full is a
+// StrictError, and nothing is made.
+func prepare(cmd *exec.Cmd, p *Policy) (plan, *Setup, error) {
+	if err := p.Check(); err != nil {
+		return plan{}, nil, err
+	}
+	pl, r := decide(p)
+	s := &Setup{Report: r}
+	if err := strict(p, r); err != nil {
+		return pl, s, err
+	}
+	tmp, err := os.MkdirTemp("", "mcpgen-sandbox-")
+	if err != nil {
+		return pl, s, fmt.Errorf("sandbox: its temporary directory: %v", err)
+	}
+	s.TempDir = tmp
+	s.release = append(s.release, func() { _ = os.RemoveAll(tmp) })
+	pl.Policy.Write = append(slices.Clone(pl.Policy.Write), tmp)
+	cmd.Env = sandboxEnv(cmd.Env, []string{"TMPDIR=" + tmp, EnvInside + "=1"})
+	if pl.NetNS && p.Network.Mode == NetHosts {
+		if pl.Channel, err = startEgress(cmd, p.Network.Hosts, s); err != nil {
+			s.Close()
+			return pl, s, err
+		}
+	}
+	return pl, s, nil
 }
 
 // Main is the sandbox's setup step, when mcpgen was started by Prepare's
@@ -271,29 +290,32 @@ func Prepare(cmd *exec.Cmd, p *Policy) (*Setup, error) {
 // returns the status to exit with. ok is false when this process is not
 // one, and the caller goes on as mcpgen.
 func Main() (code int, ok bool) {
-	if len(os.Args) < 4 || os.Args[1] != entry {
+	switch {
+	case len(os.Args) == 2 && os.Args[1] == spareEntry:
+		return spareMain(), true
+	case len(os.Args) < 4 || os.Args[1] != entry:
 		return 0, false
 	}
-	if err := run(os.Args[2], os.Args[3], os.Args[4:]); err != nil {
-		fmt.Fprintf(os.Stderr, "mcpgen: sandbox: %v\n", err)
-		return 126, true // as a shell says of a command it could not run
+	var pl plan
+	err := json.Unmarshal([]byte(os.Args[2]), &pl)
+	if err != nil {
+		err = fmt.Errorf("reading the plan: %v", err)
+	} else {
+		err = run(pl, os.Args[3], os.Args[4:])
 	}
-	panic("unreachable: run execs or exits")
+	fmt.Fprintf(os.Stderr, "mcpgen: sandbox: %v\n", err)
+	return 126, true // as a shell says of a command it could not run
 }
 
 // run applies the plan and runs program: in place of this process, or,
 // as PID 1 of a namespace, as its one child (exiting with its status).
-func run(planJSON, program string, args []string) error {
+func run(pl plan, program string, args []string) error {
 	// Landlock is applied to this thread alone (restrictThread), and its
 	// signal scope lets a thread signal only processes of its own domain:
 	// the thread that forks the program must be the one that signals it.
 	// So all of this runs on one thread, for good (the process execs or
 	// exits).
 	runtime.LockOSThread()
-	var pl plan
-	if err := json.Unmarshal([]byte(planJSON), &pl); err != nil {
-		return fmt.Errorf("reading the plan: %v", err)
-	}
 	path, err := exec.LookPath(program)
 	if err != nil {
 		return err

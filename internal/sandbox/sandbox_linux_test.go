@@ -159,14 +159,19 @@ func runHostile(t *testing.T, p *Policy, home string, args ...string) int {
 	cmd.Env = append(os.Environ(), envHostile+"=1", "HOME="+home)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	if p != nil {
+	switch {
+	case p != nil && hostileSpares != nil:
+		err = runSpare(t, hostileSpares, p, cmd, &stderr)
+	case p != nil:
 		s, err := Prepare(cmd, p)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer s.Close()
+		fallthrough
+	default:
+		err = cmd.Run()
 	}
-	err = cmd.Run()
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
@@ -178,6 +183,45 @@ func runHostile(t *testing.T, p *Policy, home string, args ...string) int {
 		t.Fatalf("hostile %v: %v\n%s", args, err, stderr.String())
 		return -1
 	}
+}
+
+// hostileSpares, when set, is where runHostile takes the setup steps of
+// its sandboxed runs from: spares, started ahead.
+var hostileSpares *Spares
+
+// runSpare runs cmd in the sandbox p through a spare of s, as cmd.Run
+// would, its stderr copied into stderr.
+func runSpare(t *testing.T, s *Spares, p *Policy, cmd *exec.Cmd, stderr *bytes.Buffer) error {
+	t.Helper()
+	f, err := os.CreateTemp(t.TempDir(), "stderr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cmd.Stderr = f
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
+	defer cancel()
+	if err := s.Ready(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	sp := s.Take(cmd, p)
+	if sp == nil {
+		t.Fatal("Take found no spare after Ready")
+	}
+	setup, err := sp.Run(cmd, p)
+	if err != nil {
+		_ = sp.Cmd().Wait()
+		t.Fatal(err)
+	}
+	defer setup.Close()
+	// Bounded as runHostile's commands are: killing the setup step (PID
+	// 1 of its namespace) ends the rest.
+	timer := time.AfterFunc(bound, func() { sp.Cmd().Process.Kill() })
+	defer timer.Stop()
+	err = sp.Cmd().Wait()
+	b, _ := os.ReadFile(f.Name())
+	stderr.Write(b)
+	return err
 }
 
 // bound is how long a hostile run may take. It asserts no timing: on a
@@ -201,6 +245,16 @@ func TestHostile(t *testing.T) {
 		if !ok {
 			t.Skipf("no namespaces for the sandbox: %s", why)
 		}
+		testHostile(t)
+	})
+	// The same, with each setup step a spare started ahead of need, as a
+	// launcher starts its servers.
+	t.Run("spares", func(t *testing.T) {
+		if ok, _, why := namespaces(); !ok {
+			t.Skipf("no namespaces for the sandbox: %s", why)
+		}
+		hostileSpares = NewSpares(nil)
+		defer func() { hostileSpares.Close(); hostileSpares = nil }()
 		testHostile(t)
 	})
 	// Without namespaces (no user namespaces for an unprivileged user),
