@@ -26,20 +26,49 @@ var Signals = []os.Signal{
 	unix.SIGUSR1, unix.SIGUSR2, unix.SIGWINCH, unix.SIGALRM,
 }
 
+// A Listener catches Signals and SIGCHLD for Run.
+type Listener struct {
+	sigs, chld chan os.Signal
+}
+
+// Listen catches Signals and SIGCHLD from now on, for a Run to come:
+// registering a signal takes the Go runtime a hand-off between threads,
+// some milliseconds for them all on a loaded machine, which a setup step
+// started ahead of need (a sandbox's spare) spends while it waits.
+// Signals that arrive before Run has nobody to go to, and are dropped.
+func Listen() *Listener {
+	l := &Listener{sigs: make(chan os.Signal, 16), chld: make(chan os.Signal, 1)}
+	signal.Notify(l.sigs, Signals...)
+	signal.Notify(l.chld, unix.SIGCHLD)
+	return l
+}
+
+// stop stops catching signals.
+func (l *Listener) stop() {
+	signal.Stop(l.sigs)
+	signal.Stop(l.chld)
+}
+
 // Run starts path (argv, this process's environment and stdio, attr) as
 // the one child of this process, passes Signals on to it, reaps every
 // child that exits until that one has, and returns its status as a shell
 // says it: its exit status, or 128 plus the signal that killed it. Its
 // signal channels are stopped before it returns. err is the start's.
 func Run(path string, argv []string, attr *syscall.SysProcAttr) (status int, err error) {
-	// Notified before the child starts: a signal sent at once is passed
-	// on, and no SIGCHLD is missed.
-	sigs := make(chan os.Signal, 16)
-	signal.Notify(sigs, Signals...)
-	defer signal.Stop(sigs)
-	chld := make(chan os.Signal, 1)
-	signal.Notify(chld, unix.SIGCHLD)
-	defer signal.Stop(chld)
+	return Listen().Run(path, argv, attr)
+}
+
+// Run is the package's Run, with the signals l has caught since Listen
+// (those before Run dropped).
+func (l *Listener) Run(path string, argv []string, attr *syscall.SysProcAttr) (status int, err error) {
+	defer l.stop()
+	for drained := false; !drained; {
+		select {
+		case <-l.sigs:
+		default:
+			drained = true
+		}
+	}
 	child, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
 		Env:   os.Environ(),
 		Files: []uintptr{0, 1, 2},
@@ -55,10 +84,10 @@ func Run(path string, argv []string, attr *syscall.SysProcAttr) (status int, err
 			return status, nil
 		}
 		select {
-		case sig := <-sigs:
+		case sig := <-l.sigs:
 			// ESRCH: the child has just exited, and the next reap says so.
 			_ = unix.Kill(child, sig.(syscall.Signal))
-		case <-chld:
+		case <-l.chld:
 		}
 	}
 }

@@ -301,7 +301,7 @@ func Main() (code int, ok bool) {
 	if err != nil {
 		err = fmt.Errorf("reading the plan: %v", err)
 	} else {
-		err = run(pl, os.Args[3], os.Args[4:])
+		err = run(pl, os.Args[3], os.Args[4:], nil)
 	}
 	fmt.Fprintf(os.Stderr, "mcpgen: sandbox: %v\n", err)
 	return 126, true // as a shell says of a command it could not run
@@ -309,7 +309,7 @@ func Main() (code int, ok bool) {
 
 // run applies the plan and runs program: in place of this process, or,
 // as PID 1 of a namespace, as its one child (exiting with its status).
-func run(pl plan, program string, args []string) error {
+func run(pl plan, program string, args []string, l *pid1.Listener) error {
 	// Landlock is applied to this thread alone (restrictThread), and its
 	// signal scope lets a thread signal only processes of its own domain:
 	// the thread that forks the program must be the one that signals it.
@@ -356,7 +356,7 @@ func run(pl plan, program string, args []string) error {
 	if !pl.PidNS {
 		return fmt.Errorf("exec %s: %w", path, syscall.Exec(path, argv, os.Environ()))
 	}
-	os.Exit(reaper(path, argv))
+	os.Exit(reaper(l, path, argv))
 	return nil
 }
 
@@ -495,9 +495,13 @@ func pathRule(path string, write bool) landlock.FSRule {
 // reaper runs path as the one child of this process, PID 1 of the
 // sandbox's PID namespace (see pid1), and returns its status. The child
 // leads a process group of its own, so that a signal to mcpgen's group
-// reaches it once, through here.
-func reaper(path string, argv []string) int {
-	status, err := pid1.Run(path, argv, &syscall.SysProcAttr{Setpgid: true})
+// reaches it once, through here. l, if not nil, has been catching
+// signals since before the order came (a spare's).
+func reaper(l *pid1.Listener, path string, argv []string) int {
+	if l == nil {
+		l = pid1.Listen()
+	}
+	status, err := l.Run(path, argv, &syscall.SysProcAttr{Setpgid: true})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "mcpgen: sandbox: starting %s: %v\n", path, err)
 		return 126

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcpgen/mcpgen/internal/pid1"
 	"golang.org/x/sys/unix"
 )
 
@@ -362,6 +363,12 @@ func send(conn *os.File, js []byte, files []*os.File) error {
 // spareMain is a spare's life: it waits for its order and runs it as
 // Main runs a plan. With no order (its socket closed), it exits.
 func spareMain() (code int) {
+	// As PID 1 of a namespace, it will pass signals on to the server:
+	// catching them takes the runtime some milliseconds, spent now.
+	var l *pid1.Listener
+	if os.Getpid() == 1 {
+		l = pid1.Listen()
+	}
 	o, err := receiveOrder()
 	if errors.Is(err, io.EOF) {
 		return 0 // let go before any order
@@ -370,7 +377,7 @@ func spareMain() (code int) {
 		err = o.apply()
 	}
 	if err == nil {
-		err = run(o.Plan, o.Program, o.Args)
+		err = run(o.Plan, o.Program, o.Args, l)
 	}
 	fmt.Fprintf(os.Stderr, "mcpgen: sandbox: %v\n", err)
 	return 126
