@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 
 	"github.com/mcpgen/mcpgen/launcher/ctl"
 	"github.com/mcpgen/mcpgen/launcher/internal/agent"
@@ -71,6 +72,11 @@ func (s *Session) gatewayStatus() *ctl.GatewayStatus {
 	}
 	if m.Gateway.Tools == manifest.GatewayToolsSearch {
 		st.Search = &ctl.GatewaySearch{Pin: append([]string{}, m.Gateway.Pin...), Reveal: m.Gateway.SearchReveal}
+		for _, pin := range m.Gateway.Pin {
+			if !slices.ContainsFunc(c.Tools, func(n gateway.Name) bool { return n.Name == pin }) {
+				st.Search.Unknown = append(st.Search.Unknown, pin)
+			}
+		}
 	}
 	for _, cf := range c.Conflicts {
 		st.Conflicts = append(st.Conflicts, ctl.GatewayConflict(cf))

@@ -28,6 +28,9 @@ type GatewayStatus struct {
 type GatewaySearch struct {
 	Pin    []string `json:"pin"`    // the tools it lists as themselves
 	Reveal bool     `json:"reveal"` // an agent's list grows by the tools it found
+	// Unknown are the pins that name no tool of the gateway's catalog
+	// (cached servers' included): a typo, or a server that never listed.
+	Unknown []string `json:"unknown,omitempty"`
 }
 
 // A GatewayName is one tool or prompt as the gateway exposes it.
@@ -66,7 +69,10 @@ func (st *Status) writeGateway(w io.Writer) {
 	tools, prompts := renamed(g.Tools), renamed(g.Prompts)
 	search := ""
 	if g.Search != nil {
-		search = fmt.Sprintf("; tools = \"search\" (search_tools, call_tool and %d pinned)", len(g.Search.Pin))
+		search = fmt.Sprintf("; tools = \"search\" (search_tools, call_tool and %d pinned)", len(g.Search.Pin)-len(g.Search.Unknown))
+		if len(g.Search.Unknown) > 0 {
+			search += "; pinned but no such tool: " + strings.Join(g.Search.Unknown, ", ")
+		}
 	}
 	fmt.Fprintf(w, "gateway: %d tools (%d renamed), %d prompts, %d clients; prefix = %q (%s)%s\n",
 		len(g.Tools), len(tools), len(g.Prompts), g.Clients.Count, g.Prefix, prefixMeaning(g.Prefix), search)
