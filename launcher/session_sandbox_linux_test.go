@@ -1,7 +1,9 @@
 package launcher
 
 import (
+	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -59,6 +61,13 @@ func TestSessionSandbox(t *testing.T) {
 	// it (the restart key holds the sandbox resolved), and then it cannot
 	// read the key either.
 	openPid := server(st, "open").Pid
+	// boxed's start left a spare setup step of its kind, which open's
+	// restart takes: waited for, so that the restart surely does.
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	if err := ts.s.contain.spares.Ready(ctx, &sandbox.Policy{Network: sandbox.Network{Mode: sandbox.NetNone}}); err != nil {
+		t.Fatal(err)
+	}
 	writeFile(t, path, "[sandbox]\nenabled = true\n\n"+testServerTOML(t, "boxed", "echo")+"[servers.boxed.sandbox]\nenabled = true\n\n"+
 		testServerTOML(t, "open", "echo"))
 	boxedPid := server(st, "boxed").Pid
@@ -71,6 +80,9 @@ func TestSessionSandbox(t *testing.T) {
 	}
 	if got := read("open", key); !strings.Contains(got, "permission denied") {
 		t.Errorf("open, now sandboxed, reads the key: %q, want permission denied", got)
+	}
+	if cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", server(st, "open").Pid)); err != nil || !strings.Contains(string(cmdline), "__mcpgen_sandbox_spare") {
+		t.Errorf("open restarted with the setup step %q (%v), want the spare", cmdline, err)
 	}
 	if ok := strings.Contains(r.Platform, "pid"); ok {
 		// In a PID namespace of its own the server is its reaper's child.
