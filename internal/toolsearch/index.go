@@ -15,9 +15,10 @@
 // phrases.go), and a word whose shape says what it names as that kind
 // (notes.txt: a file, #general: a channel; shapes.go). A
 // tool's score grows with the share of the query's words it matches
-// (coordination), with the share of its name's words the query has, and
-// with its server's score for the query, all of the server's tools taken
-// as one text. A query that is a tool's name, or the
+// (coordination), with the share of them that its own text says as the
+// query does (textBonus), with the share of its name's words the query
+// has, and with its server's score for the query, all of the server's
+// tools taken as one text. A query that is a tool's name, or the
 // start of one, ranks that tool first; ties go to the catalog's order.
 package toolsearch
 
@@ -94,6 +95,15 @@ const coordination = 0.3
 // word of its name (in proportion to the share it has).
 const nameBonus = 0.4
 
+// textBonus is how much a tool's score grows when its own text (name,
+// title, description) says every word of the query (in proportion to the
+// share it says): the word itself, or in the name a strong synonym of it;
+// not a weak synonym, nor a parameter's word or the server's. Of two tools
+// that match as many of the query's concepts, the one that says what the
+// user said is more often the one asked for. Every word of the query that
+// is not a stop word counts, known to the index or not.
+const textBonus = 1.0
+
 // An Index ranks the tools it was built with. It is read-only once built:
 // any number of goroutines may search it.
 type Index struct {
@@ -125,6 +135,7 @@ type posting struct {
 	tool  int32
 	score float32
 	name  bool // the term is a word of the tool's name
+	own   bool // of its name, title or description
 }
 
 // names are a tool's names as a query is matched against them.
@@ -229,7 +240,8 @@ func New(servers []Server, tools []Tool) *Index {
 					w += weight[f] * float64(k) / (1 - b[f] + b[f]*length[f][i]/avg[f])
 				}
 			}
-			ix.postings[e.id] = append(ix.postings[e.id], posting{tool: int32(i), score: float32(w / (k1 + w)), name: e.tf[fieldName] > 0})
+			own := e.tf[fieldName]+e.tf[fieldTitle]+e.tf[fieldDescription] > 0
+			ix.postings[e.id] = append(ix.postings[e.id], posting{tool: int32(i), score: float32(w / (k1 + w)), name: e.tf[fieldName] > 0, own: own})
 		}
 	}
 	weighByIDF(ix.postings, n)
@@ -398,16 +410,22 @@ func (ix *Index) Search(query string, opts Options) []Hit {
 	if shaped := shapes(query); shaped != query {
 		read = words(shaped, nil)
 	}
-	q, concepts := ix.query(phrasal(read))
+	q, concepts, said := ix.query(phrasal(read))
 	buf := ix.scratch.Get().(*scratch)
 	defer ix.scratch.Put(buf)
-	scores, matched, serverScores, named := buf.reset(len(ix.tools), len(ix.servers))
+	scores, matched, serverScores, named, own := buf.reset(len(ix.tools), len(ix.servers))
 	for _, qt := range q {
 		for _, p := range ix.postings[qt.id] {
 			scores[p.tool] += qt.weight * float64(p.score)
 			matched[p.tool] |= qt.concepts
 			if p.name {
 				named[p.tool] += float32(qt.weight)
+			}
+			switch { // textBonus
+			case p.name && qt.weight >= strongWeight:
+				own[p.tool] |= qt.concepts
+			case p.own:
+				own[p.tool] |= qt.said
 			}
 		}
 		for _, p := range ix.serverPs[qt.id] {
@@ -440,6 +458,9 @@ func (ix *Index) Search(query string, opts Options) []Hit {
 			score = (score + serverWeight*serverScores[ix.serverOf[i]]) * share[bits.OnesCount64(matched[i])]
 			if l := ix.nameLen[i]; l > 0 {
 				score *= 1 + nameBonus*float64(min(named[i]/l, 1))
+			}
+			if said > 0 {
+				score *= 1 + textBonus*float64(bits.OnesCount64(own[i]))/float64(said)
 			}
 		}
 		m := ix.names[i].match(lower, joined, joinedSp)
@@ -502,23 +523,24 @@ func (t *topK) sorted() []Hit {
 // scratch is a search's working memory, kept between searches.
 type scratch struct {
 	scores, servers []float64
-	matched         []uint64
+	matched, own    []uint64
 	named           []float32
 }
 
-func (s *scratch) reset(tools, servers int) ([]float64, []uint64, []float64, []float32) {
+func (s *scratch) reset(tools, servers int) ([]float64, []uint64, []float64, []float32, []uint64) {
 	if cap(s.scores) < tools {
-		s.scores, s.matched, s.named = make([]float64, tools), make([]uint64, tools), make([]float32, tools)
+		s.scores, s.matched, s.named, s.own = make([]float64, tools), make([]uint64, tools), make([]float32, tools), make([]uint64, tools)
 	}
 	if cap(s.servers) < servers {
 		s.servers = make([]float64, servers)
 	}
-	s.scores, s.matched, s.servers, s.named = s.scores[:tools], s.matched[:tools], s.servers[:servers], s.named[:tools]
+	s.scores, s.matched, s.servers, s.named, s.own = s.scores[:tools], s.matched[:tools], s.servers[:servers], s.named[:tools], s.own[:tools]
 	clear(s.scores)
 	clear(s.matched)
 	clear(s.servers)
 	clear(s.named)
-	return s.scores, s.matched, s.servers, s.named
+	clear(s.own)
+	return s.scores, s.matched, s.servers, s.named, s.own
 }
 
 // match says how a query (lower case; its words joined; and those with a
@@ -537,11 +559,13 @@ func (n names) match(lower, joined, joinedSp string) Match {
 }
 
 // A queryTerm is a term of the index that a query asks for, how much,
-// and which of the query's concepts (its words) it stands for.
+// which of the query's concepts (its words) it stands for, and of which
+// it is the word itself (said; not a synonym).
 type queryTerm struct {
 	id       int32
 	weight   float64
 	concepts uint64
+	said     uint64
 }
 
 // maxConcepts bounds the words of a query that count as concepts: past
@@ -552,29 +576,35 @@ const maxConcepts = 64
 // their stems where known, "" where not): its own words
 // (each a concept), then the synonyms of each (of the same concept, at a
 // lower weight); a term once, at the most it is asked for. It returns the
-// terms and how many concepts the index knows anything of.
-func (ix *Index) query(all, stems []string) ([]queryTerm, int) {
+// terms, how many concepts the index knows anything of, and how many
+// words the query has that are not stop words, known or not (at most
+// maxConcepts).
+func (ix *Index) query(all, stems []string) ([]queryTerm, int, int) {
 	byID := map[int32]int{} // into out
 	var out []queryTerm
-	ask := func(term string, w float64, concept int) bool {
+	ask := func(term string, w float64, concept int, itself bool) bool {
 		id, ok := ix.terms[term]
 		if !ok {
 			return false
 		}
-		var bit uint64
+		var bit, said uint64
 		if concept < maxConcepts {
 			bit = 1 << concept
+		}
+		if itself {
+			said = bit
 		}
 		if j, seen := byID[id]; seen {
 			out[j].weight = max(out[j].weight, w)
 			out[j].concepts |= bit
+			out[j].said |= said
 			return true
 		}
 		byID[id] = len(out)
-		out = append(out, queryTerm{id: id, weight: w, concepts: bit})
+		out = append(out, queryTerm{id: id, weight: w, concepts: bit, said: said})
 		return true
 	}
-	concepts := 0
+	concepts, unknown := 0, 0
 	seen := map[string]bool{}
 	for i, w := range all {
 		t := stems[i]
@@ -587,7 +617,7 @@ func (ix *Index) query(all, stems []string) ([]queryTerm, int) {
 		seen[t] = true
 		known := false
 		if !stopword(w) {
-			known = ask(t, 1, concepts)
+			known = ask(t, 1, concepts, true)
 		}
 		own := known
 		for _, s := range synonyms(t) { // a stop word may stand for a term: which, for list
@@ -601,11 +631,15 @@ func (ix *Index) query(all, stems []string) ([]queryTerm, int) {
 			if stopword(w) {
 				wt = weakWeight
 			}
-			known = ask(s.term, wt, concepts) || known
+			known = ask(s.term, wt, concepts, false) || known
 		}
-		if known && !stopword(w) {
+		switch {
+		case stopword(w):
+		case known:
 			concepts++
+		default:
+			unknown++ // a word no tool has: it counts against every tool's share
 		}
 	}
-	return out, concepts
+	return out, concepts, min(concepts+unknown, maxConcepts)
 }

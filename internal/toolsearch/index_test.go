@@ -289,3 +289,21 @@ func TestSearchShapes(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchTextSaysIt: of two tools that match as many of a query's
+// concepts, the one whose own text says the query's words as the query
+// puts them comes first, before one that has a word in its name but the
+// other only in a parameter (job_id). It failed before textBonus.
+func TestSearchTextSaysIt(t *testing.T) {
+	ix := New([]Server{
+		{Name: "metrics", Description: "Prometheus: metrics, PromQL, alerts"},
+		{Name: "ci", Description: "GitHub Actions: workflows and their runs"},
+	}, []Tool{
+		{Name: "list_label_values", Server: "metrics", Description: "List the values of a label.", Params: []Param{{"label", "Label name"}}},
+		{Name: "get_job_logs", Server: "ci", Description: "Get the logs of a failed job of a workflow run.", Params: []Param{{"job_id", "Job ID"}}},
+	})
+	query := "what values does the job label have"
+	if got := hitNames(ix, ix.Search(query, Options{})); len(got) == 0 || got[0] != "list_label_values" {
+		t.Errorf("Search(%q) = %v, want list_label_values first", query, got)
+	}
+}

