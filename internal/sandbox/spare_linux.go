@@ -65,6 +65,7 @@ type Spares struct {
 	closed  bool
 	fills   sync.WaitGroup // the fills under way
 	filled  chan struct{}  // closed, and replaced, when a fill ends
+	closing chan struct{}  // closed by Close
 }
 
 // NewSpares returns an empty set of spares: the first start of each kind
@@ -75,7 +76,7 @@ func NewSpares(start func(*exec.Cmd) error) *Spares {
 	if start == nil {
 		start = (*exec.Cmd).Start
 	}
-	return &Spares{start: start, idle: map[kind]*Spare{}, filling: map[kind]bool{}, failed: map[kind]error{}, filled: make(chan struct{})}
+	return &Spares{start: start, idle: map[kind]*Spare{}, filling: map[kind]bool{}, failed: map[kind]error{}, filled: make(chan struct{}), closing: make(chan struct{})}
 }
 
 // Take returns a spare setup step to run cmd in the sandbox p, running,
@@ -96,9 +97,14 @@ func (s *Spares) Take(cmd *exec.Cmd, p *Policy) *Spare {
 	}
 	sp := s.idle[k]
 	delete(s.idle, k)
-	s.startFill(k)
+	s.startFill(k, refillDelay)
 	return sp
 }
+
+// refillDelay is how long after a spare is taken the next one starts: the
+// server it runs starts meanwhile without a whole mcpgen's start (some
+// 15 ms of CPU) beside it.
+const refillDelay = 200 * time.Millisecond
 
 // Ready returns once a spare for p is idle, starting one if none is
 // being started, or when ctx ends, or with the error that kept one from
@@ -120,11 +126,12 @@ func (s *Spares) Ready(ctx context.Context, p *Policy) error {
 			s.mu.Unlock()
 			return nil
 		}
-		s.startFill(k)
+		s.startFill(k, 0)
 		filled := s.filled
 		s.mu.Unlock()
 		select {
 		case <-filled:
+		case <-s.closing: // the loop says so
 		case <-ctx.Done():
 			return context.Cause(ctx)
 		}
@@ -134,16 +141,6 @@ func (s *Spares) Ready(ctx context.Context, p *Policy) error {
 		if err != nil {
 			return err
 		}
-	}
-}
-
-// startFill starts a spare of kind k in the background unless one is
-// being started. s.mu is held.
-func (s *Spares) startFill(k kind) {
-	if !s.filling[k] {
-		s.filling[k], s.failed[k] = true, nil
-		s.fills.Add(1)
-		go s.fill(k) // ends when the spare has started, or failed to
 	}
 }
 
@@ -159,10 +156,33 @@ func filesOnly(cmd *exec.Cmd) bool {
 	return true
 }
 
-// fill starts a spare of kind k and keeps it, unless the set was closed
-// meanwhile. One that fails to start is not retried until the next Take.
-func (s *Spares) fill(k kind) {
+// startFill starts a spare of kind k in the background, after delay,
+// unless one is being started. s.mu is held.
+func (s *Spares) startFill(k kind, delay time.Duration) {
+	if !s.filling[k] {
+		s.filling[k], s.failed[k] = true, nil
+		s.fills.Add(1)
+		go s.fill(k, delay) // ends when the spare has started, or failed to, or on Close
+	}
+}
+
+// fill starts a spare of kind k after delay and keeps it, unless the set
+// was closed meanwhile. One that fails to start is not retried until the
+// next Take.
+func (s *Spares) fill(k kind, delay time.Duration) {
 	defer s.fills.Done()
+	if delay > 0 {
+		t := time.NewTimer(delay)
+		select {
+		case <-t.C:
+		case <-s.closing:
+			t.Stop()
+			s.mu.Lock()
+			s.filling[k] = false
+			s.mu.Unlock()
+			return
+		}
+	}
 	sp, err := startSpare(k, s.start)
 	s.mu.Lock()
 	s.filling[k] = false
@@ -186,6 +206,9 @@ func (s *Spares) Close() {
 		return
 	}
 	s.mu.Lock()
+	if !s.closed {
+		close(s.closing)
+	}
 	s.closed = true
 	idle := s.idle
 	s.idle = map[kind]*Spare{}
