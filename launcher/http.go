@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpgen/mcpgen/launcher/ctl"
+	"github.com/mcpgen/mcpgen/launcher/internal/gateway"
 	"github.com/mcpgen/mcpgen/launcher/internal/httpauth"
 	"github.com/mcpgen/mcpgen/launcher/internal/httpface"
 	"github.com/mcpgen/mcpgen/launcher/internal/httpguard"
@@ -55,6 +56,7 @@ func (s *Session) startHTTP(ctx context.Context, m *manifest.Manifest) (*session
 	h.face = httpface.New(ctx, httpface.Options{
 		Log:            s.log,
 		Endpoint:       s.httpEndpoint,
+		Tools:          []string{gateway.ToolsAll, gateway.ToolsSearch},
 		Open:           s.openClient,
 		Close:          s.closeClient,
 		Ready:          s.up,
@@ -92,7 +94,7 @@ func orNone(s string) string {
 
 // httpEndpoint returns what serves an HTTP session of server's endpoint:
 // the gateway's for "", else the server's hub, as connect NAME has it.
-func (s *Session) httpEndpoint(server string) (httpface.Serve, error) {
+func (s *Session) httpEndpoint(server, tools string) (httpface.Serve, error) {
 	if server == "" {
 		s.mu.Lock()
 		gw := s.gw
@@ -100,7 +102,9 @@ func (s *Session) httpEndpoint(server string) (httpface.Serve, error) {
 		if gw == nil {
 			return nil, errors.New("the session is not running")
 		}
-		return func(ctx context.Context, rwc io.ReadWriteCloser) { gw.Serve(ctx, rwc, nil) }, nil
+		return func(ctx context.Context, rwc io.ReadWriteCloser) {
+			gw.ServeJoin(ctx, rwc, gateway.Join{Tools: tools})
+		}, nil
 	}
 	h, err := s.hubOf(server)
 	if err != nil {

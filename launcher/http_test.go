@@ -5,12 +5,14 @@ package launcher
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -376,5 +378,70 @@ func TestSessionHTTPModern(t *testing.T) {
 	})
 	if st.HTTP.Sessions != 0 || st.HTTP.Stateless != 1 {
 		t.Errorf("HTTP sessions %d, stateless %d: want none and one", st.HTTP.Sessions, st.HTTP.Stateless)
+	}
+}
+
+// TestSessionHTTPTools: the gateway's endpoint takes ?tools, as connect
+// takes --tools: an agent at /mcp?tools=search, of either era, lists
+// search_tools and call_tool, while one at /mcp lists every tool; a
+// server's endpoint, or a value that is no mode, is refused with 400.
+func TestSessionHTTPTools(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "mcpgen.toml")
+	if err := os.WriteFile(path, []byte(testServerTOML(t, "a", "serve")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ts := startSession(t, path, Options{HTTP: HTTPOptions{Listen: "127.0.0.1:0"}})
+	st := ts.wait("the server ready", func(st *ctl.Status) bool { return ready(st, "a") })
+	url := st.HTTP.URL
+	names := func(m *mcp.Message) []string {
+		var r struct {
+			Tools []struct{ Name string } `json:"tools"`
+		}
+		if err := json.Unmarshal(m.Result, &r); err != nil {
+			t.Fatalf("tools/list: %v: %s", err, m.AppendJSON(nil))
+		}
+		var out []string
+		for _, tool := range r.Tools {
+			out = append(out, tool.Name)
+		}
+		slices.Sort(out) // the eras list in orders of their own
+		return out
+	}
+	search := []string{"call_tool", "search_tools"}
+	for _, c := range []struct {
+		name   string
+		url    string
+		search bool
+	}{{"legacy, all", url, false}, {"legacy, search", url + "?tools=search", true}} {
+		cl := httpClient(t, c.url, "agent", "")
+		cl.Send(`{"jsonrpc":"2.0","id":"l","method":"tools/list"}`)
+		got := names(nextAnswer(cl))
+		if slices.Equal(got, search) != c.search || !c.search && !slices.Contains(got, "echo") {
+			t.Errorf("%s: tools %q", c.name, got)
+		}
+		cl.Close()
+	}
+	for _, c := range []struct {
+		name   string
+		url    string
+		search bool
+	}{{"modern, all", url, false}, {"modern, search", url + "?tools=search", true}} {
+		cl := modernHTTPClient(t, c.url)
+		cl.Send(`{"jsonrpc":"2.0","id":"m","method":"tools/list","params":{"_meta":{` + testserver.ModernMeta("modern-http", "") + `}}}`)
+		got := names(nextAnswer(cl))
+		if slices.Equal(got, search) != c.search || !c.search && !slices.Contains(got, "echo") {
+			t.Errorf("%s: tools %q", c.name, got)
+		}
+	}
+	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	base := strings.TrimSuffix(url, "/mcp")
+	for _, c := range []struct{ url, want string }{
+		{base + "/servers/a/mcp?tools=search", "a server's endpoint lists its own"},
+		{url + "?tools=some", `?tools=\"some\": use one of all, search`},
+	} {
+		if resp := post(t, c.url, initialize); resp.StatusCode != http.StatusBadRequest || !strings.Contains(resp.body, c.want) {
+			t.Errorf("%s: %d %s, want 400 saying %q", c.url, resp.StatusCode, resp.body, c.want)
+		}
 	}
 }

@@ -151,7 +151,7 @@ func (c *httpClient) echo(id int, text string) error {
 // sessions as the benchmarks open, and returns its gateway URL.
 func faceOver(tb testing.TB, serve httpface.Serve) (*httpface.Face, string) {
 	f := httpface.New(context.Background(), httpface.Options{
-		Endpoint:    func(string) (httpface.Serve, error) { return serve, nil },
+		Endpoint:    func(string, string) (httpface.Serve, error) { return serve, nil },
 		Loopback:    true,
 		MaxSessions: 1 << 20,
 	})

@@ -73,8 +73,13 @@ type Options struct {
 	Log *slog.Logger
 	// Endpoint returns what serves an agent of server's endpoint (""
 	// the gateway's), or why there is none: the workspace has no such
-	// server (404).
-	Endpoint func(server string) (Serve, error)
+	// server (404). tools is the gateway endpoint's ?tools, one of
+	// Tools, or "".
+	Endpoint func(server, tools string) (Serve, error)
+	// Tools are the values that the gateway's endpoint takes in its
+	// ?tools parameter: how an agent's session lists the workspace's
+	// tools (connect --tools over HTTP). None: it takes none.
+	Tools []string
 	// Open counts a session as a client of the launcher, for as long as
 	// it is open (Close, once it ends): it keeps the launcher from
 	// exiting for idleness. It reports false when the launcher exits:
@@ -231,6 +236,9 @@ func (f *Face) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if !httpguard.Check(w, r) {
 		return
 	}
+	if !f.checkTools(w, r, server) {
+		return
+	}
 	// A POST without a session may be of the modern era, whose version
 	// the stateless face checks against the body's.
 	stateless := r.Method == http.MethodPost && r.Header.Get(sessionHeader) == ""
@@ -252,6 +260,26 @@ func (f *Face) serveMCP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 }
+
+// checkTools answers 400 to a ?tools that the endpoint does not take: on
+// a server's endpoint, or a value not among Options.Tools.
+func (f *Face) checkTools(w http.ResponseWriter, r *http.Request, server string) bool {
+	tools := toolsOf(r)
+	switch {
+	case tools == "":
+		return true
+	case server != "":
+		httpguard.Refuse(w, http.StatusBadRequest, "?tools chooses how the gateway lists the workspace's tools: a server's endpoint lists its own; use the gateway's, "+httpauth.GatewayPath)
+		return false
+	case !slices.Contains(f.opts.Tools, tools):
+		httpguard.Refuse(w, http.StatusBadRequest, "?tools="+strconv.Quote(tools)+": use one of "+strings.Join(f.opts.Tools, ", "))
+		return false
+	}
+	return true
+}
+
+// toolsOf is r's ?tools, "" if none.
+func toolsOf(r *http.Request) string { return r.URL.Query().Get("tools") }
 
 // post serves a POST: one message for the session's agent connection, or
 // an initialize that begins a session.
@@ -333,7 +361,7 @@ func (f *Face) newSession(w http.ResponseWriter, r *http.Request, server string)
 			return nil
 		}
 	}
-	serve, err := f.opts.Endpoint(server)
+	serve, err := f.opts.Endpoint(server, toolsOf(r))
 	if err != nil {
 		httpguard.Refuse(w, http.StatusNotFound, err.Error())
 		return nil

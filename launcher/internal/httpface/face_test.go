@@ -148,7 +148,7 @@ func testFace(t *testing.T, opts Options) (*Face, *httptest.Server, *testAgent) 
 	t.Helper()
 	ta := &testAgent{}
 	if opts.Endpoint == nil {
-		opts.Endpoint = func(server string) (Serve, error) {
+		opts.Endpoint = func(server, tools string) (Serve, error) {
 			if server != "" && server != "a" {
 				return nil, fmt.Errorf("workspace %q has no server %q; it has: a", "t", server)
 			}

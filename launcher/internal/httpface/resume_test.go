@@ -52,7 +52,7 @@ func (h *holdHandler) Request(call *agent.Call) {
 func holdFace(t *testing.T, opts Options) (*Face, *httptest.Server, chan struct{}) {
 	t.Helper()
 	release := make(chan struct{})
-	opts.Endpoint = func(string) (Serve, error) {
+	opts.Endpoint = func(string, string) (Serve, error) {
 		return func(ctx context.Context, rwc io.ReadWriteCloser) {
 			h := &holdHandler{release: release}
 			h.conn = agent.New(ctx, rwc, h, agent.Options{})

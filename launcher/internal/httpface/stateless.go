@@ -90,6 +90,7 @@ func wantsStateless(r *http.Request, msg *mcp.Message) bool {
 // 1 and up the subscriptions.
 type statelessKey struct {
 	server, subject string
+	tools           string // the gateway's ?tools: a session lists in one way
 	lane            int
 }
 
@@ -283,12 +284,13 @@ func (f *Face) statelessAgent(r *http.Request, server, subject string, listen bo
 		first, last = 1, maxListenAgents
 	}
 	var serve Serve
+	tools := toolsOf(r)
 	// Twice at most: the second time with what serves the endpoint.
 	for {
 		f.mu.Lock()
 		free := -1 // a lane without an agent
 		for lane := first; lane <= last; lane++ {
-			key := statelessKey{server: server, subject: subject, lane: lane}
+			key := statelessKey{server: server, subject: subject, tools: tools, lane: lane}
 			a := f.agents[key]
 			if a != nil && a.over() {
 				delete(f.agents, key)
@@ -318,7 +320,7 @@ func (f *Face) statelessAgent(r *http.Request, server, subject string, listen bo
 		}
 		if serve == nil {
 			f.mu.Unlock()
-			s, err := f.opts.Endpoint(server)
+			s, err := f.opts.Endpoint(server, tools)
 			if err != nil {
 				return nil, func(w http.ResponseWriter) { httpguard.Refuse(w, http.StatusNotFound, err.Error()) }
 			}
@@ -340,7 +342,7 @@ func (f *Face) statelessAgent(r *http.Request, server, subject string, listen bo
 			f.mu.Unlock()
 			return nil, func(w http.ResponseWriter) { unavailable(w, "the launcher is exiting") }
 		}
-		a := newStatelessAgent(f, statelessKey{server: server, subject: subject, lane: free})
+		a := newStatelessAgent(f, statelessKey{server: server, subject: subject, tools: tools, lane: free})
 		a.take(listen)
 		f.agents[a.key] = a
 		f.goServe(serve, a, a.end)
