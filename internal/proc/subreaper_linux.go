@@ -385,42 +385,52 @@ func (h *treeHolder) start(cmd *exec.Cmd, attached bool) error {
 	s := h.sys
 	s.starting.RLock()
 	defer s.starting.RUnlock()
-	if err := cmd.Start(); err != nil {
+	p, err := s.startRead(cmd)
+	if err != nil {
 		return err
 	}
-	// Not reaped until its Wait: /proc has it, zombie or not.
-	p, err := readProcInfo(cmd.Process.Pid)
-	if err != nil {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		return fmt.Errorf("read the started process: %w", err)
-	}
-	s.mu.Lock()
-	s.started[p.pid] = p.start
-	s.mu.Unlock()
-	h.mu.Lock()
-	h.leaders = append(h.leaders, p)
-	h.mu.Unlock()
+	h.lead(p)
 	return nil
 }
 
 // adopt implements adopter: the process, a child of ours, becomes a
 // leader of the tree.
 func (h *treeHolder) adopt(cmd *exec.Cmd) error {
-	s := h.sys
-	s.starting.RLock()
-	defer s.starting.RUnlock()
+	h.sys.starting.RLock()
+	defer h.sys.starting.RUnlock()
 	p, err := readProcInfo(cmd.Process.Pid)
 	if err != nil {
 		return fmt.Errorf("read the process: %w", err)
 	}
-	s.mu.Lock()
-	s.started[p.pid] = p.start
-	s.mu.Unlock()
+	h.lead(p)
+	return nil
+}
+
+// lead makes p, a child of ours that h started or adopted, a leader of
+// its tree. s.starting is held for reading.
+func (h *treeHolder) lead(p procInfo) {
+	h.sys.mu.Lock()
+	h.sys.started[p.pid] = p.start
+	h.sys.mu.Unlock()
 	h.mu.Lock()
 	h.leaders = append(h.leaders, p)
 	h.mu.Unlock()
-	return nil
+}
+
+// startRead starts cmd and reads what /proc says of it; a start whose
+// process cannot be read is killed. s.starting is held for reading.
+func (s *subreaperSystem) startRead(cmd *exec.Cmd) (procInfo, error) {
+	if err := cmd.Start(); err != nil {
+		return procInfo{}, err
+	}
+	// Not reaped until its Wait: /proc has it, zombie or not.
+	p, err := readProcInfo(cmd.Process.Pid)
+	if err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return procInfo{}, fmt.Errorf("read the started process: %w", err)
+	}
+	return p, nil
 }
 
 // startOutside implements outsider: the child is registered as started,
@@ -430,14 +440,9 @@ func (h *treeHolder) adopt(cmd *exec.Cmd) error {
 func (s *subreaperSystem) startOutside(cmd *exec.Cmd) error {
 	s.starting.RLock()
 	defer s.starting.RUnlock()
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	p, err := readProcInfo(cmd.Process.Pid)
+	p, err := s.startRead(cmd)
 	if err != nil {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		return fmt.Errorf("read the started process: %w", err)
+		return err
 	}
 	s.mu.Lock()
 	s.started[p.pid], s.retired[p.pid] = p.start, p.start
