@@ -63,6 +63,10 @@ type Options struct {
 	// OAuth).
 	GatewayURL      string
 	GatewayTokenEnv string
+	// GatewayTools is how the gateway lists the workspace's tools for
+	// this agent (emit --gateway-tools: "all" or "search"); "" leaves it
+	// to [gateway] tools. Over HTTP it is in GatewayURL already.
+	GatewayTools string
 	// Scope is where the config lives: ScopeUser (the zero value) or
 	// ScopeProject.
 	Scope Scope
@@ -337,6 +341,9 @@ func Gateway(m *manifest.Manifest, servers []*manifest.Server, o Options) *Entry
 		}
 	}
 	args = append(args, ManifestFlags(m, o)...)
+	if o.GatewayTools != "" {
+		args = append(args, "--tools", o.GatewayTools)
+	}
 	enabled := 0
 	for _, s := range m.Servers {
 		if s.Enabled {

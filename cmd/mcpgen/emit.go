@@ -37,6 +37,7 @@ type emitOptions struct {
 	gatewayName          string
 	gatewayURL           string
 	gatewayTokenEnv      string
+	gatewayTools         string
 }
 
 // gatewayNameRE is what Claude Code and Codex accept as an entry's name.
@@ -178,6 +179,7 @@ agent's failure does not stop the others. mcpgen agents lists them all.
 	f.StringVar(&o.gatewayName, "gateway-name", "mcpgen", "with --gateway: the entry's `NAME`")
 	f.StringVar(&o.gatewayURL, "gateway-url", "", "the gateway of a launcher served over HTTP (launch --listen), at `URL`: one entry that reaches it there (implies --gateway)")
 	f.StringVar(&o.gatewayTokenEnv, "gateway-token-env", "", "with --gateway-url: the environment `VAR` that holds the gateway's bearer token, which the entry references, never holds")
+	f.StringVar(&o.gatewayTools, "gateway-tools", "", "with --gateway or --gateway-url: how the gateway lists tools to this agent, `all` or search (search_tools, call_tool and the pinned tools); default: [gateway] tools")
 	_ = cmd.MarkFlagRequired("provider")
 	_ = cmd.RegisterFlagCompletionFunc("provider", cobra.FixedCompletions(registry.Names(), cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("scope", cobra.FixedCompletions([]string{"user", "project"}, cobra.ShellCompDirectiveNoFileComp))
@@ -232,6 +234,11 @@ func (a *app) plan(m *manifest.Manifest, p providers.Provider, o emitOptions, pl
 		po.Gateway = o.gatewayName
 	}
 	po.GatewayURL, po.GatewayTokenEnv = o.gatewayURL, o.gatewayTokenEnv
+	if o.gatewayURL != "" && o.gatewayTools != "" {
+		po.GatewayURL = withQuery(o.gatewayURL, "tools", o.gatewayTools) // the HTTP face's ?tools
+	} else {
+		po.GatewayTools = o.gatewayTools
+	}
 	if place.scope == providers.ScopeProject {
 		po.Mcpgen = a.mcpgenOnPath(o.mcpgenPath)
 	} else {
@@ -486,6 +493,10 @@ func (o *emitOptions) checkFlags() error {
 		return usageError("--check, --diff and --force work on a file: add -o FILE or --write")
 	case o.gatewayName != "mcpgen" && !o.gateway && o.gatewayURL == "":
 		return usageError("--gateway-name names the entry of --gateway: pass --gateway too")
+	case o.gatewayTools != "" && !o.gateway && o.gatewayURL == "":
+		return usageError("--gateway-tools chooses how the gateway of --gateway lists tools: pass --gateway or --gateway-url too")
+	case o.gatewayTools != "" && o.gatewayTools != manifest.GatewayToolsAll && o.gatewayTools != manifest.GatewayToolsSearch:
+		return usageError("--gateway-tools %q: use %q (every tool) or %q (search_tools, call_tool and the pinned tools)", o.gatewayTools, manifest.GatewayToolsAll, manifest.GatewayToolsSearch)
 	case o.gatewayTokenEnv != "" && o.gatewayURL == "":
 		return usageError("--gateway-token-env names the token of --gateway-url: pass --gateway-url URL too")
 	case o.gatewayURL != "" && o.launcher:
@@ -887,4 +898,17 @@ func absent(place placement) string {
 		return path
 	}
 	return ""
+}
+
+// withQuery is raw, a URL checkGatewayURL accepted, with its query's name
+// set to value (whatever it was).
+func withQuery(raw, name, value string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw // checked before: not reached
+	}
+	q := u.Query()
+	q.Set(name, value)
+	u.RawQuery = q.Encode()
+	return u.String()
 }
