@@ -624,12 +624,12 @@ func TestUnprivileged(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*bound)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "-test.run=^(TestHostile|TestSetsidEscape)$/^namespaces$|^on$", "-test.v")
+	cmd := exec.CommandContext(ctx, bin, "-test.run=^(TestHostile|TestSetsidEscape)$/^(namespaces|spares)$|^on$", "-test.v")
 	cmd.Dir = dir
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "TMPDIR=" + dir, "HOME=" + dir}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 	out, err := cmd.CombinedOutput()
-	if err != nil || !bytes.Contains(out, []byte("--- PASS: TestHostile/namespaces/")) {
+	if err != nil || !bytes.Contains(out, []byte("--- PASS: TestHostile/namespaces/")) || !bytes.Contains(out, []byte("--- PASS: TestHostile/spares/")) {
 		t.Fatalf("as nobody: %v\n%s", err, out)
 	}
 	t.Logf("as nobody:\n%s", out)
