@@ -42,6 +42,11 @@ const (
 // EnforceModes are the values of enforce.
 var EnforceModes = []string{EnforceWarn, EnforceStrict}
 
+// SystemReadPaths are what every sandboxed process may read on this
+// platform besides its grants: the sandbox's own list, which it grants
+// whatever the policy says (sandbox.SystemPaths).
+var SystemReadPaths = sandbox.SystemPaths()
+
 // WorkspaceRef, at the start of a sandbox path, stands for WORKSPACE_DIR.
 const WorkspaceRef = "{workspace}"
 

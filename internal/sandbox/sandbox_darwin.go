@@ -3,6 +3,7 @@ package sandbox
 import (
 	"os"
 	"os/exec"
+	"slices"
 )
 
 // Enforces says whether this platform enforces a sandbox at all: with
@@ -32,3 +33,12 @@ func Prepare(cmd *exec.Cmd, p *Policy) (*Setup, error) {
 // Main is Linux's hidden entry; macOS has none: sandbox-exec applies the
 // profile.
 func Main() (code int, ok bool) { return 0, false }
+
+// SystemPaths are what every sandboxed process may read on this platform
+// besides its grants (the profile grants them whatever the policy): the
+// system's programs, libraries and frameworks, Homebrew's prefixes, the
+// developer tools, certificates, name resolution, users and time zones,
+// and the devices that programs open without asking.
+func SystemPaths() []string {
+	return slices.Concat(seatbeltSystemDirs, seatbeltSystemReads, []string{"/dev/null", "/dev/zero"})
+}

@@ -382,13 +382,21 @@ var (
 	}
 	systemFiles = []string{
 		"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.preload",
-		"/etc/localtime", "/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf",
+		"/etc/localtime", "/etc/timezone", "/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf",
 		"/etc/passwd", "/etc/group", "/etc/host.conf", "/etc/gai.conf",
 		"/etc/mime.types", "/dev/urandom", "/dev/random",
 	}
 	// Written to by habit (2>/dev/null, a terminal's tty).
 	systemRWFiles = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty"}
 )
+
+// SystemPaths are what every sandboxed process may read on this platform
+// besides its grants (restrict grants them whatever the policy): the
+// programs and libraries of the system, the dynamic loader's files,
+// certificates, name resolution, users and time zones, and the devices
+// that programs open without asking. Not the whole of /etc, which holds
+// other programs' secrets.
+func SystemPaths() []string { return slices.Concat(systemDirs, systemFiles, systemRWFiles) }
 
 // landlockConfig is the newest Landlock that go-landlock knows: on a
 // kernel with an older one it is downgraded (BestEffort), and decide's

@@ -30,3 +30,7 @@ func Prepare(cmd *exec.Cmd, p *Policy) (*Setup, error) {
 
 // Main is Linux's hidden entry; elsewhere there is none.
 func Main() (code int, ok bool) { return 0, false }
+
+// SystemPaths is empty where mcpgen does not enforce a sandbox yet
+// (Windows, the BSDs): there is nothing to add the grants to.
+func SystemPaths() []string { return nil }

@@ -235,9 +235,9 @@ func seatbeltProfile(p *Policy, program string, proxy int) (profile string, para
 	return b.String(), b.params, nil
 }
 
-// systemGrants are system, but /System as a whole, which the manifest's
-// system paths name: it stands for its system parts, since
-// /System/Volumes/Data is every user's data by another path.
+// systemGrants are system, but /System as a whole, should a policy name
+// it: it stands for its system parts, since /System/Volumes/Data is every
+// user's data by another path.
 func systemGrants(system []string) []string {
 	var out []string
 	for _, path := range system {
