@@ -159,10 +159,17 @@ func (e *StillStoppingError) Error() string {
 	return fmt.Sprintf("the launcher of workspace %q (pid %d) is still stopping its servers: run mcpgen stop --force --workspace %s to skip their grace periods", e.Workspace, e.Pid, e.Workspace)
 }
 
+// exitWait bounds how long Stop waits for a launcher's process to exit
+// once it has released its workspace: a moment, normally; the bound is
+// for a pid that names another process here (a launcher in another PID
+// namespace).
+const exitWait = time.Second
+
 // Stop asks the launcher of workspace to stop, as SIGTERM does
 // (force: as a second signal does, which skips the servers' grace
 // periods), and waits until the session has ended: every server stopped
-// and the lock released. When ctx ends first, the error is a
+// and the lock released, and then, for a moment at most (exitWait), until
+// its process has exited. When ctx ends first, the error is a
 // *StillStoppingError. The status is the one from before the stop.
 func Stop(ctx context.Context, workspace string, force bool) (*Status, error) {
 	conn, a, err := dialControl(ctx, workspace, wire.Request{Op: "stop", Force: force}, statusWait)
@@ -174,6 +181,7 @@ func Stop(ctx context.Context, workspace string, force bool) (*Status, error) {
 		return nil, errors.New(a.Error)
 	}
 	st := a.Status
+	start := startOf(st.Pid) // while it runs, to know it from a later holder of its pid
 	// The launcher closes the connection when the session has ended (or
 	// the kernel does, when it dies).
 	stop := context.AfterFunc(ctx, func() { _ = conn.SetReadDeadline(time.Now()) })
@@ -186,6 +194,9 @@ func Stop(ctx context.Context, workspace string, force bool) (*Status, error) {
 	// a connection that ended some other way.
 	for {
 		if _, running, err := IsRunning(workspace); err != nil || !running {
+			if err == nil && start != 0 {
+				waitExit(ctx, st.Pid, start)
+			}
 			return st, err
 		}
 		select {
