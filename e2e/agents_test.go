@@ -117,14 +117,12 @@ var opencodeConnected = regexp.MustCompile(`(?m)✓ (\S+) +connected`)
 // commented opencode.json (its records are comments) and has the real
 // opencode start every server, offline, in a home of its own.
 //
-// opencode is not among the pinned clients of install.sh: npm records only this
-// platform's binary of opencode-ai in a lockfile, and npm ci then refuses it
-// elsewhere. Set OPENCODE_BIN to an opencode (npm install opencode-ai@1.18.33)
-// to run it.
+// install.sh pins opencode on linux-x64 only (see notPinnedHere); elsewhere,
+// set OPENCODE_BIN to an opencode (npm install opencode-ai@1.18.33) to run it.
 func TestOpencodeWithRealClient(t *testing.T) {
 	sb := newSandbox(t)
 	if os.Getenv("OPENCODE_BIN") == "" {
-		t.Skip("OPENCODE_BIN is not set: npm install opencode-ai@1.18.33 and point OPENCODE_BIN at its bin/opencode")
+		t.Skip("OPENCODE_BIN is not set: " + notPinnedHere + "; npm install opencode-ai@1.18.33 and point OPENCODE_BIN at its bin/opencode to run this test")
 	}
 	sb.write("project/mcpgen.toml", runnableManifest(sb.path("workspaces")))
 	project := sb.path("project")
@@ -194,12 +192,11 @@ func TestCopilotWithRealClient(t *testing.T) {
 // TestQwenWithRealClient: Qwen Code, Gemini CLI's fork, reads the project's
 // .qwen/settings.json as emit writes it; once qwen mcp approve --all approved
 // the project's servers, qwen mcp list starts each one. Like opencode, Qwen
-// Code is not among the pinned clients (npm's lockfile of it holds this
-// platform's optional binaries only): set QWEN_BIN to run it.
+// Code is pinned on linux-x64 only; elsewhere, set QWEN_BIN to run it.
 func TestQwenWithRealClient(t *testing.T) {
 	sb := newSandbox(t)
 	if os.Getenv("QWEN_BIN") == "" {
-		t.Skip("QWEN_BIN is not set: npm install @qwen-code/qwen-code@0.24.4 and point QWEN_BIN at its bin/qwen")
+		t.Skip("QWEN_BIN is not set: " + notPinnedHere + "; npm install @qwen-code/qwen-code@0.24.4 and point QWEN_BIN at its bin/qwen to run this test")
 	}
 	sb.write("project/mcpgen.toml", runnableManifest(sb.path("workspaces")))
 	project := sb.path("project")
@@ -231,14 +228,9 @@ func TestQwenWithRealClient(t *testing.T) {
 // project file that emit writes back to the same servers (command or url,
 // and a secret as a reference). Junie, Warp, Zed and Amp have no reference
 // syntax that mcpgen knows, so their entries with a secret run mcpgen serve.
-// rulesync (npm rulesync@17.0.0) is not among the pinned clients: set
-// RULESYNC_BIN to run it.
 func TestRulesyncReadsBack(t *testing.T) {
 	sb := newSandbox(t)
 	rulesync := os.Getenv("RULESYNC_BIN")
-	if rulesync == "" {
-		t.Skip("RULESYNC_BIN is not set: npm install rulesync@17.0.0 and point RULESYNC_BIN at its bin/rulesync")
-	}
 	project := sb.path("project")
 	sb.write("project/mcpgen.toml", `version = 1
 

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -20,7 +21,16 @@ import (
 const howToRun = `end-to-end tests against the real Codex, Claude Code and MCP SDK: run eval "$(e2e/clients/install.sh)" from the repository, then MCPGEN_E2E=1 go test -count=1 -v ./e2e/`
 
 // clientVars are the variables of e2e/clients/install.sh that the tests use.
-var clientVars = []string{"CODEX_BIN", "CLAUDE_BIN", "GEMINI_BIN", "COPILOT_BIN", "MCP_BENCH", "MCP_NODE_MODULES", "SERVER_EVERYTHING", "SERVER_FILESYSTEM", "SERVER_MEMORY"}
+var clientVars = []string{"CODEX_BIN", "CLAUDE_BIN", "GEMINI_BIN", "COPILOT_BIN", "RULESYNC_BIN", "MCP_BENCH", "MCP_NODE_MODULES", "SERVER_EVERYTHING", "SERVER_FILESYSTEM", "SERVER_MEMORY"}
+
+// platformVars are install.sh's variables for the clients pinned on one
+// platform only (e2e/clients/linux-x64): required there, so that a client
+// missing on it fails the run rather than skipping its test; elsewhere
+// absent, and those tests skip.
+var platformVars = map[string][]string{"linux/amd64": {"OPENCODE_BIN", "QWEN_BIN"}}
+
+// notPinnedHere is what a test of a platform-pinned client says when it skips.
+const notPinnedHere = "e2e/clients/install.sh pins it for linux-x64 only (e2e/clients/linux-x64: npm's lockfile of it holds that platform's binaries alone, and npm ci refuses it elsewhere)"
 
 var (
 	enabled bool
@@ -51,6 +61,7 @@ func TestMain(m *testing.M) {
 // setup checks that the clients are installed and builds mcpgen into a
 // temporary directory, which it returns for removal.
 func setup() (string, error) {
+	clientVars = append(clientVars, platformVars[runtime.GOOS+"/"+runtime.GOARCH]...)
 	var missing []string
 	for _, v := range clientVars {
 		if os.Getenv(v) == "" {
