@@ -11,6 +11,7 @@ import (
 	"github.com/mcpgen/mcpgen/providers/crush"
 	"github.com/mcpgen/mcpgen/providers/cursor"
 	"github.com/mcpgen/mcpgen/providers/gemini"
+	"github.com/mcpgen/mcpgen/providers/goose"
 	"github.com/mcpgen/mcpgen/providers/junie"
 	"github.com/mcpgen/mcpgen/providers/kiro"
 	"github.com/mcpgen/mcpgen/providers/opencode"
@@ -40,6 +41,7 @@ var all = []providers.Provider{
 	warp.Provider,
 	amp.Provider,
 	cline.Provider,
+	goose.Provider,
 }
 
 // All returns every provider.
