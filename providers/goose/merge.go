@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/mcpgen/mcpgen/internal/lazyregexp"
 	"github.com/mcpgen/mcpgen/providers"
 )
 
@@ -63,7 +63,7 @@ type document struct {
 }
 
 // yamlLineRE reads the line of a yaml.v3 syntax error ("yaml: line 3: did not find ...").
-var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+var yamlLineRE = lazyregexp.New(`^yaml: line (\d+): (.*)$`)
 
 // parse reads data, which must be a mapping whose extensions, if any, are a mapping of
 // mappings. Errors start with LINE:COL.
@@ -398,8 +398,11 @@ func Merge(existing []byte, entries []providers.Rendered, opts providers.MergeOp
 	}
 	own := providers.Ownership{Owner: opts.Owner, Aliases: opts.Aliases}
 	out, changed, err := d.merge(values, own, opts)
-	if err != nil || !changed {
-		return bytes.Clone(existing), err
+	switch {
+	case err != nil:
+		return nil, err
+	case !changed:
+		return bytes.Clone(existing), nil
 	}
 	if bom {
 		out = append(bytes.Clone(providers.UTF8BOM), out...)
