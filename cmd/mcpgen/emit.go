@@ -263,6 +263,9 @@ func (a *app) plan(m *manifest.Manifest, p providers.Provider, o emitOptions, pl
 		if err != nil {
 			return nil, err
 		}
+		if fi, err := os.Stat(target); err == nil && fi.IsDir() {
+			return nil, fmt.Errorf("%s is a directory, where %s's config file goes: move it away, then re-run (or write elsewhere with -o FILE)", target, p.Title())
+		}
 		old, err = os.ReadFile(target)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			return nil, err

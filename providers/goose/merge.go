@@ -137,12 +137,27 @@ func parse(data []byte) (*document, error) {
 	return d, d.readRecord()
 }
 
+// parserProblems are the errors of yaml.v3's parser, as opposed to its scanner: it names
+// their line counting from 0 (the scanner's, from 1).
+var parserProblems = []string{
+	"did not find expected <stream-start>", "did not find expected <document start>",
+	"found undefined tag handle", "did not find expected node content",
+	"did not find expected '-' indicator", "did not find expected key",
+	"did not find expected ',' or ']'", "did not find expected ',' or '}'",
+	"found duplicate %YAML directive", "found incompatible YAML document",
+	"found duplicate %TAG directive",
+}
+
 // syntaxError puts yaml.v3's error in mcpgen's form, LINE:COL first. yaml.v3 names the
-// line only: the column is where that line's text starts.
+// line only (for a parser's error, where the construct that fails starts): the column is
+// where that line's text starts.
 func (d *document) syntaxError(err error) error {
 	msg := err.Error()
 	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
 		line, _ := strconv.Atoi(m[1])
+		if slices.Contains(parserProblems, m[2]) {
+			line++
+		}
 		return fmt.Errorf("%d:%d: %s: the file is not valid YAML; fix it, then re-run", line, d.textColumn(line), m[2])
 	}
 	return fmt.Errorf("1:1: %s: the file is not valid YAML; fix it, then re-run", strings.TrimPrefix(msg, "yaml: "))
