@@ -46,13 +46,13 @@ func (a *app) emitCommand() *cobra.Command {
 	var o emitOptions
 	cmd := &cobra.Command{
 		Use:   "emit --provider NAME[,NAME...]|all",
-		Short: "Write the MCP server config of Codex, Claude, Gemini CLI, Cursor, VS Code and other agents",
+		Short: "Write the MCP server config of Codex, Claude, Gemini CLI, Cursor, VS Code, Goose and other agents",
 		Long: `Emit renders the manifest's servers for one provider: Codex's
 [mcp_servers.NAME] tables, the mcpServers entries of Claude Code, Claude
 Desktop, Gemini CLI, Qwen Code, Cursor, Copilot CLI, Windsurf, Kiro, Junie,
-Warp and Cline, Amp's amp.mcpServers, VS Code's servers, Zed's
-context_servers, opencode's and Crush's mcp, each with the agent's own keys
-and reference syntax.
+Warp, Cline and Antigravity, Amp's amp.mcpServers, VS Code's servers, Zed's
+context_servers, opencode's and Crush's mcp, Goose's extensions (YAML), each
+with the agent's own keys and reference syntax.
 
 By default it prints them. With -o FILE or --write it merges them into the
 file: only the entries of this manifest are replaced, its servers that left
@@ -145,7 +145,11 @@ agent's failure does not stop the others. mcpgen agents lists them all.
   warp            .warp/.mcp.json; --scope user: ~/.warp/.mcp.json
   amp             ~/.config/amp/settings.json; --scope project:
                   .amp/settings.json
-  cline           ~/.cline/data/settings/cline_mcp_settings.json`,
+  cline           ~/.cline/data/settings/cline_mcp_settings.json
+  goose           ~/.config/goose/config.yaml (%APPDATA%\Block\goose\config
+                  on Windows, $GOOSE_PATH_ROOT/config when set)
+  antigravity     .agents/mcp_config.json; --scope user:
+                  ~/.gemini/config/mcp_config.json`,
 		Example: `  mcpgen emit --provider codex
   mcpgen emit --provider codex --workspace ws-42 --write
   mcpgen emit --provider codex --launcher            # agents share the launcher's servers

@@ -97,6 +97,10 @@ var goldenCases = []struct {
 	{"goose-merged-crlf.yaml", []string{"--provider", "goose", "--workspace", "ws-42", "--user", "alice"}, "existing-goose-crlf.yaml"},
 	{"goose-launcher.yaml", []string{"--provider", "goose", "--launcher", "--workspace", "ws-42", "--user", "alice"}, ""},
 	{"goose-gateway.yaml", []string{"--provider", "goose", "--gateway"}, ""},
+	// Antigravity: mcpServers with serverUrl, no reference syntax known, so
+	// every value with a secret or context left to the agent goes through serve.
+	{"antigravity-workspace.json", []string{"--provider", "antigravity", "--workspace", "ws-42", "--user", "alice"}, ""},
+	{"antigravity-project.json", []string{"--provider", "antigravity", "--scope", "project"}, projectCase},
 	{"goose-gateway-url.yaml", []string{"--provider", "goose", "--gateway-url", "https://mcp.example.com/mcp", "--gateway-token-env", "MCPGEN_TOKEN"}, ""},
 }
 

@@ -4,6 +4,7 @@ package registry
 import (
 	"github.com/mcpgen/mcpgen/providers"
 	"github.com/mcpgen/mcpgen/providers/amp"
+	"github.com/mcpgen/mcpgen/providers/antigravity"
 	"github.com/mcpgen/mcpgen/providers/claude"
 	"github.com/mcpgen/mcpgen/providers/cline"
 	"github.com/mcpgen/mcpgen/providers/codex"
@@ -42,6 +43,7 @@ var all = []providers.Provider{
 	amp.Provider,
 	cline.Provider,
 	goose.Provider,
+	antigravity.Provider,
 }
 
 // All returns every provider.
