@@ -39,6 +39,8 @@ type Shape struct {
 	// Clashes reports whether literal text would read as a reference in the agent's syntax
 	// (a "$" where $VAR expands): such a value goes through mcpgen serve.
 	Clashes func(text string) bool
+	// ArgsAlways writes "args" even when empty, for agents that require it (Zed).
+	ArgsAlways bool
 	// Extra adds what the agent requires beyond the server (Copilot CLI's "tools").
 	Extra func(e *providers.Entry, o *Object)
 
@@ -47,6 +49,9 @@ type Shape struct {
 	// Ignore reports whether import leaves a key of the agent's out without a note
 	// (what Extra writes).
 	Ignore func(key string) bool
+	// Unheld, when set, says why import leaves an entry in the file that is no server
+	// mcpgen can hold (a server that one of Zed's extensions provides), or "".
+	Unheld func(fields []Member) string
 }
 
 // Dollar writes ${NAME}: Gemini CLI and Qwen Code, which expand $NAME and ${NAME} (no
@@ -225,7 +230,7 @@ func (r renderer) encode(e *providers.Entry) []byte {
 			o.Add("command", Strs(append([]string{r.value(e.Command)}, args...)))
 		} else {
 			o.Add("command", Str(r.value(e.Command)))
-			if len(args) > 0 {
+			if len(args) > 0 || sh.ArgsAlways {
 				o.Add("args", Strs(args))
 			}
 		}
