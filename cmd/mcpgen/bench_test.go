@@ -150,7 +150,7 @@ func BenchmarkEmitAll(b *testing.B) {
 	home := b.TempDir()
 	for _, dir := range []string{".codex", ".config/Claude", ".gemini", ".qwen", ".config/opencode", ".cursor",
 		".config/Code/User", ".copilot", ".codeium/windsurf", ".kiro/settings", ".config/crush", ".junie/mcp", ".warp",
-		".config/amp", ".cline/data/settings", ".config/zed"} {
+		".config/amp", ".cline/data/settings", ".config/zed", ".config/goose", ".gemini/config"} {
 		if err := os.MkdirAll(filepath.Join(home, dir), 0o755); err != nil {
 			b.Fatal(err)
 		}

@@ -25,10 +25,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
-
-	"go.yaml.in/yaml/v3"
+	"time"
 
 	"github.com/mcpgen/mcpgen/manifest"
 	"github.com/mcpgen/mcpgen/providers"
@@ -103,7 +101,7 @@ func (provider) Render(m *manifest.Manifest, o providers.Options) ([]providers.R
 			continue
 		}
 		name := o.EntryName(m, s)
-		entries = append(entries, providers.Rendered{Name: name, Value: r.encode(name, r.prepare(s))})
+		entries = append(entries, r.encode(name, r.prepare(s)))
 		if r.o.Launcher {
 			continue
 		}
@@ -132,7 +130,7 @@ func (r renderer) gateway() ([]providers.Rendered, []string, error) {
 		e = providers.Gateway(r.m, servers, r.o)
 	}
 	name := r.o.EntryName(r.m, e.Server)
-	return []providers.Rendered{{Name: name, Value: r.encode(name, e)}}, nil, nil
+	return []providers.Rendered{r.encode(name, e)}, nil, nil
 }
 
 // prepare decides how Goose runs s: as the manifest has it when Goose can express every
@@ -197,27 +195,28 @@ func headerExpressible(t manifest.Template) bool {
 	return true
 }
 
-// encode writes the entry as Goose saves one: every field, in Goose's order.
-func (r renderer) encode(name string, e *providers.Entry) []byte {
+// encode writes the entry as Goose saves one: every field, in Goose's order; and its
+// fingerprint.
+func (r renderer) encode(name string, e *providers.Entry) providers.Rendered {
 	s := e.Server
-	var b mapping
-	b.add("enabled", boolNode(true))
-	var keys []string
+	var b ymap
+	b.add("enabled", true)
+	keys := []string{}
 	addKey := func(k string) {
 		if !slices.Contains(keys, k) {
 			keys = append(keys, k)
 		}
 	}
-	envs := &yaml.Node{Kind: yaml.MappingNode}
+	envs := ymap{}
 	if s.Kind == manifest.KindRemote && !e.Serve {
-		b.add("type", str("streamable_http"))
-		b.add("name", str(name))
-		b.add("description", str(s.Description))
+		b.add("type", "streamable_http")
+		b.add("name", name)
+		b.add("description", s.Description)
 		url, _ := e.URL.Literal()
-		b.add("uri", str(url))
-		headers := &yaml.Node{Kind: yaml.MappingNode}
+		b.add("uri", url)
+		headers := ymap{}
 		if e.BearerTokenEnv != "" {
-			addPair(headers, "Authorization", str("Bearer ${"+e.BearerTokenEnv+"}"))
+			headers.add("Authorization", "Bearer ${"+e.BearerTokenEnv+"}")
 			addKey(e.BearerTokenEnv)
 		}
 		for _, h := range e.Headers {
@@ -230,29 +229,29 @@ func (r renderer) encode(name string, e *providers.Entry) []byte {
 					v.WriteString(seg.Text)
 				}
 			}
-			addPair(headers, h.Name, str(v.String()))
+			headers.add(h.Name, v.String())
 		}
 		b.add("envs", envs)
-		b.add("env_keys", strs(keys))
+		b.add("env_keys", keys)
 		b.add("headers", headers)
 	} else {
-		b.add("type", str("stdio"))
-		b.add("name", str(name))
-		b.add("description", str(s.Description))
+		b.add("type", "stdio")
+		b.add("name", name)
+		b.add("description", s.Description)
 		cmd, _ := e.Command.Literal()
-		b.add("cmd", str(cmd))
+		b.add("cmd", cmd)
 		args := make([]string, len(e.Args))
 		for i, a := range e.Args {
 			args[i], _ = a.Literal()
 		}
-		b.add("args", strs(args))
+		b.add("args", args)
 		for _, v := range e.Env {
 			value, key, ok := envValue(v)
 			switch {
 			case key:
 				addKey(v.Name)
 			case ok:
-				addPair(envs, v.Name, str(value))
+				envs.add(v.Name, value)
 			}
 			// Else a serve entry's context from the environment: serve resolves it.
 		}
@@ -262,19 +261,18 @@ func (r renderer) encode(name string, e *providers.Entry) []byte {
 			}
 		}
 		b.add("envs", envs)
-		b.add("env_keys", strs(keys))
+		b.add("env_keys", keys)
 	}
 	if s.ToolTimeout > 0 {
-		secs := (s.ToolTimeout + 999_999_999) / 1_000_000_000 // whole seconds, rounded up
-		b.add("timeout", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: strconv.FormatInt(int64(secs), 10)})
+		b.add("timeout", int64((s.ToolTimeout+time.Second-1)/time.Second)) // whole seconds, rounded up
 	} else {
-		b.add("timeout", null())
+		b.add("timeout", nil)
 	}
-	b.add("bundled", null())
+	b.add("bundled", nil)
 	tools := []string{}
 	if len(s.EnabledTools) > 0 {
 		tools = s.EnabledTools
 	}
-	b.add("available_tools", strs(tools))
-	return b.bytes()
+	b.add("available_tools", tools)
+	return providers.Rendered{Name: name, Value: b.text(nil, 0), Fingerprint: providers.Fingerprint(b.generic())}
 }

@@ -329,11 +329,56 @@ func (d *document) readRecord() error {
 // fingerprint is the fingerprint of a YAML value's content: its decoded value, keys
 // sorted, whatever its layout, quoting and comments.
 func fingerprint(n *yaml.Node) string {
-	var v any
-	if err := n.Decode(&v); err != nil {
+	v, ok := generic(n)
+	if !ok {
 		return "" // matches no record: the entry reads as edited
 	}
 	return providers.Fingerprint(v)
+}
+
+// generic is n as yaml.v3 decodes it into an any: strings, mappings and lists walked
+// here, which costs a fraction of yaml.v3's reflection; other scalars, aliases and merge
+// keys left to yaml.v3.
+func generic(n *yaml.Node) (any, bool) {
+	switch {
+	case n.Kind == yaml.ScalarNode && n.Tag == "!!str":
+		return n.Value, true
+	case n.Kind == yaml.ScalarNode && n.Tag == "!!null":
+		return nil, true
+	case n.Kind == yaml.SequenceNode:
+		l := make([]any, len(n.Content))
+		for i, c := range n.Content {
+			v, ok := generic(c)
+			if !ok {
+				return nil, false
+			}
+			l[i] = v
+		}
+		return l, true
+	case n.Kind == yaml.MappingNode:
+		m := make(map[string]any, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if k.Kind != yaml.ScalarNode || k.Tag != "!!str" || k.Value == "<<" {
+				return decoded(n)
+			}
+			v, ok := generic(n.Content[i+1])
+			if !ok {
+				return nil, false
+			}
+			m[k.Value] = v
+		}
+		return m, true
+	}
+	return decoded(n)
+}
+
+func decoded(n *yaml.Node) (any, bool) {
+	var v any
+	if err := n.Decode(&v); err != nil {
+		return nil, false
+	}
+	return v, true
 }
 
 // A value is an entry made ready to write.
@@ -350,15 +395,19 @@ func prepare(entries []providers.Rendered) ([]value, error) {
 		if err := providers.CheckEntryName(e.Name, seen); err != nil {
 			return nil, err
 		}
-		var n yaml.Node
-		if err := yaml.Unmarshal(e.Value, &n); err != nil || len(n.Content) == 0 || n.Content[0].Kind != yaml.MappingNode {
-			return nil, fmt.Errorf("entry %q: value is not a YAML mapping", e.Name)
+		fp := e.Fingerprint
+		if fp == "" {
+			var n yaml.Node
+			if err := yaml.Unmarshal(e.Value, &n); err != nil || len(n.Content) == 0 || n.Content[0].Kind != yaml.MappingNode {
+				return nil, fmt.Errorf("entry %q: value is not a YAML mapping", e.Name)
+			}
+			fp = fingerprint(n.Content[0])
 		}
 		text := e.Value
 		if !bytes.HasSuffix(text, []byte("\n")) {
 			text = append(slices.Clip(text), '\n')
 		}
-		values = append(values, value{name: e.Name, text: text, fp: fingerprint(n.Content[0])})
+		values = append(values, value{name: e.Name, text: text, fp: fp})
 	}
 	return values, nil
 }
@@ -533,10 +582,9 @@ func (d *document) conflict(e entry, st state) providers.Conflict {
 
 // entryText writes v as an entry of extensions whose keys are indented by indent.
 func (d *document) entryText(v *value, indent int) []byte {
-	key := bytes.TrimSuffix(encode(str(v.name)), []byte("\n"))
 	var b []byte
 	b = append(b, strings.Repeat(" ", indent)...)
-	b = append(b, key...)
+	b = appendScalar(b, v.name)
 	b = append(b, ":\n"...)
 	b = append(b, indentText(v.text, indent+2)...)
 	return b
