@@ -285,22 +285,36 @@ func (d *document) readRecord() error {
 }
 
 // readEntryRecord reads one server's record: {"fingerprint": ..., "owner": ...}, or the
-// fingerprint alone, as an mcpgen before owners wrote it.
+// fingerprint alone, as an mcpgen before owners wrote it. raw is valid JSON (parse checked
+// the file): its members are read as they are, which a file of a hundred servers, read by
+// every agent of emit --provider all, would otherwise spend a reflective decode each on.
 func readEntryRecord(raw []byte) (record, bool) {
 	rec := record{raw: raw}
 	switch KindOf(raw) {
 	case "a string":
-		return rec, json.Unmarshal(raw, &rec.fp) == nil
-	case "an object":
-		var v struct {
-			Fingerprint *string `json:"fingerprint"`
-			Owner       string  `json:"owner"`
-		}
-		if json.Unmarshal(raw, &v) != nil || v.Fingerprint == nil {
-			return rec, false
-		}
-		rec.fp, rec.owner = *v.Fingerprint, v.Owner
+		rec.fp = decodeKey(raw)
 		return rec, true
+	case "an object":
+		seen := false
+		for _, m := range Members(raw, 0) {
+			switch m.Key {
+			case fingerprintKey:
+				if KindOf(m.Value) != "a string" {
+					return rec, false
+				}
+				rec.fp, seen = decodeKey(m.Value), true
+			case ownerKey:
+				switch KindOf(m.Value) {
+				case "a string":
+					rec.owner = decodeKey(m.Value)
+				case "null":
+					rec.owner = ""
+				default:
+					return rec, false
+				}
+			}
+		}
+		return rec, seen
 	}
 	return rec, false
 }
@@ -682,11 +696,37 @@ func (d *document) unchanged(servers []out, anyOurs bool) bool {
 }
 
 // sameCompact reports whether two JSON values are the same bytes but for whitespace
-// between tokens.
+// between tokens. Both are valid JSON: outside strings, whitespace is all that may differ.
 func sameCompact(a, b []byte) bool {
-	if bytes.Equal(a, b) {
-		return true
+	i, j := 0, 0
+	inString := false
+	for {
+		if !inString {
+			for i < len(a) && isSpace(a[i]) {
+				i++
+			}
+			for j < len(b) && isSpace(b[j]) {
+				j++
+			}
+		}
+		if i == len(a) || j == len(b) {
+			return i == len(a) && j == len(b)
+		}
+		if a[i] != b[j] {
+			return false
+		}
+		switch {
+		case inString && a[i] == '\\':
+			// The escaped byte is compared next, as text.
+			i, j = i+1, j+1
+			if i == len(a) || j == len(b) || a[i] != b[j] {
+				return false
+			}
+		case a[i] == '"':
+			inString = !inString
+		}
+		i, j = i+1, j+1
 	}
-	var ca, cb bytes.Buffer
-	return json.Compact(&ca, a) == nil && json.Compact(&cb, b) == nil && bytes.Equal(ca.Bytes(), cb.Bytes())
 }
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }

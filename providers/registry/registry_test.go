@@ -53,7 +53,7 @@ func TestRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range All() {
-		if slices.Contains([]string{"claude-desktop", "junie", "warp", "amp", "cline", "zed"}, p.Name()) {
+		if slices.Contains([]string{"claude-desktop", "junie", "warp", "amp", "cline", "zed", "antigravity"}, p.Name()) {
 			continue // expand no ${VAR}: a secret goes through mcpgen serve (TestNoReferences)
 		}
 		t.Run(p.Name(), func(t *testing.T) {
@@ -120,7 +120,7 @@ func TestNoReferences(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"junie", "warp", "amp", "cline", "zed"} {
+	for _, name := range []string{"junie", "warp", "amp", "cline", "zed", "antigravity"} {
 		p, _ := Lookup(name)
 		entries, _, err := p.Render(m, providers.Options{Mcpgen: "/usr/bin/mcpgen"})
 		if err != nil {
