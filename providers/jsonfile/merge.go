@@ -97,8 +97,10 @@ func Merge(f Format, existing []byte, entries []providers.Rendered, opts provide
 		}
 		doc.blank = true
 	}
-	if !f.Reindent && !doc.blank && doc.unchanged(servers, len(values) > 0) {
-		return bytes.Clone(existing), nil // an edit would rewrite what is there
+	if !doc.blank && doc.unchanged(servers, len(values) > 0) {
+		// An edit would rewrite what is there; re-indenting, what is there in another
+		// layout, which Merge keeps when nothing changes.
+		return bytes.Clone(existing), nil
 	}
 	var out []byte
 	if f.Reindent || doc.blank && !f.CommentRecord {
@@ -378,8 +380,9 @@ func (d *document) merge(values []entryValue, own providers.Ownership, force boo
 			keep.marker = d.markers[i].text(d.data)
 		}
 		switch {
-		case v != nil && st == owned && !d.f.Reindent && v.fp == fp:
-			// Unchanged: edited in place, it keeps its layout and its comments.
+		case v != nil && st == owned && v.fp == fp && (!d.f.Reindent || sameCompact(m.Value, v.raw)):
+			// Unchanged: edited in place, it keeps its layout and its comments; re-indented,
+			// it is what the new value would be.
 			keep.record, keep.marker = v.record, v.marker
 			servers = append(servers, keep)
 			placed[v.name] = true
