@@ -37,6 +37,8 @@ type emitOptions struct {
 	gatewayName          string
 	gatewayURL           string
 	gatewayTokenEnv      string
+	// cache, with several agents, keeps what they share (emitAll).
+	cache *providers.Cache
 }
 
 // gatewayNameRE is what Claude Code and Codex accept as an entry's name.
@@ -244,7 +246,8 @@ func (a *app) plan(m *manifest.Manifest, p providers.Provider, o emitOptions, pl
 	// The context as templates, not values: no value of mcpgen's
 	// environment is read, so none can be written (only the flags and the
 	// manifest's own text are).
-	po.Context, err = m.ContextTemplate(manifest.ContextOptions{WorkspaceID: o.workspace, Dir: o.dir, User: o.user, Project: place.scope == providers.ScopeProject})
+	po.Cache = o.cache
+	po.Context, err = o.cache.Context(m, manifest.ContextOptions{WorkspaceID: o.workspace, Dir: o.dir, User: o.user, Project: place.scope == providers.ScopeProject})
 	if err != nil {
 		return nil, err
 	}
@@ -789,6 +792,7 @@ func (a *app) emitAll(o emitOptions, names []string) error {
 		err    error
 	}
 	jobs := make([]*job, len(names))
+	o.cache = providers.NewCache()
 	for i, name := range names {
 		p, _ := registry.Lookup(name)
 		j := &job{p: p, o: o}
