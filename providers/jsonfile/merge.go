@@ -165,7 +165,9 @@ type document struct {
 	record  int      // index of _mcpgen in members, -1 if none
 	fields  []Member // of _mcpgen
 	managed map[string]record
-	markers []marker // of the entries, with Format.CommentRecord
+	// managedAt are the members of each "managed" object of _mcpgen, as written.
+	managedAt [][]Member
+	markers   []marker // of the entries, with Format.CommentRecord
 }
 
 // Read checks a file of format f and returns the members of its top-level object, the
@@ -272,7 +274,8 @@ func (d *document) readRecord() error {
 			return d.typeError(f, fmt.Sprintf("%q.%q is %s, want an object of fingerprints%s", RecordKey, ManagedKey, kind, fix))
 		}
 		d.managed = map[string]record{}
-		for _, r := range Members(d.plain, f.ValAt) {
+		d.managedAt = append(d.managedAt, Members(d.plain, f.ValAt))
+		for _, r := range d.managedAt[len(d.managedAt)-1] {
 			if _, ok := d.managed[r.Key]; ok {
 				return d.typeError(r, fmt.Sprintf("%q.%q lists %q twice: delete one, then re-run", RecordKey, ManagedKey, r.Key))
 			}
@@ -687,6 +690,9 @@ func (d *document) unchanged(servers []out, anyOurs bool) bool {
 	if d.f.CommentRecord {
 		return true
 	}
+	if same, ok := d.sameRecords(servers); ok {
+		return same
+	}
 	record, recordNew := d.recordObject(servers, anyOurs)
 	switch {
 	case recordNew:
@@ -696,6 +702,30 @@ func (d *document) unchanged(servers []out, anyOurs bool) bool {
 	}
 	var a, b bytes.Buffer
 	return json.Compact(&a, record) == nil && json.Compact(&b, d.members[d.record].Value) == nil && bytes.Equal(a.Bytes(), b.Bytes())
+}
+
+// sameRecords reports, without writing the record, whether the records of servers are
+// those the file's one "managed" object holds, in order; ok is false when that takes
+// writing it (no "managed" object, or two, or no record to keep).
+func (d *document) sameRecords(servers []out) (same, ok bool) {
+	if d.record < 0 || len(d.managedAt) != 1 {
+		return false, false
+	}
+	file := d.managedAt[0]
+	i := 0
+	for _, s := range servers {
+		if s.record == nil {
+			continue
+		}
+		if i >= len(file) || file[i].Key != s.name || !sameCompact(file[i].Value, s.record) {
+			return false, true
+		}
+		i++
+	}
+	if i == 0 {
+		return false, false // {} or no _mcpgen: recordObject knows which
+	}
+	return i == len(file), true
 }
 
 // sameCompact reports whether two JSON values are the same bytes but for whitespace
