@@ -49,7 +49,7 @@ func (a *app) emitCommand() *cobra.Command {
 	var o emitOptions
 	cmd := &cobra.Command{
 		Use:   "emit --provider NAME[,NAME...]|all",
-		Short: "Write the MCP server config of Codex, Claude, Gemini CLI, Cursor, VS Code, Goose and other agents",
+		Short: "Write the MCP server config of Codex, Claude, Gemini CLI, Cursor, VS Code and other agents",
 		Long: `Emit renders the manifest's servers for one provider: Codex's
 [mcp_servers.NAME] tables, the mcpServers entries of Claude Code, Claude
 Desktop, Gemini CLI, Qwen Code, Cursor, Copilot CLI, Windsurf, Kiro, Junie,
