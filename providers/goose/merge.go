@@ -489,6 +489,7 @@ func (d *document) merge(values []value, own providers.Ownership, opts providers
 		wanted[values[i].name] = &values[i]
 	}
 	var edits []textEdit
+	removed := 0
 	var conflicts []providers.Conflict
 	records := map[string]record{} // the record after the merge
 	placed := map[string]bool{}
@@ -515,6 +516,7 @@ func (d *document) merge(values []value, own providers.Ownership, opts providers
 			records[e.name] = rec // an entry without owner goes only when this manifest replaces it
 		case st == owned || st == edited && opts.Force:
 			edits = append(edits, textEdit{e.start, e.end, nil})
+			removed++
 		case st == edited:
 			conflicts = append(conflicts, d.conflict(e, st))
 		case st == foreign:
@@ -539,6 +541,14 @@ func (d *document) merge(values []value, own providers.Ownership, opts providers
 		}
 	}
 	switch {
+	case len(added) == 0 && removed > 0 && removed == len(d.entries):
+		// No extension left: {} rather than null, which Goose reads as no mapping at all.
+		at := d.lines[d.ext.Line-1]
+		end := len(d.data)
+		if d.ext.Line < len(d.lines) {
+			end = d.lines[d.ext.Line]
+		}
+		edits = append(edits, textEdit{at, end, []byte(strings.Repeat(" ", d.indent) + ServersKey + ": {}\n")})
 	case len(added) == 0:
 	case d.ext == nil:
 		edits = append(edits, textEdit{d.appendAt(), d.appendAt(), d.joined(append([]byte(strings.Repeat(" ", d.indent)+ServersKey+":\n"), added...))})

@@ -138,6 +138,16 @@ func TestMergeKeepsTheFile(t *testing.T) {
 	}
 }
 
+// An extensions mapping whose every entry goes is left {}: Goose reads null there as no
+// mapping, warns, and falls back to none.
+func TestMergeRemovesAll(t *testing.T) {
+	out := mustMerge(t, "GOOSE_MODEL: x\n", []providers.Rendered{rendered("a", "a-mcp")}, mine)
+	got := mustMerge(t, out, nil, mine)
+	if got != "GOOSE_MODEL: x\nextensions: {}\n" {
+		t.Errorf("without entries:\n%s", got)
+	}
+}
+
 func TestMergeEmptyAndNew(t *testing.T) {
 	for name, in := range map[string]string{
 		"empty":            "",
