@@ -16,6 +16,7 @@ type Cache struct {
 	mu       sync.Mutex
 	entries  map[cacheKey]*Entry
 	contexts map[contextKey]*manifest.ContextTemplate
+	prints   map[string]string // FingerprintJSON, by the JSON it was computed of
 }
 
 // contextKey is manifest.ContextOptions without its Getenv, which cannot be compared: a
@@ -45,7 +46,7 @@ const (
 
 // NewCache returns an empty Cache.
 func NewCache() *Cache {
-	return &Cache{entries: map[cacheKey]*Entry{}, contexts: map[contextKey]*manifest.ContextTemplate{}}
+	return &Cache{entries: map[cacheKey]*Entry{}, contexts: map[contextKey]*manifest.ContextTemplate{}, prints: map[string]string{}}
 }
 
 // Context returns m's context template for co, made once per Cache. With a nil Cache, it
@@ -85,4 +86,23 @@ func (c *Cache) entry(how uint8, s *manifest.Server, o Options, prepare func() *
 	}
 	dup := *e
 	return &dup
+}
+
+// FingerprintJSON is FingerprintJSON(raw), computed once per Cache for each JSON text:
+// most agents write a server's entry alike (command, args, env), so most entries of
+// emit --provider all are written, and fingerprinted, many times over.
+func (c *Cache) FingerprintJSON(raw []byte) string {
+	if c == nil {
+		return FingerprintJSON(raw)
+	}
+	c.mu.Lock()
+	fp, ok := c.prints[string(raw)]
+	c.mu.Unlock()
+	if !ok {
+		fp = FingerprintJSON(raw)
+		c.mu.Lock()
+		c.prints[string(raw)] = fp
+		c.mu.Unlock()
+	}
+	return fp
 }

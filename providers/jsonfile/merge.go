@@ -137,13 +137,17 @@ func prepareValues(entries []providers.Rendered, owner string) ([]entryValue, er
 			return nil, err
 		}
 		raw := TrimSpace(e.Value)
-		if err := Validate(raw); err != nil {
-			return nil, fmt.Errorf("entry %q: value %w", e.Name, err)
+		fp := e.Fingerprint
+		if fp == "" {
+			// Else the renderer wrote the value and fingerprinted it: valid JSON.
+			if err := Validate(raw); err != nil {
+				return nil, fmt.Errorf("entry %q: value %w", e.Name, err)
+			}
+			fp = fingerprint(raw)
 		}
 		if kind := KindOf(raw); kind != "an object" {
 			return nil, fmt.Errorf("entry %q: value is %s, want a JSON object", e.Name, kind)
 		}
-		fp := fingerprint(raw)
 		values = append(values, entryValue{name: e.Name, raw: raw, record: recordOf(fp, owner), marker: markerText(owner, fp), fp: fp})
 	}
 	return values, nil

@@ -176,7 +176,7 @@ builtin = "files"
 					t.Fatalf("%s, %s, round %d: %d entries (%v), want %d (%v)", mode, p.Name(), round, len(got), gerr, len(want), werr)
 				}
 				for i := range want {
-					if string(want[i].Value) != string(got[i].Value) {
+					if string(want[i].Value) != string(got[i].Value) || want[i].Fingerprint != got[i].Fingerprint {
 						t.Errorf("%s, %s, round %d, %s:\n%s\nwant\n%s", mode, p.Name(), round, want[i].Name, got[i].Value, want[i].Value)
 					}
 				}
