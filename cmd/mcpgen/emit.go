@@ -828,8 +828,13 @@ func (a *app) emitAll(o emitOptions, names []string) error {
 	// file read, parsed and rendered), in one short burst: the collector, at its usual
 	// pace, spent a third of the time on it. Like the compiler (cmd/compile raises its
 	// starting heap for the same reason), the burst runs with a heap allowed to grow
-	// five times what is live, and the usual pace comes back after it.
-	defer debug.SetGCPercent(debug.SetGCPercent(400))
+	// five times what is live, and the usual pace comes back after it. A GOGC of the
+	// user's that is already slower (or off) stays.
+	if old := debug.SetGCPercent(400); old < 0 || old > 400 {
+		debug.SetGCPercent(old)
+	} else {
+		defer debug.SetGCPercent(old)
+	}
 	next := make(chan *job)
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
