@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"net/url"
@@ -848,7 +849,22 @@ func (a *app) emitAll(o emitOptions, names []string) error {
 			}
 		}()
 	}
-	for _, j := range jobs {
+	// The largest files first: a plan costs about its file's size, and the one started
+	// last, if large (Goose's YAML, which takes longest to parse), would keep the
+	// others waiting on it alone.
+	order := slices.Clone(jobs)
+	size := func(j *job) int64 {
+		if fi, err := os.Stat(j.place.target); err == nil {
+			return fi.Size()
+		}
+		return 0
+	}
+	sizes := make(map[*job]int64, len(jobs))
+	for _, j := range order {
+		sizes[j] = size(j)
+	}
+	slices.SortStableFunc(order, func(a, b *job) int { return cmp.Compare(sizes[b], sizes[a]) })
+	for _, j := range order {
 		if j.say == "" {
 			next <- j
 		}
