@@ -226,7 +226,8 @@ func TestQwenWithRealClient(t *testing.T) {
 // independent parser, rulesync import --targets T --features mcp (VS Code's
 // is rulesync's "copilot", Copilot CLI's "copilotcli"), reads each
 // project file that emit writes back to the same servers (command or url,
-// and a secret as a reference). Junie, Warp, Zed and Amp have no reference
+// and a secret as a reference), and Goose's user config.yaml (rulesync
+// import --global). Junie, Warp, Zed, Amp and Antigravity have no reference
 // syntax that mcpgen knows, so their entries with a secret run mcpgen serve.
 func TestRulesyncReadsBack(t *testing.T) {
 	sb := newSandbox(t)
@@ -250,17 +251,28 @@ bearer_token_env = "DOCS_TOKEN"
 	for _, tc := range []struct {
 		provider, target string
 		want             map[string]string
+		user             bool // the agent has a user config only: rulesync import --global
 	}{
-		{"cursor", "cursor", native}, {"vscode", "copilot", native}, {"copilot", "copilotcli", native}, {"kiro", "kiro", native},
-		{"opencode", "opencode", native}, {"qwen", "qwencode", native}, {"crush", "crush", native},
-		{"junie", "junie", served}, {"warp", "warp", served}, {"zed", "zed", served}, {"amp", "amp", served},
+		{"cursor", "cursor", native, false}, {"vscode", "copilot", native, false}, {"copilot", "copilotcli", native, false}, {"kiro", "kiro", native, false},
+		{"opencode", "opencode", native, false}, {"qwen", "qwencode", native, false}, {"crush", "crush", native, false},
+		{"junie", "junie", served, false}, {"warp", "warp", served, false}, {"zed", "zed", served, false}, {"amp", "amp", served, false},
+		{"antigravity", "antigravity-ide", served, false}, {"goose", "goose", native, true},
 	} {
-		sb.must(run{dir: project, args: []string{mcpgen, "emit", "--provider", tc.provider, "--write", "--scope", "project", "--mcpgen-path", mcpgen}})
-		if err := os.RemoveAll(filepath.Join(project, ".rulesync")); err != nil {
+		emit := []string{mcpgen, "emit", "--provider", tc.provider, "--write", "--scope", "project", "--mcpgen-path", mcpgen}
+		rulesyncArgs, where := []string{rulesync, "import", "--targets", tc.target, "--features", "mcp"}, project
+		if tc.user {
+			// Goose's one config, ~/.config/goose/config.yaml.
+			emit, rulesyncArgs, where = slices.Delete(emit, 5, 7), append(rulesyncArgs, "--global"), sb.home
+			if err := os.MkdirAll(filepath.Join(sb.home, ".config", "goose"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+		}
+		sb.must(run{dir: project, args: emit})
+		if err := os.RemoveAll(filepath.Join(where, ".rulesync")); err != nil {
 			t.Fatal(err)
 		}
-		res := sb.try(run{dir: project, args: []string{rulesync, "import", "--targets", tc.target, "--features", "mcp"}})
-		data, err := os.ReadFile(filepath.Join(project, ".rulesync", "mcp.jsonc"))
+		res := sb.try(run{dir: project, args: rulesyncArgs})
+		data, err := os.ReadFile(filepath.Join(where, ".rulesync", "mcp.jsonc"))
 		if err != nil {
 			t.Errorf("%s: rulesync wrote nothing (%v): %s", tc.provider, err, res)
 			continue
@@ -287,7 +299,12 @@ bearer_token_env = "DOCS_TOKEN"
 			}
 		}
 		// A reference, in rulesync's syntax or the agent's (it keeps VS Code's ${env:API_KEY}).
-		if s := read.McpServers["local"]; tc.want["local"] != mcpgen && !slices.Contains([]string{"${API_KEY}", "${env:API_KEY}"}, s.Env["API_KEY"]) {
+		// Goose names it in env_keys, which rulesync does not read: no value, and no key.
+		if s := read.McpServers["local"]; tc.user {
+			if _, ok := s.Env["API_KEY"]; ok || s.Env["MODE"] != "fast" {
+				t.Errorf("%s: rulesync reads local's env as %v, want MODE alone (API_KEY is in env_keys)\n%s", tc.provider, s.Env, data)
+			}
+		} else if tc.want["local"] != mcpgen && !slices.Contains([]string{"${API_KEY}", "${env:API_KEY}"}, s.Env["API_KEY"]) {
 			t.Errorf("%s: rulesync reads local's API_KEY as %q, want a reference to API_KEY\n%s", tc.provider, s.Env["API_KEY"], data)
 		}
 	}

@@ -27,7 +27,7 @@ const (
 
 // Providers are the agents mcpgen writes configs for; a server's providers
 // list may name any of them.
-var Providers = []string{"claude", "claude-desktop", "codex", "gemini", "qwen", "opencode", "cursor", "vscode", "zed", "copilot", "windsurf", "kiro", "crush", "junie", "warp", "amp", "cline"}
+var Providers = []string{"claude", "claude-desktop", "codex", "gemini", "qwen", "opencode", "cursor", "vscode", "zed", "copilot", "windsurf", "kiro", "crush", "junie", "warp", "amp", "cline", "goose", "antigravity"}
 
 // Builtins are the servers shipped inside mcpgen.
 var Builtins = []string{"files"}

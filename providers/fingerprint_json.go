@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"slices"
+	"sync"
 	"unicode/utf8"
 
 	json "github.com/goccy/go-json"
@@ -15,10 +16,20 @@ import (
 // bytes, which costs a fraction of a decode into any. What a decode would change (escapes in
 // strings, a key written twice) goes the decoder's way, so the fingerprints are the same.
 func FingerprintJSON(raw []byte) string {
-	b, _ := appendCanonicalJSON(make([]byte, 0, len(raw)), raw, 0)
+	buf := canonicalBuffers.Get().(*[]byte)
+	b, _ := appendCanonicalJSON((*buf)[:0], raw, 0)
 	sum := sha256.Sum256(b)
+	if cap(b) <= 1<<16 { // a buffer a huge entry grew goes
+		*buf = b
+		canonicalBuffers.Put(buf)
+	}
 	return FingerprintPrefix + hex.EncodeToString(sum[:6])
 }
+
+// canonicalBuffers keep the buffers that FingerprintJSON writes canonical JSON into:
+// emit --provider all fingerprints every entry of every agent, and allocating each one's
+// buffer anew was most of what a merge allocated.
+var canonicalBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
 
 // A canonicalMember is one member of an object being written: its decoded key, and where
 // its key and value, written canonically, are in the scratch buffer.

@@ -38,6 +38,9 @@ type Provider interface {
 type Rendered struct {
 	Name  string
 	Value []byte
+	// Fingerprint, when the provider computed it as it rendered Value, is that of
+	// Value's content (Fingerprint of its decoded value); empty: Merge computes it.
+	Fingerprint string
 }
 
 // MergeOptions changes how a merge treats servers that mcpgen does not own.

@@ -74,6 +74,9 @@ type Options struct {
 	// it run: the file's own directory (the project's, for .codex/). The
 	// manifest is named relative to it.
 	Root string
+	// Cache, when set, keeps the servers prepared for the other providers
+	// of the same run.
+	Cache *Cache
 }
 
 // EntryName is the name of s's entry in the config: the manifest's prefix
@@ -188,6 +191,10 @@ func (e *Entry) InCheckout() bool { return e.inCheckout }
 // The provider then decides whether it can express the result, and falls
 // back to Serve when it cannot.
 func Native(m *manifest.Manifest, s *manifest.Server, o Options) *Entry {
+	return o.Cache.entry(howNative, s, o, func() *Entry { return native(m, s, o) })
+}
+
+func native(m *manifest.Manifest, s *manifest.Server, o Options) *Entry {
 	subst := substitution(o)
 	e := &Entry{Server: s}
 	if s.Kind == manifest.KindRemote {
@@ -262,6 +269,10 @@ func InManifestDir(m *manifest.Manifest, s *manifest.Server, o Options) bool {
 // the environment), which a provider that cannot express them leaves out
 // for serve to resolve itself. It names the secrets it needs.
 func Serve(m *manifest.Manifest, s *manifest.Server, o Options) *Entry {
+	return o.Cache.entry(howServe, s, o, func() *Entry { return serve(m, s, o) })
+}
+
+func serve(m *manifest.Manifest, s *manifest.Server, o Options) *Entry {
 	e := &Entry{Server: s, Serve: true, Command: literal(o.Mcpgen)}
 	for _, a := range slices.Concat([]string{"serve"}, ManifestFlags(m, o), []string{s.Name}) {
 		e.Args = append(e.Args, literal(a))
@@ -296,6 +307,10 @@ var LauncherEnv = []string{"MCPGEN_WORKSPACE", "MCPGEN_RUNTIME_DIR", "XDG_RUNTIM
 // MCPGEN_WORKSPACE from the agent's environment. The agent passes on the
 // secrets the launcher needs for s and for the context.
 func Connect(m *manifest.Manifest, s *manifest.Server, o Options) *Entry {
+	return o.Cache.entry(howConnect, s, o, func() *Entry { return connect(m, s, o) })
+}
+
+func connect(m *manifest.Manifest, s *manifest.Server, o Options) *Entry {
 	e := &Entry{Server: s, Serve: true, Command: literal(o.Mcpgen)}
 	args := []string{"connect"}
 	if o.Context.Literal() {

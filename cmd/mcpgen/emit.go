@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"net/url"
@@ -9,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -38,6 +40,8 @@ type emitOptions struct {
 	gatewayURL           string
 	gatewayTokenEnv      string
 	gatewayTools         string
+	// cache, with several agents, keeps what they share (emitAll).
+	cache *providers.Cache
 }
 
 // gatewayNameRE is what Claude Code and Codex accept as an entry's name.
@@ -51,9 +55,9 @@ func (a *app) emitCommand() *cobra.Command {
 		Long: `Emit renders the manifest's servers for one provider: Codex's
 [mcp_servers.NAME] tables, the mcpServers entries of Claude Code, Claude
 Desktop, Gemini CLI, Qwen Code, Cursor, Copilot CLI, Windsurf, Kiro, Junie,
-Warp and Cline, Amp's amp.mcpServers, VS Code's servers, Zed's
-context_servers, opencode's and Crush's mcp, each with the agent's own keys
-and reference syntax.
+Warp, Cline and Antigravity, Amp's amp.mcpServers, VS Code's servers, Zed's
+context_servers, opencode's and Crush's mcp, Goose's extensions (YAML), each
+with the agent's own keys and reference syntax.
 
 By default it prints them. With -o FILE or --write it merges them into the
 file: only the entries of this manifest are replaced, its servers that left
@@ -146,7 +150,11 @@ agent's failure does not stop the others. mcpgen agents lists them all.
   warp            .warp/.mcp.json; --scope user: ~/.warp/.mcp.json
   amp             ~/.config/amp/settings.json; --scope project:
                   .amp/settings.json
-  cline           ~/.cline/data/settings/cline_mcp_settings.json`,
+  cline           ~/.cline/data/settings/cline_mcp_settings.json
+  goose           ~/.config/goose/config.yaml (%APPDATA%\Block\goose\config
+                  on Windows, $GOOSE_PATH_ROOT/config when set)
+  antigravity     .agents/mcp_config.json; --scope user:
+                  ~/.gemini/config/mcp_config.json`,
 		Example: `  mcpgen emit --provider codex
   mcpgen emit --provider codex --workspace ws-42 --write
   mcpgen emit --provider codex --launcher            # agents share the launcher's servers
@@ -247,7 +255,8 @@ func (a *app) plan(m *manifest.Manifest, p providers.Provider, o emitOptions, pl
 	// The context as templates, not values: no value of mcpgen's
 	// environment is read, so none can be written (only the flags and the
 	// manifest's own text are).
-	po.Context, err = m.ContextTemplate(manifest.ContextOptions{WorkspaceID: o.workspace, Dir: o.dir, User: o.user, Project: place.scope == providers.ScopeProject})
+	po.Cache = o.cache
+	po.Context, err = o.cache.Context(m, manifest.ContextOptions{WorkspaceID: o.workspace, Dir: o.dir, User: o.user, Project: place.scope == providers.ScopeProject})
 	if err != nil {
 		return nil, err
 	}
@@ -269,6 +278,9 @@ func (a *app) plan(m *manifest.Manifest, p providers.Provider, o emitOptions, pl
 		target, err = resolveLinks(target)
 		if err != nil {
 			return nil, err
+		}
+		if fi, err := os.Stat(target); err == nil && fi.IsDir() {
+			return nil, fmt.Errorf("%s is a directory, where %s's config file goes: move it away, then re-run (or write elsewhere with -o FILE)", target, p.Title())
 		}
 		old, err = os.ReadFile(target)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -793,6 +805,7 @@ func (a *app) emitAll(o emitOptions, names []string) error {
 		err    error
 	}
 	jobs := make([]*job, len(names))
+	o.cache = providers.NewCache()
 	for i, name := range names {
 		p, _ := registry.Lookup(name)
 		j := &job{p: p, o: o}
@@ -823,6 +836,17 @@ func (a *app) emitAll(o emitOptions, names []string) error {
 	// nothing: the agents' plans are made side by side, by as many goroutines
 	// as there are CPUs, each of which ends when no job is left, before emitAll
 	// goes on.
+	// The plans make garbage many times the size of what they keep (every agent's
+	// file read, parsed and rendered), in one short burst: the collector, at its usual
+	// pace, spent a third of the time on it. Like the compiler (cmd/compile raises its
+	// starting heap for the same reason), the burst runs with a heap allowed to grow
+	// five times what is live, and the usual pace comes back after it. A GOGC of the
+	// user's that is already slower (or off) stays.
+	if old := debug.SetGCPercent(400); old < 0 || old > 400 {
+		debug.SetGCPercent(old)
+	} else {
+		defer debug.SetGCPercent(old)
+	}
 	next := make(chan *job)
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
@@ -836,7 +860,22 @@ func (a *app) emitAll(o emitOptions, names []string) error {
 			}
 		}()
 	}
-	for _, j := range jobs {
+	// The largest files first: a plan costs about its file's size, and the one started
+	// last, if large (Goose's YAML, which takes longest to parse), would keep the
+	// others waiting on it alone.
+	order := slices.Clone(jobs)
+	size := func(j *job) int64 {
+		if fi, err := os.Stat(j.place.target); err == nil {
+			return fi.Size()
+		}
+		return 0
+	}
+	sizes := make(map[*job]int64, len(jobs))
+	for _, j := range order {
+		sizes[j] = size(j)
+	}
+	slices.SortStableFunc(order, func(a, b *job) int { return cmp.Compare(sizes[b], sizes[a]) })
+	for _, j := range order {
 		if j.say == "" {
 			next <- j
 		}

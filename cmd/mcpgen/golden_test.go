@@ -87,6 +87,21 @@ var goldenCases = []struct {
 	{"cline-workspace.json", []string{"--provider", "cline", "--workspace", "ws-42", "--user", "alice"}, ""},
 	// Zed's context_servers, among the editor's other settings.
 	{"zed-merged.json", []string{"--provider", "zed", "--workspace", "ws-42", "--user", "alice"}, "existing-zed.json"},
+	// Goose's config.yaml: its extensions, each with every field Goose writes,
+	// secrets named in env_keys; merged among Goose's own settings and
+	// extensions, comments kept, and a file with a byte order mark and CRLF
+	// kept so.
+	{"goose.yaml", []string{"--provider", "goose"}, ""},
+	{"goose-workspace.yaml", []string{"--provider", "goose", "--workspace", "ws-42", "--user", "alice"}, ""},
+	{"goose-merged.yaml", []string{"--provider", "goose", "--workspace", "ws-42", "--user", "alice"}, "existing-goose.yaml"},
+	{"goose-merged-crlf.yaml", []string{"--provider", "goose", "--workspace", "ws-42", "--user", "alice"}, "existing-goose-crlf.yaml"},
+	{"goose-launcher.yaml", []string{"--provider", "goose", "--launcher", "--workspace", "ws-42", "--user", "alice"}, ""},
+	{"goose-gateway.yaml", []string{"--provider", "goose", "--gateway"}, ""},
+	// Antigravity: mcpServers with serverUrl, no reference syntax known, so
+	// every value with a secret or context left to the agent goes through serve.
+	{"antigravity-workspace.json", []string{"--provider", "antigravity", "--workspace", "ws-42", "--user", "alice"}, ""},
+	{"antigravity-project.json", []string{"--provider", "antigravity", "--scope", "project"}, projectCase},
+	{"goose-gateway-url.yaml", []string{"--provider", "goose", "--gateway-url", "https://mcp.example.com/mcp", "--gateway-token-env", "MCPGEN_TOKEN"}, ""},
 }
 
 // projectCase, as a golden case's existing file, runs emit in a copy of

@@ -18,6 +18,7 @@ import (
 	"github.com/mcpgen/mcpgen/providers"
 	"github.com/mcpgen/mcpgen/providers/claude"
 	"github.com/mcpgen/mcpgen/providers/codex"
+	"github.com/mcpgen/mcpgen/providers/goose"
 	"github.com/mcpgen/mcpgen/providers/registry"
 )
 
@@ -293,6 +294,9 @@ func detectKind(file string, data []byte) (string, error) {
 		if ok, _ := agentFile(p, file); ok {
 			return p.Name(), nil
 		}
+	}
+	if ext := strings.ToLower(filepath.Ext(file)); ext == ".yaml" || ext == ".yml" {
+		return goose.Name, nil // of the agents, Goose alone keeps its config in YAML
 	}
 	trimmed := bytes.TrimLeft(data, " \t\r\n\ufeff")
 	if !bytes.HasPrefix(trimmed, []byte("{")) && !strings.EqualFold(filepath.Ext(file), ".json") {

@@ -57,3 +57,6 @@ func (r *Regexp) ReplaceAllString(src, repl string) string {
 
 // Split is regexp.Regexp.Split.
 func (r *Regexp) Split(s string, n int) []string { return r.re().Split(s, n) }
+
+// FindStringSubmatch is regexp.Regexp.FindStringSubmatch.
+func (r *Regexp) FindStringSubmatch(s string) []string { return r.re().FindStringSubmatch(s) }

@@ -57,6 +57,11 @@ func (im *importer) entry(e Member, managed bool) *providers.ImportedServer {
 		return skip("its value is %s, not an object", KindOf(e.Value))
 	}
 	fields := Members(im.data, e.ValAt)
+	if sh.Unheld != nil {
+		if why := sh.Unheld(fields); why != "" {
+			return skip("%s", why)
+		}
+	}
 	s := &manifest.Server{Name: e.Key, Enabled: true}
 	imp := &providers.ImportedServer{Server: s, Line: line, Managed: managed}
 	var reason string

@@ -97,8 +97,10 @@ func Merge(f Format, existing []byte, entries []providers.Rendered, opts provide
 		}
 		doc.blank = true
 	}
-	if !f.Reindent && !doc.blank && doc.unchanged(servers, len(values) > 0) {
-		return bytes.Clone(existing), nil // an edit would rewrite what is there
+	if !doc.blank && doc.unchanged(servers, len(values) > 0) {
+		// An edit would rewrite what is there; re-indenting, what is there in another
+		// layout, which Merge keeps when nothing changes.
+		return bytes.Clone(existing), nil
 	}
 	var out []byte
 	if f.Reindent || doc.blank && !f.CommentRecord {
@@ -135,13 +137,17 @@ func prepareValues(entries []providers.Rendered, owner string) ([]entryValue, er
 			return nil, err
 		}
 		raw := TrimSpace(e.Value)
-		if err := Validate(raw); err != nil {
-			return nil, fmt.Errorf("entry %q: value %w", e.Name, err)
+		fp := e.Fingerprint
+		if fp == "" {
+			// Else the renderer wrote the value and fingerprinted it: valid JSON.
+			if err := Validate(raw); err != nil {
+				return nil, fmt.Errorf("entry %q: value %w", e.Name, err)
+			}
+			fp = fingerprint(raw)
 		}
 		if kind := KindOf(raw); kind != "an object" {
 			return nil, fmt.Errorf("entry %q: value is %s, want a JSON object", e.Name, kind)
 		}
-		fp := fingerprint(raw)
 		values = append(values, entryValue{name: e.Name, raw: raw, record: recordOf(fp, owner), marker: markerText(owner, fp), fp: fp})
 	}
 	return values, nil
@@ -163,7 +169,9 @@ type document struct {
 	record  int      // index of _mcpgen in members, -1 if none
 	fields  []Member // of _mcpgen
 	managed map[string]record
-	markers []marker // of the entries, with Format.CommentRecord
+	// managedAt are the members of each "managed" object of _mcpgen, as written.
+	managedAt [][]Member
+	markers   []marker // of the entries, with Format.CommentRecord
 }
 
 // Read checks a file of format f and returns the members of its top-level object, the
@@ -270,7 +278,8 @@ func (d *document) readRecord() error {
 			return d.typeError(f, fmt.Sprintf("%q.%q is %s, want an object of fingerprints%s", RecordKey, ManagedKey, kind, fix))
 		}
 		d.managed = map[string]record{}
-		for _, r := range Members(d.plain, f.ValAt) {
+		d.managedAt = append(d.managedAt, Members(d.plain, f.ValAt))
+		for _, r := range d.managedAt[len(d.managedAt)-1] {
 			if _, ok := d.managed[r.Key]; ok {
 				return d.typeError(r, fmt.Sprintf("%q.%q lists %q twice: delete one, then re-run", RecordKey, ManagedKey, r.Key))
 			}
@@ -285,22 +294,36 @@ func (d *document) readRecord() error {
 }
 
 // readEntryRecord reads one server's record: {"fingerprint": ..., "owner": ...}, or the
-// fingerprint alone, as an mcpgen before owners wrote it.
+// fingerprint alone, as an mcpgen before owners wrote it. raw is valid JSON (parse checked
+// the file): its members are read as they are, which a file of a hundred servers, read by
+// every agent of emit --provider all, would otherwise spend a reflective decode each on.
 func readEntryRecord(raw []byte) (record, bool) {
 	rec := record{raw: raw}
 	switch KindOf(raw) {
 	case "a string":
-		return rec, json.Unmarshal(raw, &rec.fp) == nil
-	case "an object":
-		var v struct {
-			Fingerprint *string `json:"fingerprint"`
-			Owner       string  `json:"owner"`
-		}
-		if json.Unmarshal(raw, &v) != nil || v.Fingerprint == nil {
-			return rec, false
-		}
-		rec.fp, rec.owner = *v.Fingerprint, v.Owner
+		rec.fp = decodeKey(raw)
 		return rec, true
+	case "an object":
+		seen := false
+		for _, m := range Members(raw, 0) {
+			switch m.Key {
+			case fingerprintKey:
+				if KindOf(m.Value) != "a string" {
+					return rec, false
+				}
+				rec.fp, seen = decodeKey(m.Value), true
+			case ownerKey:
+				switch KindOf(m.Value) {
+				case "a string":
+					rec.owner = decodeKey(m.Value)
+				case "null":
+					rec.owner = ""
+				default:
+					return rec, false
+				}
+			}
+		}
+		return rec, seen
 	}
 	return rec, false
 }
@@ -364,8 +387,9 @@ func (d *document) merge(values []entryValue, own providers.Ownership, force boo
 			keep.marker = d.markers[i].text(d.data)
 		}
 		switch {
-		case v != nil && st == owned && !d.f.Reindent && v.fp == fp:
-			// Unchanged: edited in place, it keeps its layout and its comments.
+		case v != nil && st == owned && v.fp == fp && (!d.f.Reindent || sameCompact(m.Value, v.raw)):
+			// Unchanged: edited in place, it keeps its layout and its comments; re-indented,
+			// it is what the new value would be.
 			keep.record, keep.marker = v.record, v.marker
 			servers = append(servers, keep)
 			placed[v.name] = true
@@ -670,6 +694,9 @@ func (d *document) unchanged(servers []out, anyOurs bool) bool {
 	if d.f.CommentRecord {
 		return true
 	}
+	if same, ok := d.sameRecords(servers); ok {
+		return same
+	}
 	record, recordNew := d.recordObject(servers, anyOurs)
 	switch {
 	case recordNew:
@@ -681,12 +708,62 @@ func (d *document) unchanged(servers []out, anyOurs bool) bool {
 	return json.Compact(&a, record) == nil && json.Compact(&b, d.members[d.record].Value) == nil && bytes.Equal(a.Bytes(), b.Bytes())
 }
 
-// sameCompact reports whether two JSON values are the same bytes but for whitespace
-// between tokens.
-func sameCompact(a, b []byte) bool {
-	if bytes.Equal(a, b) {
-		return true
+// sameRecords reports, without writing the record, whether the records of servers are
+// those the file's one "managed" object holds, in order; ok is false when that takes
+// writing it (no "managed" object, or two, or no record to keep).
+func (d *document) sameRecords(servers []out) (same, ok bool) {
+	if d.record < 0 || len(d.managedAt) != 1 {
+		return false, false
 	}
-	var ca, cb bytes.Buffer
-	return json.Compact(&ca, a) == nil && json.Compact(&cb, b) == nil && bytes.Equal(ca.Bytes(), cb.Bytes())
+	file := d.managedAt[0]
+	i := 0
+	for _, s := range servers {
+		if s.record == nil {
+			continue
+		}
+		if i >= len(file) || file[i].Key != s.name || !sameCompact(file[i].Value, s.record) {
+			return false, true
+		}
+		i++
+	}
+	if i == 0 {
+		return false, false // {} or no _mcpgen: recordObject knows which
+	}
+	return i == len(file), true
 }
+
+// sameCompact reports whether two JSON values are the same bytes but for whitespace
+// between tokens. Both are valid JSON: outside strings, whitespace is all that may differ.
+func sameCompact(a, b []byte) bool {
+	i, j := 0, 0
+	inString := false
+	for {
+		if !inString {
+			for i < len(a) && isSpace(a[i]) {
+				i++
+			}
+			for j < len(b) && isSpace(b[j]) {
+				j++
+			}
+		}
+		if i == len(a) || j == len(b) {
+			return i == len(a) && j == len(b)
+		}
+		if a[i] != b[j] {
+			return false
+		}
+		switch {
+		case inString && a[i] == '\\':
+			// The escaped byte is compared next, as text.
+			i, j = i+1, j+1
+			if i == len(a) || j == len(b) || a[i] != b[j] {
+				return false
+			}
+		case a[i] == '"':
+			inString = !inString
+		}
+		i, j = i+1, j+1
+	}
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }

@@ -39,6 +39,8 @@ type Shape struct {
 	// Clashes reports whether literal text would read as a reference in the agent's syntax
 	// (a "$" where $VAR expands): such a value goes through mcpgen serve.
 	Clashes func(text string) bool
+	// ArgsAlways writes "args" even when empty, for agents that require it (Zed).
+	ArgsAlways bool
 	// Extra adds what the agent requires beyond the server (Copilot CLI's "tools").
 	Extra func(e *providers.Entry, o *Object)
 
@@ -47,6 +49,9 @@ type Shape struct {
 	// Ignore reports whether import leaves a key of the agent's out without a note
 	// (what Extra writes).
 	Ignore func(key string) bool
+	// Unheld, when set, says why import leaves an entry in the file that is no server
+	// mcpgen can hold (a server that one of Zed's extensions provides), or "".
+	Unheld func(fields []Member) string
 }
 
 // Dollar writes ${NAME}: Gemini CLI and Qwen Code, which expand $NAME and ${NAME} (no
@@ -81,7 +86,7 @@ func Render(m *manifest.Manifest, sh Shape, o providers.Options) ([]providers.Re
 			continue
 		}
 		e := r.prepare(s)
-		entries = append(entries, providers.Rendered{Name: o.EntryName(m, s), Value: r.encode(e)})
+		entries = append(entries, r.rendered(o.EntryName(m, s), e))
 		if (s.EnabledTools != nil && sh.IncludeToolsKey == "" || s.DisabledTools != nil && sh.ExcludeToolsKey == "") && !r.o.Launcher {
 			notes = append(notes, fmt.Sprintf("server %q: %s cannot filter this server's tools as enabled_tools and disabled_tools say: they apply through the launcher (--launcher or --gateway)", s.Name, sh.Title))
 		}
@@ -105,14 +110,20 @@ func (r renderer) gateway() ([]providers.Rendered, []string, error) {
 			e = providers.RelayGateway(r.o)
 			e.Passthrough = nil
 		}
-		return []providers.Rendered{{Name: r.o.EntryName(r.m, e.Server), Value: r.encode(e)}}, nil, nil
+		return []providers.Rendered{r.rendered(r.o.EntryName(r.m, e.Server), e)}, nil, nil
 	}
 	servers := providers.GatewayServers(r.m, r.sh.Provider, r.o)
 	if len(servers) == 0 {
 		return nil, nil, fmt.Errorf("no enabled server of the manifest is meant for %s: the gateway would have no tools", r.sh.Provider)
 	}
 	e := providers.Gateway(r.m, servers, r.o)
-	return []providers.Rendered{{Name: r.o.EntryName(r.m, e.Server), Value: r.encode(e)}}, nil, nil
+	return []providers.Rendered{r.rendered(r.o.EntryName(r.m, e.Server), e)}, nil, nil
+}
+
+// rendered is e's entry, named name, with its fingerprint.
+func (r renderer) rendered(name string, e *providers.Entry) providers.Rendered {
+	raw := r.encode(e)
+	return providers.Rendered{Name: name, Value: raw, Fingerprint: r.o.Cache.FingerprintJSON(raw)}
 }
 
 // prepare decides how the agent runs s: as the manifest has it when the agent can express
@@ -225,7 +236,7 @@ func (r renderer) encode(e *providers.Entry) []byte {
 			o.Add("command", Strs(append([]string{r.value(e.Command)}, args...)))
 		} else {
 			o.Add("command", Str(r.value(e.Command)))
-			if len(args) > 0 {
+			if len(args) > 0 || sh.ArgsAlways {
 				o.Add("args", Strs(args))
 			}
 		}

@@ -4,6 +4,7 @@ package registry
 import (
 	"github.com/mcpgen/mcpgen/providers"
 	"github.com/mcpgen/mcpgen/providers/amp"
+	"github.com/mcpgen/mcpgen/providers/antigravity"
 	"github.com/mcpgen/mcpgen/providers/claude"
 	"github.com/mcpgen/mcpgen/providers/cline"
 	"github.com/mcpgen/mcpgen/providers/codex"
@@ -11,6 +12,7 @@ import (
 	"github.com/mcpgen/mcpgen/providers/crush"
 	"github.com/mcpgen/mcpgen/providers/cursor"
 	"github.com/mcpgen/mcpgen/providers/gemini"
+	"github.com/mcpgen/mcpgen/providers/goose"
 	"github.com/mcpgen/mcpgen/providers/junie"
 	"github.com/mcpgen/mcpgen/providers/kiro"
 	"github.com/mcpgen/mcpgen/providers/opencode"
@@ -40,6 +42,8 @@ var all = []providers.Provider{
 	warp.Provider,
 	amp.Provider,
 	cline.Provider,
+	goose.Provider,
+	antigravity.Provider,
 }
 
 // All returns every provider.

@@ -53,7 +53,7 @@ func TestRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range All() {
-		if slices.Contains([]string{"claude-desktop", "junie", "warp", "amp", "cline", "zed"}, p.Name()) {
+		if slices.Contains([]string{"claude-desktop", "junie", "warp", "amp", "cline", "zed", "antigravity"}, p.Name()) {
 			continue // expand no ${VAR}: a secret goes through mcpgen serve (TestNoReferences)
 		}
 		t.Run(p.Name(), func(t *testing.T) {
@@ -120,7 +120,7 @@ func TestNoReferences(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"junie", "warp", "amp", "cline", "zed"} {
+	for _, name := range []string{"junie", "warp", "amp", "cline", "zed", "antigravity"} {
 		p, _ := Lookup(name)
 		entries, _, err := p.Render(m, providers.Options{Mcpgen: "/usr/bin/mcpgen"})
 		if err != nil {
@@ -134,6 +134,53 @@ func TestNoReferences(t *testing.T) {
 		gw, _, err := p.Render(m, providers.Options{Gateway: "mcpgen", GatewayURL: "https://x/mcp", GatewayTokenEnv: "TOK"})
 		if err != nil || len(gw) != 1 || strings.Contains(string(gw[0].Value), "${") || !strings.Contains(string(gw[0].Value), `"--bearer-token-env","TOK"`) {
 			t.Errorf("%s: gateway %s, %v", name, gw, err)
+		}
+	}
+}
+
+// TestCacheRendersAlike: a Cache shared by every provider, as emit --provider all shares
+// one, changes no byte of what they render, in any mode: what one provider makes of a
+// prepared server reaches no other.
+func TestCacheRendersAlike(t *testing.T) {
+	m, err := manifest.Parse([]byte(roundTrip+`
+[servers.ctx]
+command = "ctx-mcp"
+args = ["--root", "${WORKSPACE_DIR}/data"]
+env = { TOKEN = "${TOKEN}" }
+
+[servers.files]
+builtin = "files"
+`), "m.toml", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	modes := map[string]providers.Options{
+		"portable": {},
+		"launcher": {Launcher: true},
+		"project":  {Scope: providers.ScopeProject, Root: t.TempDir()},
+	}
+	for mode, o := range modes {
+		o.Mcpgen = "/usr/bin/mcpgen"
+		c := providers.NewCache()
+		ctx, err := c.Context(m, manifest.ContextOptions{WorkspaceID: "ws-1", Project: o.Scope == providers.ScopeProject})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for round := range 2 {
+			for _, p := range All() {
+				plain, cached := o, o
+				plain.Context, cached.Context, cached.Cache = ctx, ctx, c
+				want, _, werr := p.Render(m, plain)
+				got, _, gerr := p.Render(m, cached)
+				if (werr == nil) != (gerr == nil) || len(want) != len(got) {
+					t.Fatalf("%s, %s, round %d: %d entries (%v), want %d (%v)", mode, p.Name(), round, len(got), gerr, len(want), werr)
+				}
+				for i := range want {
+					if string(want[i].Value) != string(got[i].Value) || want[i].Fingerprint != got[i].Fingerprint {
+						t.Errorf("%s, %s, round %d, %s:\n%s\nwant\n%s", mode, p.Name(), round, want[i].Name, got[i].Value, want[i].Value)
+					}
+				}
+			}
 		}
 	}
 }
