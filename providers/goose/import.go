@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpgen/mcpgen/manifest"
 	"github.com/mcpgen/mcpgen/providers"
+	"github.com/mcpgen/mcpgen/providers/jsonfile"
 )
 
 // Import reads the extensions of Goose's config.yaml, in file order, as the manifest holds
@@ -141,7 +142,7 @@ func importEntry(out *providers.ImportedFile, e entry, managed bool, file string
 		s.Kind = manifest.KindRemote
 		s.URL = literal("uri", text("uri"))
 		for _, h := range strMap("headers") {
-			t, err := parseHeader(h.Value[0].Text)
+			t, err := jsonfile.ParseDollar(h.Value[0].Text) // ${NAME} and $NAME, as Goose substitutes them
 			if err != nil && reason == "" {
 				reason = fmt.Sprintf("headers.%s: %v", h.Name, err)
 			}
@@ -197,38 +198,4 @@ func importEntry(out *providers.ImportedFile, e entry, managed bool, file string
 		imp.NoteKey("command", "relative: Goose resolved it against its own working directory, mcpgen resolves it against the manifest's")
 	}
 	return imp
-}
-
-// parseHeader reads a header value as Goose does: ${NAME} and $NAME are the variables of
-// envs and env_keys, which mcpgen reads from the environment.
-func parseHeader(text string) (manifest.Template, error) {
-	var t manifest.Template
-	for text != "" {
-		i := strings.IndexByte(text, '$')
-		if i < 0 {
-			t = append(t, manifest.Segment{Text: text})
-			break
-		}
-		if i > 0 {
-			t = append(t, manifest.Segment{Text: text[:i]})
-		}
-		rest := text[i+1:]
-		name, n := "", 0
-		if strings.HasPrefix(rest, "{") {
-			if j := strings.IndexByte(rest, '}'); j > 0 {
-				name, n = strings.TrimSpace(rest[1:j]), j+1
-			}
-		} else {
-			for n < len(rest) && (rest[n] == '_' || rest[n] >= 'A' && rest[n] <= 'Z' || rest[n] >= 'a' && rest[n] <= 'z' || rest[n] >= '0' && rest[n] <= '9') {
-				n++
-			}
-			name = rest[:n]
-		}
-		if name == "" || manifest.CheckVarName(name) != nil {
-			return nil, fmt.Errorf("%q holds a \"$\" that is no variable mcpgen.toml can name (it has no escape for it)", text)
-		}
-		t = append(t, manifest.Segment{Ref: name})
-		text = rest[n:]
-	}
-	return t, nil
 }

@@ -412,28 +412,18 @@ func prepare(entries []providers.Rendered) ([]value, error) {
 	return values, nil
 }
 
-// state is how the file's copy of an extension relates to the manifest that merges.
-type state uint8
-
-const (
-	handWritten state = iota // not recorded
-	owned                    // recorded as the manifest's (or without owner), unchanged since
-	edited                   // recorded as the manifest's (or without owner), changed since
-	foreign                  // recorded as another manifest's
-)
-
-func (d *document) state(e entry, own providers.Ownership) (state, string) {
+func (d *document) state(e entry, own providers.Ownership) (providers.EntryState, string) {
 	rec, ok := d.managed[e.name]
 	switch {
 	case !ok:
-		return handWritten, ""
+		return providers.EntryHandWritten, ""
 	case !own.Mine(rec.owner) && !own.Legacy(rec.owner):
-		return foreign, ""
+		return providers.EntryForeign, ""
 	}
 	if fp := fingerprint(e.value); fp == rec.fp {
-		return owned, fp
+		return providers.EntryOwned, fp
 	}
-	return edited, ""
+	return providers.EntryEdited, ""
 }
 
 // Merge returns existing with the extensions of entries written into its extensions
@@ -502,25 +492,21 @@ func (d *document) merge(values []value, own providers.Ownership, opts providers
 		st, fp := d.state(e, own)
 		rec, recorded := d.managed[e.name]
 		legacy := recorded && own.Legacy(rec.owner)
-		switch {
-		case v != nil && st == owned && v.fp == fp:
+		switch providers.Decide(st, v != nil, v != nil && v.fp == fp, legacy, opts.Force) {
+		case providers.KeepOurs:
 			records[e.name] = record{fp: v.fp, owner: own.Owner} // as it is, Goose's layout or ours
 			placed[v.name] = true
-		case v != nil && (st == owned || opts.Force):
+		case providers.Replace:
 			edits = append(edits, textEdit{e.start, e.end, d.entryText(v, e.key.Column-1)})
 			records[e.name] = record{fp: v.fp, owner: own.Owner}
 			placed[v.name] = true
-		case v != nil:
-			conflicts = append(conflicts, d.conflict(e, st))
-		case legacy && st != handWritten:
-			records[e.name] = rec // an entry without owner goes only when this manifest replaces it
-		case st == owned || st == edited && opts.Force:
+		case providers.Clash:
+			conflicts = append(conflicts, st.Conflict(e.name, e.key.Line, rec.owner))
+		case providers.KeepRecord:
+			records[e.name] = rec // another manifest's, or without owner: it goes only when this manifest replaces it
+		case providers.Remove:
 			edits = append(edits, textEdit{e.start, e.end, nil})
 			removed++
-		case st == edited:
-			conflicts = append(conflicts, d.conflict(e, st))
-		case st == foreign:
-			records[e.name] = rec
 		}
 	}
 	if len(conflicts) > 0 {
@@ -577,17 +563,6 @@ func (d *document) anyMine(own providers.Ownership) bool {
 		}
 	}
 	return false
-}
-
-func (d *document) conflict(e entry, st state) providers.Conflict {
-	c := providers.Conflict{Name: e.name, Reason: providers.ReasonHandWritten, Line: e.key.Line}
-	switch st {
-	case edited:
-		c.Reason = providers.ReasonEdited
-	case foreign:
-		c.Reason, c.Owner = providers.ReasonOtherManifest, d.managed[e.name].owner
-	}
-	return c
 }
 
 // entryText writes v as an entry of extensions whose keys are indented by indent.

@@ -386,30 +386,24 @@ func (d *document) merge(values []entryValue, own providers.Ownership, force boo
 		if d.markers != nil {
 			keep.marker = d.markers[i].text(d.data)
 		}
-		switch {
-		case v != nil && st == owned && v.fp == fp && (!d.f.Reindent || sameCompact(m.Value, v.raw)):
-			// Unchanged: edited in place, it keeps its layout and its comments; re-indented,
-			// it is what the new value would be.
+		// Unchanged: edited in place, it keeps its layout and its comments; re-indented,
+		// it is what the new value would be.
+		same := v != nil && v.fp == fp && (!d.f.Reindent || sameCompact(m.Value, v.raw))
+		switch providers.Decide(st, v != nil, same, legacy, force) {
+		case providers.KeepOurs:
 			keep.record, keep.marker = v.record, v.marker
 			servers = append(servers, keep)
 			placed[v.name] = true
-		case v != nil && (st == owned || force):
+		case providers.Replace:
 			servers = append(servers, out{rawKey: m.RawKey, value: v.raw, name: v.name, record: v.record, marker: v.marker, from: i})
 			placed[v.name] = true
-		case v != nil:
-			conflicts = append(conflicts, d.conflict(m, st))
-		case legacy && st != handWritten:
-			// An entry without owner goes only when this manifest replaces it.
+		case providers.Clash:
+			conflicts = append(conflicts, st.Conflict(m.Key, d.line(m), rec.owner))
+		case providers.KeepRecord:
 			keep.record = rec.raw
 			servers = append(servers, keep)
-		case st == owned || st == edited && force:
-			// removed
-		case st == edited:
-			conflicts = append(conflicts, d.conflict(m, st))
-		case st == foreign:
-			keep.record = rec.raw
-			servers = append(servers, keep)
-		default:
+		case providers.Remove: // not written
+		case providers.Keep:
 			servers = append(servers, keep)
 		}
 	}
@@ -453,46 +447,30 @@ func (d *document) duplicateServer(wanted map[string]*entryValue) error {
 	return nil
 }
 
-// state is how the file's copy of a server relates to the manifest that merges.
-type state uint8
-
-const (
-	handWritten state = iota // not recorded
-	owned                    // recorded as the manifest's (or without owner), unchanged since
-	edited                   // recorded as the manifest's (or without owner), changed since
-	foreign                  // recorded as another manifest's
-)
-
 // state also returns the fingerprint of the file's copy, when it has a record of the
 // manifest's: computed once, it is what a merge costs most.
-func (d *document) state(m Member, own providers.Ownership, v *entryValue) (state, string) {
+func (d *document) state(m Member, own providers.Ownership, v *entryValue) (providers.EntryState, string) {
 	rec, ok := d.managed[m.Key]
 	switch {
 	case !ok:
-		return handWritten, ""
+		return providers.EntryHandWritten, ""
 	case !own.Mine(rec.owner) && !own.Legacy(rec.owner):
-		return foreign, ""
+		return providers.EntryForeign, ""
 	case v != nil && v.fp == rec.fp && sameCompact(m.Value, v.raw):
 		// What mcpgen would write, whitespace aside: the same fingerprint, without
 		// decoding the value to compute it.
-		return owned, v.fp
+		return providers.EntryOwned, v.fp
 	}
 	if fp := fingerprint(m.Value); rec.fp == fp {
-		return owned, fp
+		return providers.EntryOwned, fp
 	}
-	return edited, ""
+	return providers.EntryEdited, ""
 }
 
-func (d *document) conflict(m Member, st state) providers.Conflict {
+// line is the line of m's key in the file.
+func (d *document) line(m Member) int {
 	line, _ := Position(d.data, m.At)
-	c := providers.Conflict{Name: m.Key, Reason: providers.ReasonHandWritten, Line: line}
-	switch st {
-	case edited:
-		c.Reason = providers.ReasonEdited
-	case foreign:
-		c.Reason, c.Owner = providers.ReasonOtherManifest, d.managed[m.Key].owner
-	}
-	return c
+	return line
 }
 
 // reindent writes the merged document, indented, in the file's line ending: every
