@@ -285,10 +285,13 @@ const spareStart = 30 * time.Second
 // Wait once Run has returned, as for a command it started itself.
 func (sp *Spare) Cmd() *exec.Cmd { return sp.cmd }
 
-// Discard ends a spare that has had no order (it exits when its socket
-// closes) and waits for it.
+// Discard ends a spare that has had no order, and waits for it. Its
+// socket's end would do (it exits then), but one that is stopped, or stuck
+// in its start, would keep the caller (a launcher's Close) waiting: it is
+// killed, which costs it nothing, as it runs nothing yet.
 func (sp *Spare) Discard() {
 	sp.conn.Close()
+	_ = sp.cmd.Process.Kill()
 	_ = sp.cmd.Wait()
 }
 

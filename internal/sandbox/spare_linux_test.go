@@ -8,7 +8,9 @@ import (
 	"os/exec"
 	"slices"
 	"strconv"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // readySpare returns the idle spare of s for p, once Ready says there is
@@ -76,14 +78,26 @@ func TestSpareGone(t *testing.T) {
 	}
 }
 
-// TestSparesClose: Close ends the idle spares: none is left running.
+// TestSparesClose: Close ends the idle spares, a stopped one too (a
+// launcher's stop must not wait on it): none is left running.
 func TestSparesClose(t *testing.T) {
 	s := NewSpares(nil)
 	var pids []int
 	for _, p := range []*Policy{{Network: Network{Mode: NetNone}}, {Network: Network{Mode: NetAll}}} {
 		pids = append(pids, readySpare(t, s, p).cmd.Process.Pid)
 	}
-	s.Close()
+	if err := syscall.Kill(pids[0], syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	closed := make(chan struct{})
+	go func() { s.Close(); close(closed) }() // ends when Close returns
+	select {
+	case <-closed:
+	case <-time.After(bound):
+		syscall.Kill(pids[0], syscall.SIGKILL)
+		<-closed
+		t.Fatalf("Close waited %v on a stopped spare", bound)
+	}
 	for _, pid := range pids {
 		// Waited for by Close: no process, not even a zombie, has it.
 		if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline"); err == nil && bytes.Contains(b, []byte(spareEntry)) {
