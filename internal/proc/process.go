@@ -125,7 +125,7 @@ func (spec *Spec) startSpare(sp *sandbox.Spare, cmd *exec.Cmd) (*Container, erro
 			return nil, errNoAdoption
 		}
 	}
-	s, err := sp.Run(cmd, spec.Sandbox)
+	s, err := sp.Run(cmd)
 	if s != nil {
 		spec.SandboxReport = s.Report
 	}

@@ -264,6 +264,11 @@ func prepare(cmd *exec.Cmd, p *Policy) (plan, *Setup, error) {
 		return plan{}, nil, err
 	}
 	pl, r := decide(p)
+	return prepareDecided(cmd, p, pl, r)
+}
+
+// prepareDecided is prepare for a policy already checked and decided.
+func prepareDecided(cmd *exec.Cmd, p *Policy, pl plan, r Report) (plan, *Setup, error) {
 	s := &Setup{Report: r}
 	if err := strict(p, r); err != nil {
 		return pl, s, err

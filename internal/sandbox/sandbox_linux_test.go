@@ -208,7 +208,7 @@ func runSpare(t *testing.T, s *Spares, p *Policy, cmd *exec.Cmd, stderr *bytes.B
 	if sp == nil {
 		t.Fatal("Take found no spare after Ready")
 	}
-	setup, err := sp.Run(cmd, p)
+	setup, err := sp.Run(cmd)
 	if err != nil {
 		_ = sp.Cmd().Wait()
 		t.Fatal(err)

@@ -55,7 +55,7 @@ func BenchmarkSpawn(b *testing.B) {
 			}
 		case "warm":
 			sp := spares.Take(cmd, p)
-			if s, err = sp.Run(cmd, p); err == nil {
+			if s, err = sp.Run(cmd); err == nil {
 				cmd = sp.Cmd()
 			}
 		}

@@ -79,8 +79,8 @@ func NewSpares(start func(*exec.Cmd) error) *Spares {
 	return &Spares{start: start, idle: map[kind]*Spare{}, filling: map[kind]bool{}, failed: map[kind]error{}, filled: make(chan struct{}), closing: make(chan struct{})}
 }
 
-// Take returns a spare setup step to run cmd in the sandbox p, running,
-// or nil when none is idle (the caller then uses Prepare). Either way one
+// Take returns a spare setup step to run cmd in the sandbox p (Run),
+// running, or nil when none is idle (the caller then uses Prepare). Either way one
 // is started in the background for the next start of its kind. A spare
 // is given descriptors: a cmd whose stdio are not files (or nil) gets
 // none. Safe on nil (nil).
@@ -88,7 +88,7 @@ func (s *Spares) Take(cmd *exec.Cmd, p *Policy) *Spare {
 	if s == nil || p.Check() != nil || !filesOnly(cmd) {
 		return nil // Prepare says what is wrong
 	}
-	pl, _ := decide(p)
+	pl, r := decide(p)
 	k := kindOf(pl)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -98,6 +98,9 @@ func (s *Spares) Take(cmd *exec.Cmd, p *Policy) *Spare {
 	sp := s.idle[k]
 	delete(s.idle, k)
 	s.startFill(k, refillDelay)
+	if sp != nil {
+		sp.policy, sp.plan, sp.report = p, pl, r
+	}
 	return sp
 }
 
@@ -223,7 +226,11 @@ func (s *Spares) Close() {
 type Spare struct {
 	cmd  *exec.Cmd
 	conn *os.File // ours; closing it ends a spare that has no order
-	kind kind
+	// What Take gave it to run: the policy, checked, and what was
+	// decided of it, of this spare's kind.
+	policy *Policy
+	plan   plan
+	report Report
 }
 
 // startSpare starts a spare of kind k: mcpgen's hidden entry in k's
@@ -256,7 +263,7 @@ func startSpare(k kind, start func(*exec.Cmd) error) (*Spare, error) {
 		ours.Close()
 		return nil, fmt.Errorf("sandbox: starting a spare: %v", err)
 	}
-	sp := &Spare{cmd: cmd, conn: ours, kind: k}
+	sp := &Spare{cmd: cmd, conn: ours}
 	// Spare only once it waits for its order: what it costs to start is
 	// then all behind it.
 	theirs.Close()
@@ -296,11 +303,11 @@ func (sp *Spare) Discard() {
 }
 
 // Run has the spare run cmd, made by exec.Command with its Env set and
-// its stdio files (or nil), inside the sandbox p, as a cmd that Prepare
-// prepared would run: the Setup is the same, and so is a StrictError.
-// cmd itself is not started. On an error the spare is let go: it exits,
-// and the caller waits for it.
-func (sp *Spare) Run(cmd *exec.Cmd, p *Policy) (*Setup, error) {
+// its stdio files (or nil), inside the sandbox Take was given, as a cmd
+// that Prepare prepared would run: the Setup is the same, and so is a
+// StrictError. cmd itself is not started. On an error the spare is let
+// go: it exits, and the caller waits for it.
+func (sp *Spare) Run(cmd *exec.Cmd) (*Setup, error) {
 	defer sp.conn.Close() // the order is all the spare gets
 	if cmd.Err != nil {
 		return nil, cmd.Err
@@ -331,13 +338,9 @@ func (sp *Spare) Run(cmd *exec.Cmd, p *Policy) (*Setup, error) {
 		}
 	}
 	env, extra := cmd.Env, cmd.ExtraFiles // as they were, should the spare be gone
-	pl, s, err := prepare(cmd, p)
+	pl, s, err := prepareDecided(cmd, sp.policy, sp.plan, sp.report)
 	if err != nil {
 		return s, err
-	}
-	if kindOf(pl) != sp.kind {
-		s.Close()
-		return s, fmt.Errorf("sandbox: a spare of the wrong kind for this policy")
 	}
 	files = append(files, cmd.ExtraFiles...)
 	js, err := json.Marshal(order{Plan: pl, Program: cmd.Path, Args: cmd.Args[1:], Env: cmd.Env, Dir: cmd.Dir, Files: len(files)})

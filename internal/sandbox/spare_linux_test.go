@@ -68,7 +68,7 @@ func TestSpareGone(t *testing.T) {
 	// Its exit first, so that the order meets a closed socket.
 	state, _ := sp.cmd.Process.Wait()
 	t.Logf("the spare: %v", state)
-	setup, err := sp.Run(cmd, p)
+	setup, err := sp.Run(cmd)
 	setup.Close()
 	if !errors.Is(err, ErrSpareGone) {
 		t.Fatalf("Run: %v, want ErrSpareGone", err)

@@ -36,7 +36,7 @@ func (sp *Spare) Cmd() *exec.Cmd { return nil }
 func (sp *Spare) Discard() {}
 
 // Run fails: there is no spare.
-func (sp *Spare) Run(cmd *exec.Cmd, p *Policy) (*Setup, error) {
+func (sp *Spare) Run(cmd *exec.Cmd) (*Setup, error) {
 	return nil, errors.New("sandbox: no spare setup steps on this platform")
 }
 
