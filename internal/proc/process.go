@@ -64,7 +64,6 @@ func (spec *Spec) start(cmd *exec.Cmd) (*Container, *exec.Cmd, error) {
 				return k, sp.Cmd(), err
 			}
 			// The start goes on as if there had been no spare.
-			spec.SandboxReport = sandbox.Report{}
 		}
 		s, err := sandbox.Prepare(cmd, spec.Sandbox)
 		if s != nil {
