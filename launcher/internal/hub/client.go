@@ -367,15 +367,18 @@ func (c *client) stop(f *forward, why error) {
 	f.bound = nil
 	held := f.input.endLocked()
 	c.mu.Unlock()
+	if up != nil {
+		up.CancelNoWait(why) // it may run on the agent's read loop
+	}
+	// After the cancellation: refused first, a server's request that
+	// held the call could let the server answer it before the
+	// cancellation was sent, and it would never be.
 	dropHeld(held, why)
 	if bound != nil {
 		bound.Stop()
 	}
 	c.hub.dropToken(token)
 	f.trace.end(nil, nil, why)
-	if up != nil {
-		up.CancelNoWait(why) // it may run on the agent's read loop
-	}
 	c.hub.endMeter(f, OutcomeCancelled)
 	c.noteUse()
 }

@@ -465,12 +465,13 @@ func (h *Hub) holdForInput(ctx context.Context, u *Upstream, c *client, f *forwa
 }
 
 // inputExpired ends a held call that its agent did not retry within its
-// input_timeout: the server's request is refused, and the call cancelled
-// at the server.
+// input_timeout: the call is cancelled at the server, then the server's
+// request refused. In that order: refused first, the server could answer
+// the call before the cancellation was sent, and it would never be.
 func (c *client) inputExpired(hc *heldCall, d time.Duration) {
 	why := fmt.Errorf("the client did not give its input within the server's input_timeout (%s)", d)
-	hc.answer <- &mcp.Message{Error: mcp.NewError(CodeTimeout, "%v", why)}
 	c.stop(hc.f, why)
+	hc.answer <- &mcp.Message{Error: mcp.NewError(CodeTimeout, "%v", why)}
 }
 
 // resume takes a modern agent's retry of a call that a legacy server holds
