@@ -254,7 +254,10 @@ func TestGatewayTasks(t *testing.T) {
 		m := c.Next()
 		switch {
 		case m.IsResponse():
-			acked = m.ID.String() == "4" && m.Error == nil
+			if m.ID.String() != "4" || m.Error != nil {
+				t.Fatalf("tasks/update: %s", m.AppendJSON(nil))
+			}
+			acked = true
 		case m.Method == "notifications/tasks":
 			if !strings.Contains(string(m.Params), `"io.modelcontextprotocol/subscriptionId":"sub"`) || !strings.Contains(string(m.Params), `"taskId":"task-x"`) {
 				t.Errorf("the task's notification: %s", m.AppendJSON(nil))

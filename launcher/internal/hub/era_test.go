@@ -278,9 +278,23 @@ func TestHubTraceLogged(t *testing.T) {
 // TestHubTasks: the tasks extension through the hub: advertised when the
 // server has it; a task's requests reach the server, and its notification
 // the subscription of the agent it was issued to, tagged, and no other
-// agent.
+// agent. The agent gets its task once the server has acknowledged the
+// hub's subscription to it: a server that takes the subscription late
+// (its other requests answered meanwhile) tells of the update all the
+// same.
 func TestHubTasks(t *testing.T) {
-	th := newTestHub(t, "modern", "MCPGEN_TESTSERVER_TASKS=1")
+	for _, delay := range []string{"0", "300"} {
+		t.Run("listen delay "+delay+"ms", func(t *testing.T) { testHubTasks(t, delay) })
+	}
+}
+
+func testHubTasks(t *testing.T, listenDelay string) {
+	var log lockedBuffer
+	menv, methods := methodsLog(t)
+	root := t.TempDir()
+	th := &testHub{t: t, hub: New("test", root, slog.New(slog.NewTextHandler(&log, nil))), root: root}
+	th.start("modern", "MCPGEN_TESTSERVER_TASKS=1", "MCPGEN_TESTSERVER_LISTEN_DELAY_MS="+listenDelay, menv)
+	t.Cleanup(func() { th.hub.Close(); th.proc.Kill() })
 	c, other := th.statelessClient(), th.statelessClient()
 	meta := testserver.ModernMeta("m", `{"extensions":{"io.modelcontextprotocol/tasks":{}}}`)
 	c.Send(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{` + meta + `}}}`)
@@ -305,7 +319,10 @@ func TestHubTasks(t *testing.T) {
 		m := c.Next()
 		switch {
 		case m.IsResponse():
-			acked = m.ID.String() == "4" && m.Error == nil
+			if m.ID.String() != "4" || m.Error != nil {
+				t.Fatalf("tasks/update: %s", m.AppendJSON(nil))
+			}
+			acked = true
 		case m.Method == "notifications/tasks":
 			if !strings.Contains(string(m.Params), `"io.modelcontextprotocol/subscriptionId":"sub"`) {
 				t.Errorf("the task's notification: %s", m.AppendJSON(nil))
@@ -314,6 +331,31 @@ func TestHubTasks(t *testing.T) {
 		}
 	}
 	other.Quiet()
+	// The listen that asks for the task replaced the first one, which the
+	// hub cancelled: that end is not the server's refusal.
+	waitFor(t, methods, "the first listen's cancellation", func(l string) bool { return strings.HasPrefix(l, "notifications/cancelled ") })
+	if strings.Contains(log.String(), "refused") {
+		t.Errorf("the hub's log:\n%s", log.String())
+	}
+}
+
+// TestHubTaskNeverAcknowledged: a server that never acknowledges the
+// hub's subscription to a task it issued delays the task's handle by
+// taskAckWait, no more.
+func TestHubTaskNeverAcknowledged(t *testing.T) {
+	defer func(d time.Duration) { taskAckWait = d }(taskAckWait)
+	taskAckWait = 100 * time.Millisecond
+	th := newTestHub(t, "modern", "MCPGEN_TESTSERVER_TASKS=1", "MCPGEN_TESTSERVER_LISTEN_DELAY_MS=600000")
+	c := th.statelessClient()
+	meta := testserver.ModernMeta("m", `{"extensions":{"io.modelcontextprotocol/tasks":{}}}`)
+	c.Send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"task","arguments":{"text":"x"},"_meta":{` + meta + `}}}`)
+	if r := resultMembers(t, c.Next()); string(r["resultType"]) != `"task"` || string(r["taskId"]) != `"task-x"` {
+		t.Fatalf("the task: %v", r)
+	}
+	c.Send(`{"jsonrpc":"2.0","id":3,"method":"tasks/get","params":{"taskId":"task-x","_meta":{` + meta + `}}}`)
+	if m := c.Next(); !strings.Contains(string(m.Result), `"done task-x"`) {
+		t.Errorf("tasks/get: %s", m.AppendJSON(nil))
+	}
 }
 
 // TestHubResourceSubscriptions: a modern agent's subscription to a

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -25,26 +26,65 @@ import (
 // mcp.DiscoverResult.InitializeResult) and notifications/*/list_changed.
 
 // A subscription is the hub's subscriptions/listen on a modern server;
-// guarded by the upstream's mu.
+// guarded by the upstream's mu. One listen is sent at a time (see
+// sendListens), each asking for all that the hub wants to hear of; it
+// replaces the last one, which is cancelled once the new one is sent, so
+// that the server always has one open that asks for all of it.
 type subscription struct {
 	filter  json.RawMessage // the notifications asked for
-	gen     int             // counts the listens sent: only the last one's end counts
-	id      mcp.ID          // the last listen's id, once sent
-	sending bool            // it is being sent: its id is not known yet
-	acked   bool            // the server acknowledged it
+	gen     int             // counts the listens sent: the last one is the current one
+	id      mcp.ID          // the current listen's id, once sent
+	sending bool            // the current listen is being sent: its id is not known yet
+	acked   bool            // the server acknowledged the current listen
 	reopens int
-	call    *mcp.AsyncCall // the last listen, once sent: a new filter cancels it
+	call    *mcp.AsyncCall // the current listen, once sent: the next one cancels it
+	// replaced are the ids of the listens that later ones replaced, the
+	// newest last (maxReplaced at most): a late acknowledgment of one is
+	// not the current listen's.
+	replaced []mcp.ID
+	// want says that a listen is to be sent (again), and running that
+	// sendListens is sending them.
+	want, running bool
 	// tasks are the tasks that the server issued to agents, whose
 	// notifications/tasks the listen asks for (taskIds), the newest last.
 	tasks []string
+	// waiting are the answers that hand agents their tasks, which wait
+	// for the server to acknowledge a listen that asks for the task (see
+	// watchTask).
+	waiting []*taskWait
 	// resources says that the server tells of resource changes: the
 	// listen asks for those that agents want (resourceSubscriptions).
 	resources bool
 }
 
+// A taskWait is an answer that hands an agent its task, waiting for the
+// server to acknowledge listen gen, the first to ask for the task.
+type taskWait struct {
+	gen   int
+	once  sync.Once
+	timer *time.Timer
+	then  func()
+}
+
+// release gives the agent its answer, once.
+func (w *taskWait) release() {
+	w.once.Do(func() {
+		w.timer.Stop()
+		w.then()
+	})
+}
+
 // maxWatchedTasks bounds the tasks the hub's subscription asks about, the
 // oldest dropped first.
 const maxWatchedTasks = 256
+
+// maxReplaced bounds subscription.replaced.
+const maxReplaced = 16
+
+// taskAckWait bounds how long an agent's task waits for the server to
+// acknowledge the listen that asks for it: a server that never does delays
+// its tasks by that, no more. (A variable for the tests.)
+var taskAckWait = 3 * time.Second
 
 // maxReopens bounds the listens sent again after the server ended one it
 // had acknowledged, and reopenDelay spaces them: a server that ends every
@@ -54,9 +94,14 @@ const (
 	reopenDelay = time.Second
 )
 
+// errRelisten is why the hub cancels a listen that a newer one replaces:
+// its end is not the server's doing.
+var errRelisten = errors.New("the subscription asks for more")
+
 // listen subscribes to the changes of the lists that the server says
 // change (tools, prompts, resources with listChanged in init's
-// capabilities), unless none does.
+// capabilities), unless none does. The listen is sent before listen
+// returns (Open lists the tools after it).
 func (u *Upstream) listen(init *mcp.InitializeResult) {
 	filter := listenFilter(init.Capabilities)
 	resources := canSubscribe(init)
@@ -65,8 +110,11 @@ func (u *Upstream) listen(init *mcp.InitializeResult) {
 	}
 	u.mu.Lock()
 	u.sub.filter, u.sub.resources = filter, resources
+	start := u.sub.wantLocked()
 	u.mu.Unlock()
-	u.openListen()
+	if start {
+		u.sendListens()
+	}
 }
 
 // listenFilter is the notifications filter of subscriptions/listen for a
@@ -94,14 +142,50 @@ func listenFilter(caps json.RawMessage) json.RawMessage {
 	return append(b, '}')
 }
 
-// openListen sends subscriptions/listen. The request lasts as long as the
+// wantLocked asks for a listen to be sent, and reports whether the caller
+// is to send it (sendListens): none is being sent.
+func (s *subscription) wantLocked() bool {
+	s.want = true
+	if s.running {
+		return false
+	}
+	s.running = true
+	return true
+}
+
+// sendListens sends listens as long as one is wanted, one at a time: what
+// is asked for while one is sent goes in the next, and an acknowledgment
+// is the current listen's unless it names one sent before (replaced).
+func (u *Upstream) sendListens() {
+	for {
+		u.mu.Lock()
+		if !u.sub.want {
+			u.sub.running = false
+			u.mu.Unlock()
+			return
+		}
+		u.sub.want = false
+		u.mu.Unlock()
+		u.openListen()
+	}
+}
+
+// openListen sends subscriptions/listen, and cancels the listen it
+// replaces once it is sent. The request lasts as long as the
 // subscription: the server answers it only when it ends the subscription
 // (listenEnded), and it fails when the process ends.
 func (u *Upstream) openListen() {
 	u.mu.Lock()
 	u.sub.gen++
 	gen, filter, tasks, resources := u.sub.gen, u.sub.filter, u.sub.tasks, u.sub.resources
-	u.sub.id, u.sub.sending, u.sub.acked = mcp.ID{}, true, false
+	last := u.sub.call
+	if last != nil {
+		if len(u.sub.replaced) == maxReplaced {
+			u.sub.replaced = slices.Delete(u.sub.replaced, 0, 1)
+		}
+		u.sub.replaced = append(u.sub.replaced, last.ID())
+	}
+	u.sub.id, u.sub.call, u.sub.sending, u.sub.acked = mcp.ID{}, nil, true, false
 	u.mu.Unlock()
 	if filter == nil {
 		filter = json.RawMessage(`{}`)
@@ -126,17 +210,23 @@ func (u *Upstream) openListen() {
 	call, err := u.client.Go(context.Background(), "subscriptions/listen", json.RawMessage(params), func(result json.RawMessage, err error) {
 		u.listenEnded(gen, err)
 	})
+	var waiting []*taskWait
 	u.mu.Lock()
-	superseded := u.sub.gen != gen
-	if !superseded {
-		u.sub.sending = false
-		if call != nil {
-			u.sub.id, u.sub.call = call.ID(), call
-		}
+	u.sub.sending = false
+	if call != nil {
+		u.sub.id, u.sub.call = call.ID(), call
+	} else {
+		waiting = u.sub.waiting // no listen: nothing to wait for
+		u.sub.waiting = nil
 	}
 	u.mu.Unlock()
-	if superseded && call != nil {
-		call.CancelNoWait(errors.New("the subscription asks for more")) // a newer listen was sent meanwhile
+	for _, w := range waiting {
+		w.release()
+	}
+	// After the new one is sent: the server reads it first, and hears of
+	// everything on one or the other meanwhile.
+	if last != nil {
+		last.CancelNoWait(errRelisten)
 	}
 	if err != nil && !errors.Is(err, mcp.ErrNotSent) {
 		u.hub.log.Warn("subscribing to the server's list changes", "server", u.name, "error", err)
@@ -145,38 +235,51 @@ func (u *Upstream) openListen() {
 
 // watchTask has the hub's subscription ask for the notifications of a task
 // that the server issued to an agent (see agent.Conn.TaskChanged, which
-// routes them): the listen is sent again with the task among its taskIds,
-// and the last one cancelled. It runs on the upstream's read loop: nothing
-// here waits for the server.
-func (u *Upstream) watchTask(id string) {
-	u.mu.Lock()
-	if slices.Contains(u.sub.tasks, id) {
+// routes them), and runs then, which hands the agent its task, once the
+// server has acknowledged a listen that asks for it (or that listen
+// failed, or taskAckWait passed): a subscription the agent opens for the
+// task then hears all that the server tells of it. It runs on the
+// upstream's read loop: nothing here waits for the server.
+func (u *Upstream) watchTask(id string, then func()) {
+	w := &taskWait{then: then}
+	w.timer = time.AfterFunc(taskAckWait, func() {
+		u.mu.Lock()
+		u.sub.waiting = slices.DeleteFunc(u.sub.waiting, func(x *taskWait) bool { return x == w })
 		u.mu.Unlock()
+		w.release()
+	})
+	u.mu.Lock()
+	if slices.Contains(u.sub.tasks, id) { // handed out before: asked for already
+		u.mu.Unlock()
+		w.release()
 		return
 	}
 	if len(u.sub.tasks) >= maxWatchedTasks {
 		u.sub.tasks = slices.Delete(u.sub.tasks, 0, 1)
 	}
 	u.sub.tasks = append(u.sub.tasks, id)
+	w.gen = u.sub.gen + 1 // a listen sent from now on asks for it
+	u.sub.waiting = append(u.sub.waiting, w)
+	start := u.sub.wantLocked()
 	u.mu.Unlock()
-	u.relisten(false)
+	if start {
+		go u.sendListens() // not on the read loop: the write may wait for the server
+	}
 }
 
 // relisten sends the hub's subscription again, asking for what it asks
 // now (the tasks; the resources agents want, once resources says that the
-// server tells of them), and cancels the last one.
-// The listen goes on a goroutine: its write must not wait on the caller,
+// server tells of them); the last one is cancelled once it is sent. The
+// listen goes on a goroutine: its write must not wait on the caller,
 // which may be the upstream's read loop.
 func (u *Upstream) relisten(resources bool) {
 	u.mu.Lock()
-	last := u.sub.call
-	u.sub.call = nil
 	u.sub.resources = u.sub.resources || resources
+	start := u.sub.wantLocked()
 	u.mu.Unlock()
-	if last != nil {
-		last.CancelNoWait(errors.New("the subscription asks for more"))
+	if start {
+		go u.sendListens()
 	}
-	go u.openListen()
 }
 
 // taskIssued returns the id of the task that a result is the handle of
@@ -194,25 +297,37 @@ func taskIssued(result json.RawMessage) (string, bool) {
 	return r.TaskID, true
 }
 
-// listenEnded hears the end of a subscription: the process ended (nothing
-// to do: the next one subscribes anew), the server refused it (its lists'
-// changes will not be heard), or the server ended it. One that the server
-// had acknowledged is opened again, boundedly. It runs on the upstream's
-// read loop, or on the goroutine that ends it.
+// listenEnded hears the end of a subscription: the hub replaced it
+// (nothing to do), the process ended (nothing to do: the next one
+// subscribes anew), the server refused it (its lists' changes will not be
+// heard), or the server ended it. One that the server had acknowledged is
+// opened again, boundedly. The tasks that waited for the current one wait
+// no more. It runs on the upstream's read loop, or on the goroutine that
+// ends it.
 func (u *Upstream) listenEnded(gen int, err error) {
-	if errors.Is(err, mcp.ErrClosed) || errors.Is(err, mcp.ErrNotSent) || u.refuses() {
-		return // the process ends, or is being stopped
+	if errors.Is(err, errRelisten) {
+		return
 	}
 	u.mu.Lock()
 	current := u.sub.gen == gen
-	again := current && u.sub.acked && u.sub.reopens < maxReopens
+	var waiting []*taskWait
+	if current {
+		waiting = u.sub.waiting
+		u.sub.waiting = nil
+	}
+	u.mu.Unlock()
+	for _, w := range waiting {
+		w.release()
+	}
+	if !current || errors.Is(err, mcp.ErrClosed) || errors.Is(err, mcp.ErrNotSent) || u.refuses() {
+		return // replaced meanwhile; or the process ends, or is being stopped
+	}
+	u.mu.Lock()
+	again := u.sub.acked && u.sub.reopens < maxReopens
 	if again {
 		u.sub.reopens++
 	}
 	u.mu.Unlock()
-	if !current {
-		return
-	}
 	if err != nil {
 		u.hub.log.Warn("the server refused to tell of its list changes: the hub lists again only when it restarts", "server", u.name, "error", err)
 	} else {
@@ -223,7 +338,7 @@ func (u *Upstream) listenEnded(gen int, err error) {
 		// to be: the upstream ends, or it refuses requests.
 		time.AfterFunc(reopenDelay, func() {
 			if !u.refuses() {
-				u.openListen()
+				u.relisten(false)
 			}
 		})
 	}
@@ -244,13 +359,26 @@ func (u *Upstream) subscribed(msg *mcp.Message) (*mcp.Message, bool) {
 		return msg, true
 	}
 	u.mu.Lock()
-	// Before the listen's id is known, the only subscription there is on
-	// this process is the one being sent.
+	// While the current listen is sent, its id is not known: a
+	// notification of the one it replaces, or of itself, passes; an
+	// acknowledgment is the current listen's unless it names a listen
+	// sent before.
 	ours := tag == u.sub.id && tag.IsValid() || u.sub.sending
-	if ours && msg.Method == "notifications/subscriptions/acknowledged" {
+	var released []*taskWait
+	if ours && msg.Method == "notifications/subscriptions/acknowledged" && !(u.sub.sending && slices.Contains(u.sub.replaced, tag)) {
 		u.sub.acked = true
+		u.sub.waiting = slices.DeleteFunc(u.sub.waiting, func(w *taskWait) bool {
+			if w.gen <= u.sub.gen {
+				released = append(released, w)
+				return true
+			}
+			return false
+		})
 	}
 	u.mu.Unlock()
+	for _, w := range released {
+		w.release()
+	}
 	switch {
 	case !ours:
 		u.hub.log.Debug("dropping a notification of an unknown subscription", "server", u.name, "method", msg.Method, "subscription", tag)
@@ -295,7 +423,8 @@ func (u *Upstream) forward(c *client, modern bool, method string, params json.Ra
 		answer := then
 		then = func(result json.RawMessage, err *mcp.Error) {
 			if id, ok := taskIssued(result); ok && err == nil {
-				u.watchTask(id)
+				u.watchTask(id, func() { answer(result, err) })
+				return
 			}
 			answer(result, err)
 		}

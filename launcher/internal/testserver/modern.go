@@ -34,7 +34,9 @@ import (
 // that carries the answers (inputResponses) and the requestState it gave
 // (see wireServer.elicit). $MCPGEN_TESTSERVER_TOOLS limits the tools listed,
 // as in the other modes; $MCPGEN_TESTSERVER_DISCOVER_DELAY_MS makes it
-// answer server/discover that late.
+// answer server/discover that late, and $MCPGEN_TESTSERVER_LISTEN_DELAY_MS
+// take (and acknowledge) a subscription that late, its other requests
+// answered meanwhile.
 //
 // The dual mode ("dual") is a server of both eras: mcp.Server, which
 // mcpgen's own servers (mcpgen serve) run on, with the tool echo.
@@ -98,7 +100,7 @@ func (s *wireServer) modernRequest(ctx context.Context, msg *mcp.Message) {
 		}
 		s.complete(msg.ID, result)
 	case "subscriptions/listen":
-		s.listen(msg)
+		s.listen(ctx, msg)
 	case "tools/list":
 		var p struct {
 			Cursor string `json:"cursor"`
@@ -144,7 +146,7 @@ func (s *wireServer) fail(id mcp.ID, err *mcp.Error) {
 
 // listen acknowledges a subscription, and keeps it until cancelled (its
 // request is not answered: the server ends it only at its exit).
-func (s *wireServer) listen(msg *mcp.Message) {
+func (s *wireServer) listen(ctx context.Context, msg *mcp.Message) {
 	var p struct {
 		Notifications struct {
 			ToolsListChanged      bool     `json:"toolsListChanged"`
@@ -153,6 +155,13 @@ func (s *wireServer) listen(msg *mcp.Message) {
 		} `json:"notifications"`
 	}
 	_ = json.Unmarshal(msg.Params, &p)
+	if ms, _ := strconv.Atoi(os.Getenv("MCPGEN_TESTSERVER_LISTEN_DELAY_MS")); ms > 0 {
+		select { // requests run each on a goroutine: the others are answered meanwhile
+		case <-afterMs(ms):
+		case <-ctx.Done():
+			return // cancelled meanwhile
+		}
+	}
 	l := &listen{id: msg.ID, tools: p.Notifications.ToolsListChanged}
 	if subscribeOn() {
 		l.resources = p.Notifications.ResourceSubscriptions
