@@ -62,6 +62,7 @@ type Hub struct {
 	progress     map[string]*progressRoute   // by the token the server sees (see tokenKey)
 	nextID       int64                       // the hub's progress tokens so far
 	listing      bool                        // a re-list after list_changed is under way
+	relistAgain  bool                        // and another list_changed came meanwhile
 	idle         idleState                   // lazy start and idle stop (lazy.go)
 
 	// The requests of each era of the hub's own clients (era.go).
@@ -548,37 +549,56 @@ var listChanged = &mcp.Message{Method: "notifications/tools/list_changed"}
 
 // relist lists the tools again after the server said they changed, and
 // tells the clients when they did. It runs outside the read loop, which
-// must keep reading for the answer to arrive.
+// must keep reading for the answer to arrive. A list_changed that comes
+// while a re-list is under way (of this process or of the last one) has
+// it list once more when it ends, from the current process: the list under
+// way may have been answered before the change.
 func (h *Hub) relist(u *Upstream) {
 	h.mu.Lock()
-	if h.listing || h.up != u {
+	if h.up != u {
+		h.mu.Unlock()
+		return
+	}
+	if h.listing {
+		h.relistAgain = true
 		h.mu.Unlock()
 		return
 	}
 	h.listing = true
 	h.mu.Unlock()
+	// The goroutine ends when a listing ends with no list_changed come
+	// meanwhile; each listing is bounded by readyWait.
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), readyWait)
-		defer cancel()
-		tools, err := u.listTools(ctx)
-		h.mu.Lock()
-		h.listing = false
-		if err != nil || h.up != u {
+		for {
+			ctx, cancel := context.WithTimeout(context.Background(), readyWait)
+			tools, err := u.listTools(ctx)
+			cancel()
+			h.mu.Lock()
+			if h.relistAgain && h.up != nil {
+				h.relistAgain = false
+				u = h.up
+				h.mu.Unlock()
+				continue
+			}
+			h.listing, h.relistAgain = false, false
+			if err != nil || h.up != u {
+				h.mu.Unlock()
+				if err != nil {
+					h.log.Warn("re-listing tools failed", "server", h.name, "error", err)
+				}
+				return
+			}
+			catalog := toolsCatalog(tools)
+			changed := !bytes.Equal(catalog, h.toolsJSON)
+			h.tools, h.toolsJSON = tools, catalog
+			clients := h.clientList()
 			h.mu.Unlock()
-			if err != nil {
-				h.log.Warn("re-listing tools failed", "server", h.name, "error", err)
+			if changed {
+				h.log.Info("tools changed", "server", h.name, "tools", len(tools))
+				h.broadcast(clients, listChanged)
+				h.changed()
 			}
 			return
-		}
-		catalog := toolsCatalog(tools)
-		changed := !bytes.Equal(catalog, h.toolsJSON)
-		h.tools, h.toolsJSON = tools, catalog
-		clients := h.clientList()
-		h.mu.Unlock()
-		if changed {
-			h.log.Info("tools changed", "server", h.name, "tools", len(tools))
-			h.broadcast(clients, listChanged)
-			h.changed()
 		}
 	}()
 }

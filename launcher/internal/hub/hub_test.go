@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -344,6 +345,40 @@ func TestHubListChanged(t *testing.T) {
 	}
 	if got := th.hub.Tools(); !strings.Contains(fmt.Sprint(got), "extra") {
 		t.Errorf("tools after list_changed: %v", got)
+	}
+}
+
+// TestHubListChangedWhileListing: a list_changed that comes while the
+// hub re-lists the tools after the last one (whose answer was made before
+// this change) has it list once more: the change is not lost.
+func TestHubListChangedWhileListing(t *testing.T) {
+	menv, methods := methodsLog(t)
+	th := newTestHub(t, "echo", "MCPGEN_TESTSERVER_LIST_DELAY_MS=300", menv)
+	a := th.client("a", "")
+	add := func(id string) {
+		a.Call(id, "add", `{}`)
+		for m := a.Next(); !m.IsResponse(); m = a.Next() {
+		}
+	}
+	add("1")
+	// The re-list is asked (and answered 300 ms later, as the tools were):
+	// the second change comes meanwhile.
+	relisting := func() []string {
+		lines := methods()
+		if i := slices.Index(lines, "tools/call - -"); i >= 0 {
+			return lines[i:]
+		}
+		return nil
+	}
+	waitFor(t, relisting, "the re-list", func(l string) bool { return strings.HasPrefix(l, "tools/list ") })
+	add("2")
+	extras := func() []string {
+		return slices.DeleteFunc(th.hub.Tools(), func(name string) bool { return name != "extra" })
+	}
+	for deadline := time.Now().Add(waitLong); len(extras()) != 2; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("tools after two changes: %v, want two extra; the server read:\n%s", th.hub.Tools(), strings.Join(methods(), "\n"))
+		}
 	}
 }
 

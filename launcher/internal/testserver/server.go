@@ -97,7 +97,9 @@ func Self(t testing.TB) string {
 // meanwhile is not answered); and the method test/never is never answered
 // either. $MCPGEN_TESTSERVER_CANCELS names a
 // file that the server appends each notifications/cancelled's requestId
-// to, on a line, as it reads it.
+// to, on a line, as it reads it. $MCPGEN_TESTSERVER_LIST_DELAY_MS makes it
+// answer tools/list in one page, that late, with the tools as they were
+// when asked: how a test has them change while a listing is under way.
 //
 // With $MCPGEN_TESTSERVER_CATALOG=1 it also has what the gateway serves
 // besides tools, named after $MCPGEN_TESTSERVER_NAME (NAME, default
@@ -380,6 +382,10 @@ func (s *wireServer) handle(ctx context.Context, msg *mcp.Message) {
 		tools := s.tools
 		s.mu.Unlock()
 		end := min(start+2, len(tools))
+		delay, _ := strconv.Atoi(os.Getenv("MCPGEN_TESTSERVER_LIST_DELAY_MS"))
+		if delay > 0 {
+			end = len(tools) // one page: the list as it was when asked
+		}
 		var page []any
 		for _, name := range tools[start:end] {
 			page = append(page, map[string]any{"name": name, "inputSchema": map[string]any{"type": "object"}})
@@ -387,6 +393,12 @@ func (s *wireServer) handle(ctx context.Context, msg *mcp.Message) {
 		result := map[string]any{"tools": page}
 		if end < len(tools) {
 			result["nextCursor"] = strconv.Itoa(end)
+		}
+		if delay > 0 {
+			select {
+			case <-afterMs(delay):
+			case <-ctx.Done():
+			}
 		}
 		s.reply(msg.ID, result)
 	case "tools/call":
