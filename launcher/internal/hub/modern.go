@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -72,6 +73,27 @@ func (w *taskWait) release() {
 		w.timer.Stop()
 		w.then()
 	})
+}
+
+// takeWaitingLocked takes the tasks that wait for listen gen or an
+// earlier one; release gives them their answers, once the upstream's mu
+// is let go.
+func (s *subscription) takeWaitingLocked(gen int) []*taskWait {
+	var taken []*taskWait
+	s.waiting = slices.DeleteFunc(s.waiting, func(w *taskWait) bool {
+		if w.gen <= gen {
+			taken = append(taken, w)
+			return true
+		}
+		return false
+	})
+	return taken
+}
+
+func release(ws []*taskWait) {
+	for _, w := range ws {
+		w.release()
+	}
 }
 
 // maxWatchedTasks bounds the tasks the hub's subscription asks about, the
@@ -216,13 +238,10 @@ func (u *Upstream) openListen() {
 	if call != nil {
 		u.sub.id, u.sub.call = call.ID(), call
 	} else {
-		waiting = u.sub.waiting // no listen: nothing to wait for
-		u.sub.waiting = nil
+		waiting = u.sub.takeWaitingLocked(math.MaxInt) // no listen: nothing to wait for
 	}
 	u.mu.Unlock()
-	for _, w := range waiting {
-		w.release()
-	}
+	release(waiting)
 	// After the new one is sent: the server reads it first, and hears of
 	// everything on one or the other meanwhile.
 	if last != nil {
@@ -312,13 +331,10 @@ func (u *Upstream) listenEnded(gen int, err error) {
 	current := u.sub.gen == gen
 	var waiting []*taskWait
 	if current {
-		waiting = u.sub.waiting
-		u.sub.waiting = nil
+		waiting = u.sub.takeWaitingLocked(math.MaxInt)
 	}
 	u.mu.Unlock()
-	for _, w := range waiting {
-		w.release()
-	}
+	release(waiting)
 	if !current || errors.Is(err, mcp.ErrClosed) || errors.Is(err, mcp.ErrNotSent) || u.refuses() {
 		return // replaced meanwhile; or the process ends, or is being stopped
 	}
@@ -367,18 +383,10 @@ func (u *Upstream) subscribed(msg *mcp.Message) (*mcp.Message, bool) {
 	var released []*taskWait
 	if ours && msg.Method == "notifications/subscriptions/acknowledged" && !(u.sub.sending && slices.Contains(u.sub.replaced, tag)) {
 		u.sub.acked = true
-		u.sub.waiting = slices.DeleteFunc(u.sub.waiting, func(w *taskWait) bool {
-			if w.gen <= u.sub.gen {
-				released = append(released, w)
-				return true
-			}
-			return false
-		})
+		released = u.sub.takeWaitingLocked(u.sub.gen)
 	}
 	u.mu.Unlock()
-	for _, w := range released {
-		w.release()
-	}
+	release(released)
 	switch {
 	case !ours:
 		u.hub.log.Debug("dropping a notification of an unknown subscription", "server", u.name, "method", msg.Method, "subscription", tag)
