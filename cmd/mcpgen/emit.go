@@ -864,15 +864,11 @@ func (a *app) emitAll(o emitOptions, names []string) error {
 	// last, if large (Goose's YAML, which takes longest to parse), would keep the
 	// others waiting on it alone.
 	order := slices.Clone(jobs)
-	size := func(j *job) int64 {
-		if fi, err := os.Stat(j.place.target); err == nil {
-			return fi.Size()
-		}
-		return 0
-	}
-	sizes := make(map[*job]int64, len(jobs))
+	sizes := make(map[*job]int64, len(jobs)) // a file not there: 0
 	for _, j := range order {
-		sizes[j] = size(j)
+		if fi, err := os.Stat(j.place.target); err == nil {
+			sizes[j] = fi.Size()
+		}
 	}
 	slices.SortStableFunc(order, func(a, b *job) int { return cmp.Compare(sizes[b], sizes[a]) })
 	for _, j := range order {
