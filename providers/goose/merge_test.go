@@ -368,3 +368,28 @@ func TestImport(t *testing.T) {
 		t.Fatal("unreachable")
 	}
 }
+
+// strs, boolNode and null make the nodes of an entry as Render writes it.
+
+func strs(ss []string) *yaml.Node {
+	n := &yaml.Node{Kind: yaml.SequenceNode}
+	if len(ss) == 0 {
+		n.Style = yaml.FlowStyle // []
+	}
+	for _, s := range ss {
+		n.Content = append(n.Content, str(s))
+	}
+	return n
+}
+
+func boolNode(b bool) *yaml.Node {
+	v := "false"
+	if b {
+		v = "true"
+	}
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: v}
+}
+
+func null() *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: "null"}
+}
