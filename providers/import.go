@@ -3,6 +3,7 @@ package providers
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -391,6 +392,17 @@ func serverLines(s *manifest.Server) map[string]string {
 		lines[k] = v
 	}
 	return lines
+}
+
+// FinishImported ends the import of a server of agent (its title) whose config has a
+// command and headers as Claude's and the JSON agents' do: an Authorization header
+// becomes bearer_token_env (BearerFromHeaders), and a relative command that names a
+// directory is noted, since the agent resolved it against its own working directory.
+func FinishImported(imp *ImportedServer, agent string) {
+	BearerFromHeaders(imp)
+	if p, ok := imp.Server.Command.Literal(); ok && p != "" && !filepath.IsAbs(p) && strings.ContainsAny(p, `/\`) {
+		imp.NoteKey("command", fmt.Sprintf("relative: %s resolved it against its own working directory, mcpgen resolves it against the manifest's", agent))
+	}
 }
 
 // BearerFromHeaders turns "Authorization": "Bearer ${VAR}" into bearer_token_env, which

@@ -375,10 +375,7 @@ func (im *importer) entry(e jsonfile.Member, managed bool) *providers.ImportedSe
 	if reason != "" {
 		return skip("%s", reason)
 	}
-	providers.BearerFromHeaders(imp)
-	if p, ok := s.Command.Literal(); ok && p != "" && !filepath.IsAbs(p) && strings.ContainsAny(p, `/\`) {
-		imp.NoteKey("command", "relative: Claude resolved it against its own working directory, mcpgen resolves it against the manifest's")
-	}
+	providers.FinishImported(imp, "Claude")
 	return imp
 }
 

@@ -193,9 +193,6 @@ func importEntry(out *providers.ImportedFile, e entry, managed bool, file string
 	if reason != "" {
 		return skip("%s", reason)
 	}
-	providers.BearerFromHeaders(imp)
-	if p, ok := s.Command.Literal(); ok && p != "" && !filepath.IsAbs(p) && strings.ContainsAny(p, `/\`) {
-		imp.NoteKey("command", "relative: Goose resolved it against its own working directory, mcpgen resolves it against the manifest's")
-	}
+	providers.FinishImported(imp, Title)
 	return imp
 }

@@ -2,7 +2,6 @@ package jsonfile
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -182,10 +181,7 @@ func (im *importer) entry(e Member, managed bool) *providers.ImportedServer {
 	if reason != "" {
 		return skip("%s", reason)
 	}
-	providers.BearerFromHeaders(imp)
-	if p, ok := s.Command.Literal(); ok && p != "" && !filepath.IsAbs(p) && strings.ContainsAny(p, `/\`) {
-		imp.NoteKey("command", fmt.Sprintf("relative: %s resolved it against its own working directory, mcpgen resolves it against the manifest's", sh.Title))
-	}
+	providers.FinishImported(imp, sh.Title)
 	return imp
 }
 
